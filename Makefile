@@ -1,0 +1,40 @@
+# The project's commands. `make run` and `make test` are the README's two commands; CI runs
+# `make lint test` (see .ci/run) with PostgreSQL and Redis selected through the environment.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(abspath $(VENV)/bin)
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: install run test lint format migrate demo clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+migrate: install
+	$(BIN)/python manage.py migrate --no-input
+
+demo: migrate
+	$(BIN)/python manage.py seed_demo
+
+# Web, Celery worker and beat together on the embedded default (SQLite, file-system broker).
+run: demo
+	PATH=$(BIN):$$PATH $(BIN)/honcho start
+
+test: install
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: install
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+clean:
+	rm -rf var .pytest_cache

@@ -1,0 +1,94 @@
+from django.contrib import admin
+
+from .models import ApiToken, Membership, Organization, Page, Revision, Site, Space
+
+
+class MembershipInline(admin.TabularInline):
+    model = Membership
+    extra = 0
+    autocomplete_fields = ["user"]
+
+
+@admin.register(Organization)
+class OrganizationAdmin(admin.ModelAdmin):
+    list_display = ["subdomain", "title", "id", "internal", "created_at"]
+    list_filter = ["internal"]
+    search_fields = ["subdomain", "title", "id"]
+    readonly_fields = ["id", "created_at"]
+    inlines = [MembershipInline]
+
+
+@admin.register(Membership)
+class MembershipAdmin(admin.ModelAdmin):
+    list_display = ["user", "organization", "role", "created_at"]
+    list_filter = ["role", "organization"]
+    search_fields = ["user__username", "organization__subdomain"]
+    autocomplete_fields = ["user", "organization"]
+
+
+@admin.register(Space)
+class SpaceAdmin(admin.ModelAdmin):
+    list_display = ["title", "id", "organization", "visibility", "current_revision", "created_at"]
+    list_filter = ["visibility", "organization"]
+    search_fields = ["title", "id"]
+    readonly_fields = ["id", "created_at", "current_revision"]
+
+
+class PageInline(admin.TabularInline):
+    model = Page
+    extra = 0
+    fields = ["path", "title"]
+    readonly_fields = ["path", "title"]
+    can_delete = False
+    show_change_link = True
+
+
+@admin.register(Revision)
+class RevisionAdmin(admin.ModelAdmin):
+    list_display = ["id", "space", "message", "author", "created_at"]
+    list_filter = ["space__organization"]
+    search_fields = ["id", "message", "space__title"]
+    readonly_fields = ["id", "space", "parent", "author", "message", "created_at"]
+    inlines = [PageInline]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Page)
+class PageAdmin(admin.ModelAdmin):
+    list_display = ["title", "path", "revision"]
+    search_fields = ["title", "path", "body"]
+    readonly_fields = ["id", "revision", "path", "title", "body"]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+@admin.register(Site)
+class SiteAdmin(admin.ModelAdmin):
+    list_display = ["title", "id", "organization", "created_at"]
+    list_filter = ["organization"]
+    search_fields = ["title", "id"]
+    readonly_fields = ["id", "created_at"]
+    filter_horizontal = ["spaces"]
+
+
+@admin.register(ApiToken)
+class ApiTokenAdmin(admin.ModelAdmin):
+    """Tokens are listed by name and hint only; the token itself is never stored."""
+
+    list_display = ["name", "user", "hint", "created_at", "last_used_at", "revoked_at"]
+    list_filter = ["revoked_at"]
+    search_fields = ["name", "user__username"]
+    fields = ["user", "name", "hint", "created_at", "last_used_at", "revoked_at"]
+    readonly_fields = ["user", "name", "hint", "created_at", "last_used_at"]
+
+    def has_add_permission(self, request):
+        return False

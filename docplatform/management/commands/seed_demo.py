@@ -1,0 +1,96 @@
+"""Load demo data so a fresh platform has something to show. Safe to run again."""
+
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+from django.db import transaction
+
+from docplatform.models import Membership, Organization, Page, Revision, Site, Space
+from integrations.services import integration_publish
+
+DEMO_INTEGRATIONS = Path(__file__).resolve().parents[2] / "demo" / "integrations"
+# Demo values for the demo manifests' ${{ env.NAME }} secrets; they reach no real provider.
+DEMO_SECRETS_ENV = {"SLACK_CLIENT_ID": "demo-client-id", "SLACK_CLIENT_SECRET": "demo-secret"}
+DEMO_PASSWORD = "demo-password"  # noqa: S105 - local demo accounts only, printed for the user
+
+
+class Command(BaseCommand):
+    help = "Create demo organizations, users, spaces, a site and integrations (idempotent)."
+
+    def handle(self, *args, **options):
+        with transaction.atomic():
+            users = self._users()
+            acme = self._organization("acme", "Acme Inc.", admin=users["alice"])
+            globex = self._organization("globex", "Globex Corporation", admin=users["bob"])
+            Membership.objects.get_or_create(
+                organization=acme, user=users["carol"], defaults={"role": Membership.Role.MEMBER}
+            )
+            self._content(acme, users["alice"])
+            self._content(globex, users["bob"])
+        publishers = {"acme": users["alice"], "globex": users["bob"]}
+        for folder in sorted(DEMO_INTEGRATIONS.iterdir()):
+            organization = "globex" if folder.name == "partner-search" else "acme"
+            result = integration_publish(
+                path=folder, publisher=publishers[organization], env=DEMO_SECRETS_ENV
+            )
+            self.stdout.write(f"integration {folder.name}: version {result.version.number}")
+        self.stdout.write(
+            self.style.SUCCESS(
+                "Demo data ready. Sign in at http://127.0.0.1:8000/admin/ as 'admin', "
+                f"password '{DEMO_PASSWORD}'. Users alice (acme admin), carol (acme member) "
+                "and bob (globex admin) have the same password."
+            )
+        )
+
+    def _users(self):
+        model = get_user_model()
+        users = {}
+        for username in ["admin", "alice", "bob", "carol"]:
+            is_superuser = username == "admin"
+            user, created = model.objects.get_or_create(
+                username=username,
+                defaults={
+                    "is_staff": is_superuser,
+                    "is_superuser": is_superuser,
+                    "email": f"{username}@example.com",
+                },
+            )
+            if created:
+                user.set_password(DEMO_PASSWORD)
+                user.save()
+            users[username] = user
+        return users
+
+    @staticmethod
+    def _organization(subdomain, title, *, admin):
+        organization, _ = Organization.objects.get_or_create(
+            subdomain=subdomain, defaults={"title": title}
+        )
+        Membership.objects.get_or_create(
+            organization=organization, user=admin, defaults={"role": Membership.Role.ADMIN}
+        )
+        return organization
+
+    @staticmethod
+    def _content(organization, author):
+        if organization.spaces.exists():
+            return
+        spaces = []
+        for title, pages in [
+            ("Product guide", [("getting-started", "Getting started"), ("faq", "FAQ")]),
+            ("API reference", [("authentication", "Authentication"), ("errors", "Errors")]),
+        ]:
+            space = Space.objects.create(
+                organization=organization, title=title, visibility=Space.Visibility.PUBLIC
+            )
+            revision = Revision.objects.create(space=space, author=author, message="First draft")
+            Page.objects.bulk_create(
+                Page(revision=revision, path=path, title=page_title, body=f"# {page_title}\n")
+                for path, page_title in pages
+            )
+            space.current_revision = revision
+            space.save(update_fields=["current_revision"])
+            spaces.append(space)
+        site = Site.objects.create(organization=organization, title=f"{organization.title} docs")
+        site.spaces.set(spaces)

@@ -1,0 +1,180 @@
+"""The host platform: organizations and their members, spaces, sites and API tokens."""
+
+import hashlib
+import secrets
+
+from django.conf import settings
+from django.core.validators import RegexValidator
+from django.db import models
+
+from .ids import new_id
+
+SUBDOMAIN_VALIDATOR = RegexValidator(
+    r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$",
+    "A subdomain is 1 to 63 lower-case letters, digits or hyphens, not starting or ending "
+    "with a hyphen.",
+)
+
+
+class Organization(models.Model):
+    id = models.CharField(primary_key=True, max_length=32, default=new_id, editable=False)
+    subdomain = models.CharField(max_length=63, unique=True, validators=[SUBDOMAIN_VALIDATOR])
+    title = models.CharField(max_length=200)
+    internal = models.BooleanField(
+        default=False,
+        help_text="Set by operators: an internal organization's integrations may use the "
+        "scopes reserved for internal platform use (site:script:inject, site:script:cookies).",
+    )
+    members = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, through="Membership", related_name="organizations"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["subdomain"]
+
+    def __str__(self):
+        return self.subdomain
+
+
+class Membership(models.Model):
+    class Role(models.TextChoices):
+        ADMIN = "admin", "Admin"
+        MEMBER = "member", "Member"
+
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="memberships"
+    )
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.MEMBER)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["organization", "user"], name="unique_membership")
+        ]
+
+    def __str__(self):
+        return f"{self.user} in {self.organization} ({self.role})"
+
+
+class Space(models.Model):
+    class Visibility(models.TextChoices):
+        PRIVATE = "private", "Private (members only)"
+        UNLISTED = "unlisted", "Unlisted (anyone with the link)"
+        PUBLIC = "public", "Public"
+
+    id = models.CharField(primary_key=True, max_length=32, default=new_id, editable=False)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="spaces")
+    title = models.CharField(max_length=200)
+    visibility = models.CharField(
+        max_length=16, choices=Visibility.choices, default=Visibility.PRIVATE
+    )
+    current_revision = models.ForeignKey(
+        "Revision", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["organization_id", "title"]
+
+    def __str__(self):
+        return self.title
+
+
+class Revision(models.Model):
+    """An immutable snapshot of a space's content: the pages as they were at that revision."""
+
+    id = models.CharField(primary_key=True, max_length=32, default=new_id, editable=False)
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="revisions")
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children"
+    )
+    message = models.CharField(max_length=500, blank=True)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        get_latest_by = "created_at"
+
+    def __str__(self):
+        return f"{self.space} @ {self.id}"
+
+
+class Page(models.Model):
+    id = models.CharField(primary_key=True, max_length=32, default=new_id, editable=False)
+    revision = models.ForeignKey(Revision, on_delete=models.CASCADE, related_name="pages")
+    path = models.CharField(max_length=300)
+    title = models.CharField(max_length=300)
+    body = models.TextField(blank=True, help_text="Markdown.")
+
+    class Meta:
+        ordering = ["path"]
+        constraints = [
+            models.UniqueConstraint(fields=["revision", "path"], name="unique_page_path")
+        ]
+
+    def __str__(self):
+        return self.title
+
+
+class Site(models.Model):
+    """A published site: it publishes one or more spaces of its organization."""
+
+    id = models.CharField(primary_key=True, max_length=32, default=new_id, editable=False)
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="sites")
+    title = models.CharField(max_length=200)
+    spaces = models.ManyToManyField(Space, related_name="sites", blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["organization_id", "title"]
+
+    def __str__(self):
+        return self.title
+
+
+def hash_token(raw: str) -> str:
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+class ApiToken(models.Model):
+    """A personal API token. Only its SHA-256 hash is stored; the token is shown once."""
+
+    PREFIX = "dpt_"
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    name = models.CharField(max_length=100)
+    token_hash = models.CharField(max_length=64, unique=True, editable=False)
+    hint = models.CharField(max_length=12, editable=False, help_text="The token's last characters.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self):
+        return f"{self.name} (…{self.hint})"
+
+    @classmethod
+    def generate(cls) -> str:
+        return cls.PREFIX + secrets.token_urlsafe(32)
+
+
+class WorkerPing(models.Model):
+    """A round trip through the Celery broker and a worker: `manage.py worker_ping`."""
+
+    requested_at = models.DateTimeField(auto_now_add=True)
+    answered_at = models.DateTimeField(null=True, blank=True)
+    worker = models.CharField(max_length=200, blank=True)
+
+    def __str__(self):
+        return f"ping {self.pk}"

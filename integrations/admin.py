@@ -1,0 +1,112 @@
+import json
+
+from django.contrib import admin
+from django.utils.html import format_html
+
+from .manifest import CATEGORIES
+from .models import Integration, IntegrationAsset, IntegrationVersion
+from .selectors import json_list_has
+
+
+class CategoryFilter(admin.SimpleListFilter):
+    title = "category"
+    parameter_name = "category"
+
+    def lookups(self, request, model_admin):
+        return [(category, category) for category in CATEGORIES]
+
+    def queryset(self, request, queryset):
+        if self.value():
+            return queryset.filter(json_list_has("categories", self.value()))
+        return queryset
+
+
+def _pretty_json(value):
+    return format_html("<pre>{}</pre>", json.dumps(value, indent=2, sort_keys=True))
+
+
+class ReadOnlyAdminMixin:
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+class IntegrationVersionInline(ReadOnlyAdminMixin, admin.TabularInline):
+    model = IntegrationVersion
+    fields = ["number", "content_hash", "published_by", "created_at"]
+    readonly_fields = fields
+    extra = 0
+    show_change_link = True
+    can_delete = False
+
+
+@admin.register(Integration)
+class IntegrationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    """Integrations change only by publishing a manifest, so the admin shows them read-only."""
+
+    list_display = ["name", "title", "organization", "visibility", "target", "latest_version"]
+    list_filter = ["visibility", CategoryFilter, "organization", "target"]
+    search_fields = ["name", "title", "description"]
+    fields = [
+        "name",
+        "title",
+        "organization",
+        "visibility",
+        "target",
+        "description",
+        "summary",
+        "categories",
+        "scopes",
+        "latest_version",
+        "configuration_schema",
+        "created_at",
+        "updated_at",
+    ]
+    readonly_fields = fields
+    inlines = [IntegrationVersionInline]
+
+    @admin.display(description="configurations")
+    def configuration_schema(self, obj):
+        return _pretty_json(obj.configurations)
+
+
+class IntegrationAssetInline(ReadOnlyAdminMixin, admin.TabularInline):
+    model = IntegrationAsset
+    fields = ["kind", "position", "path", "content_type", "width", "height"]
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+
+@admin.register(IntegrationVersion)
+class IntegrationVersionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    """A version is immutable; its secrets are never shown, only their names."""
+
+    list_display = ["integration", "number", "content_hash", "published_by", "created_at"]
+    list_filter = ["integration__visibility", "integration__organization"]
+    search_fields = ["integration__name", "content_hash"]
+    fields = [
+        "integration",
+        "number",
+        "content_hash",
+        "published_by",
+        "created_at",
+        "script_path",
+        "secret_names",
+        "manifest_snapshot",
+    ]
+    readonly_fields = fields
+    inlines = [IntegrationAssetInline]
+
+    @admin.display(description="secrets (names only)")
+    def secret_names(self, obj):
+        return ", ".join(obj.secret_names) or "none"
+
+    @admin.display(description="manifest")
+    def manifest_snapshot(self, obj):
+        return _pretty_json(obj.manifest)
+
+    def has_delete_permission(self, request, obj=None):
+        return False

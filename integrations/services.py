@@ -1,0 +1,168 @@
+"""Writes of the integrations app: publishing integrations and their versions."""
+
+import hashlib
+import hmac
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import DatabaseError, IntegrityError, transaction
+
+from docplatform.selectors import (
+    is_organization_admin,
+    organization_by_ref,
+    organization_is_internal,
+)
+
+from .manifest import CheckResult, Manifest, check_manifest
+from .models import Integration, IntegrationAsset, IntegrationVersion
+
+
+@dataclass(frozen=True)
+class PublishResult:
+    version: IntegrationVersion
+    created: bool
+    warnings: tuple = ()
+
+
+def _organization_is_internal_if_reachable(ref: str) -> bool:
+    """`check` works offline: without a usable database an organization is not internal."""
+    try:
+        return organization_is_internal(ref)
+    except DatabaseError:
+        return False
+
+
+def manifest_check(path: str | Path, *, env=None) -> CheckResult:
+    """The one manifest check of the platform, with organizations looked up in the database."""
+    return check_manifest(
+        path, env=env, organization_is_internal=_organization_is_internal_if_reachable
+    )
+
+
+def problems_error(problems) -> ValidationError:
+    messages: dict[str, list[str]] = {}
+    for problem in problems:
+        messages.setdefault(problem.path, []).append(problem.message)
+    return ValidationError(messages)
+
+
+def content_hash(manifest: Manifest) -> str:
+    """A digest of everything a version holds. Secrets enter only as a keyed MAC."""
+    digest = hashlib.sha256()
+    digest.update(json.dumps(manifest.raw, sort_keys=True, default=str).encode())
+    if manifest.script is not None:
+        digest.update(b"\0script\0" + manifest.script.path.encode() + b"\0")
+        digest.update(manifest.script.content)
+    for asset in _assets(manifest):
+        digest.update(b"\0asset\0" + asset.path.encode() + b"\0")
+        digest.update(asset.content)
+    secrets_mac = hmac.new(
+        settings.SECRET_KEY.encode(),
+        json.dumps(manifest.secrets, sort_keys=True).encode(),
+        hashlib.sha256,
+    ).digest()
+    digest.update(b"\0secrets\0" + secrets_mac)
+    return digest.hexdigest()
+
+
+def _assets(manifest: Manifest):
+    if manifest.icon is not None:
+        yield manifest.icon
+    yield from manifest.preview_images
+
+
+def integration_publish(*, path: str | Path, publisher, env=None) -> PublishResult:
+    """Check the manifest at ``path`` and publish it as a new version of its integration.
+
+    ``env`` resolves ``${{ env.NAME }}`` secrets (the command-line publisher passes its process
+    environment); the REST API passes None, so secrets must arrive resolved.
+    Raises ValidationError (field path -> reasons) or PermissionDenied.
+    """
+    result = manifest_check(path, env=env)
+    if not result.ok:
+        raise problems_error(result.errors)
+    manifest = result.manifest
+    organization = organization_by_ref(manifest.organization)
+    if organization is None:
+        raise ValidationError(
+            {"organization": [f"no organization has the id or subdomain '{manifest.organization}'"]}
+        )
+    if not is_organization_admin(user=publisher, organization=organization):
+        raise PermissionDenied(
+            f"{publisher.get_username()} is not an admin of organization "
+            f"'{organization.subdomain}'; only its admins may publish its integrations"
+        )
+    try:
+        with transaction.atomic():
+            version, created = _publish(manifest, organization, publisher)
+    except IntegrityError as exc:
+        # Two publishers raced on a new name or version number: the loser retries nothing.
+        raise ValidationError(
+            {"name": ["another publish of this integration ran at the same time; try again"]}
+        ) from exc
+    return PublishResult(version=version, created=created, warnings=tuple(result.warnings))
+
+
+def _publish(manifest: Manifest, organization, publisher) -> tuple[IntegrationVersion, bool]:
+    integration = Integration.objects.select_for_update().filter(name=manifest.name).first()
+    if integration is not None and integration.organization_id != organization.pk:
+        raise ValidationError(
+            {"name": [f"the name '{manifest.name}' belongs to another organization's integration"]}
+        )
+    if integration is None:
+        integration = Integration(name=manifest.name, organization=organization)
+
+    digest = content_hash(manifest)
+    existing = integration.versions.filter(content_hash=digest).first() if integration.pk else None
+    _copy_listing(integration, manifest)
+    if existing is not None:
+        integration.latest_version = existing
+        integration.save()
+        return existing, False
+
+    integration.save()
+    last = integration.versions.order_by("-number").values_list("number", flat=True).first()
+    version = IntegrationVersion.objects.create(
+        integration=integration,
+        number=(last or 0) + 1,
+        content_hash=digest,
+        manifest=manifest.raw,
+        script_path=manifest.script.path if manifest.script else "",
+        script=manifest.script.content if manifest.script else None,
+        secrets=dict(manifest.secrets),
+        published_by=publisher,
+    )
+    IntegrationAsset.objects.bulk_create(
+        IntegrationAsset(
+            version=version,
+            kind=IntegrationAsset.Kind.ICON
+            if asset is manifest.icon
+            else IntegrationAsset.Kind.PREVIEW,
+            position=position,
+            path=asset.path,
+            content_type=asset.content_type,
+            content=asset.content,
+            width=asset.width,
+            height=asset.height,
+        )
+        for position, asset in enumerate(_assets(manifest))
+    )
+    integration.latest_version = version
+    integration.save(update_fields=["latest_version", "updated_at"])
+    return version, True
+
+
+def _copy_listing(integration: Integration, manifest: Manifest) -> None:
+    integration.title = manifest.title
+    integration.description = manifest.description
+    integration.summary = manifest.summary
+    integration.visibility = manifest.visibility
+    integration.target = manifest.target
+    integration.scopes = list(manifest.scopes)
+    integration.categories = list(manifest.categories)
+    integration.blocks = [dict(block) for block in manifest.blocks]
+    integration.external_links = [dict(link) for link in manifest.external_links]
+    integration.configurations = manifest.configurations

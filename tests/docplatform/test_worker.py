@@ -1,0 +1,37 @@
+"""A real Celery worker, on the configured broker (Redis in CI, the file system by default)."""
+
+import pytest
+from celery.contrib.testing.worker import start_worker
+from django.core.management import CommandError, call_command
+
+from docplatform.celery import app
+from docplatform.models import WorkerPing
+
+
+@pytest.fixture
+def celery_worker(transactional_db):
+    with start_worker(app, pool="threads", concurrency=2, perform_ping_check=False) as worker:
+        yield worker
+
+
+def test_a_real_worker_answers_a_ping_through_the_broker(celery_worker, capsys):
+    call_command("worker_ping", timeout=20)
+    ping = WorkerPing.objects.get()
+    assert ping.answered_at is not None
+    assert ping.worker
+    assert "answered in" in capsys.readouterr().out
+
+
+def test_without_a_worker_the_ping_times_out_clearly(transactional_db):
+    with pytest.raises(CommandError, match=r"no worker answered within 0.3 s"):
+        call_command("worker_ping", timeout=0.3)
+    assert WorkerPing.objects.get().answered_at is None
+
+
+def test_tasks_are_acknowledged_late_and_routed_to_their_queues():
+    assert app.conf.task_acks_late is True
+    assert app.conf.task_reject_on_worker_lost is True
+    assert app.amqp.router.route({}, "webhooks.tasks.deliver")["queue"].name == "webhooks"
+    assert app.amqp.router.route({}, "docplatform.tasks.answer_worker_ping")["queue"].name == (
+        "default"
+    )
