@@ -1,9 +1,21 @@
 """Writes of the host platform."""
 
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from .models import ApiToken, Membership, Organization, WorkerPing, hash_token
+from . import events
+from .models import (
+    ApiToken,
+    Membership,
+    Organization,
+    Page,
+    Revision,
+    Site,
+    Space,
+    WorkerPing,
+    hash_token,
+)
 
 
 def api_token_create(*, user, name: str) -> tuple[ApiToken, str]:
@@ -40,4 +52,157 @@ def worker_ping_request() -> WorkerPing:
 def worker_ping_answer(*, ping_id: int, worker: str) -> None:
     WorkerPing.objects.filter(pk=ping_id, answered_at__isnull=True).update(
         answered_at=timezone.now(), worker=worker
+    )
+
+
+# --- Host actions: each one fires its event in the same transaction ---------------------------
+
+
+@transaction.atomic
+def space_content_update(*, space: Space, pages: list[dict], message: str = "", author=None):
+    """Write a new revision holding ``pages`` ({path, title, body}); fires
+    ``space_content_updated``."""
+    _check_pages(pages)
+    revision = Revision.objects.create(
+        space=space, parent=space.current_revision, message=message, author=author
+    )
+    Page.objects.bulk_create(
+        Page(revision=revision, path=page["path"], title=page["title"], body=page.get("body", ""))
+        for page in pages
+    )
+    space.current_revision = revision
+    space.save(update_fields=["current_revision"])
+    events.fire(
+        "space_content_updated",
+        organization=space.organization,
+        space=space,
+        payload={"spaceId": space.id, "revisionId": revision.id},
+    )
+    return revision
+
+
+def _check_pages(pages) -> None:
+    errors = {}
+    if not isinstance(pages, list) or not pages:
+        raise ValidationError({"pages": ["give at least one page"]})
+    seen = set()
+    for index, page in enumerate(pages):
+        if not isinstance(page, dict):
+            errors[f"pages.{index}"] = ["must be an object with path, title and body"]
+            continue
+        for field in ("path", "title"):
+            if not isinstance(page.get(field), str) or not page[field].strip():
+                errors[f"pages.{index}.{field}"] = ["is required"]
+        if not isinstance(page.get("body", ""), str):
+            errors[f"pages.{index}.body"] = ["must be a string"]
+        if page.get("path") in seen:
+            errors[f"pages.{index}.path"] = [f"duplicates the path {page['path']!r}"]
+        seen.add(page.get("path"))
+    if errors:
+        raise ValidationError(errors)
+
+
+@transaction.atomic
+def space_visibility_set(*, space: Space, visibility: str) -> Space:
+    """Change a space's visibility; fires ``space_visibility_updated`` when it changed."""
+    if visibility not in Space.Visibility.values:
+        options = ", ".join(Space.Visibility.values)
+        raise ValidationError({"visibility": [f"must be one of {options}"]})
+    previous = space.visibility
+    if previous == visibility:
+        return space
+    space.visibility = visibility
+    space.save(update_fields=["visibility"])
+    events.fire(
+        "space_visibility_updated",
+        organization=space.organization,
+        space=space,
+        payload={"spaceId": space.id, "previousVisibility": previous, "visibility": visibility},
+    )
+    return space
+
+
+@transaction.atomic
+def space_gitsync_start(*, space: Space) -> None:
+    events.fire(
+        "space_gitsync_started",
+        organization=space.organization,
+        space=space,
+        payload={"spaceId": space.id, "status": "running"},
+    )
+
+
+@transaction.atomic
+def space_gitsync_complete(*, space: Space, status: str = "success", revision=None) -> None:
+    """A Git sync finished: ``status`` is ``success`` or ``failure``."""
+    if status not in ("success", "failure"):
+        raise ValidationError({"status": ["must be 'success' or 'failure'"]})
+    revision = revision or space.current_revision
+    events.fire(
+        "space_gitsync_completed",
+        organization=space.organization,
+        space=space,
+        payload={
+            "spaceId": space.id,
+            "revisionId": revision.id if revision else None,
+            "status": status,
+        },
+    )
+
+
+@transaction.atomic
+def space_view_record(*, space: Space, visitor: events.Visitor) -> None:
+    events.fire(
+        "space_view",
+        organization=space.organization,
+        space=space,
+        payload={"spaceId": space.id, "visitor": visitor.as_payload()},
+    )
+
+
+@transaction.atomic
+def site_view_record(*, site: Site, visitor: events.Visitor, url: str, referrer: str) -> None:
+    events.fire(
+        "site_view",
+        organization=site.organization,
+        site=site,
+        payload={
+            "siteId": site.id,
+            "visitor": visitor.as_payload(),
+            "url": url,
+            "referrer": referrer,
+        },
+    )
+
+
+@transaction.atomic
+def page_feedback_record(
+    *,
+    site: Site,
+    page: Page,
+    rating: str,
+    comment: str,
+    visitor: events.Visitor,
+    url: str,
+    referrer: str,
+) -> None:
+    """A visitor's feedback on a page of a space the site publishes; fires ``page_feedback``."""
+    if rating not in events.FEEDBACK_RATINGS:
+        raise ValidationError({"rating": [f"must be one of {', '.join(events.FEEDBACK_RATINGS)}"]})
+    space = page.revision.space
+    if not site.spaces.filter(pk=space.pk).exists():
+        raise ValidationError({"pageId": ["the page is not on this site"]})
+    events.fire(
+        "page_feedback",
+        organization=site.organization,
+        site=site,
+        payload={
+            "siteId": site.id,
+            "spaceId": space.id,
+            "pageId": page.id,
+            "feedback": {"rating": rating, "comment": comment},
+            "visitor": visitor.as_payload(),
+            "url": url,
+            "referrer": referrer,
+        },
     )

@@ -181,3 +181,27 @@ CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULE = {}
 # Queues a worker consumes when started by the run command.
 CELERY_WORKER_QUEUES = ["default", "webhooks", "runtime"]
+
+# --- Event deliveries (the outbox) --------------------------------------------------------------
+# Up to this many deliveries of one event are queued straight after commit; more go through
+# one fan-out task, so firing an event costs the same whatever its audience.
+DELIVERY_INLINE_FANOUT = env.int("DELIVERY_INLINE_FANOUT", default=50)
+# A worker's hold on a delivery; longer than any attempt, short enough to recover a killed
+# worker's delivery within a minute.
+DELIVERY_LEASE_SECONDS = env.int("DELIVERY_LEASE_SECONDS", default=40)
+# The sweeper re-queues open deliveries left unqueued or unclaimed for longer than this.
+DELIVERY_SWEEP_GRACE_SECONDS = env.int("DELIVERY_SWEEP_GRACE_SECONDS", default=10)
+DELIVERY_SWEEP_BATCH = 1000
+CELERY_BEAT_SCHEDULE["sweep-deliveries"] = {
+    "task": "integrations.tasks.sweep_deliveries",
+    "schedule": env.float("DELIVERY_SWEEP_INTERVAL_SECONDS", default=10.0),
+}
+# A broker that is down must not hold a web request: give up publishing quickly (the
+# sweeper sends what could not be sent).
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 2,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.5,
+}
+CELERY_BROKER_CONNECTION_TIMEOUT = 3

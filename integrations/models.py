@@ -1,5 +1,7 @@
 """What an integration is: its identity, its current listing data and its immutable versions."""
 
+import secrets
+
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
@@ -7,6 +9,10 @@ from django.db import models
 from docplatform.crypto import EncryptedJSONField
 from docplatform.ids import new_id
 from docplatform.models import Organization
+
+
+def new_install_link_token() -> str:
+    return secrets.token_urlsafe(24)
 
 
 class Integration(models.Model):
@@ -42,6 +48,12 @@ class Integration(models.Model):
     )
     latest_version = models.ForeignKey(
         "IntegrationVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    install_link_token = models.CharField(
+        max_length=64,
+        default=new_install_link_token,
+        editable=False,
+        help_text="The secret of an unlisted integration's shared install link (rotatable).",
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -112,3 +124,168 @@ class IntegrationAsset(models.Model):
 
     def __str__(self):
         return self.path
+
+
+class Installation(models.Model):
+    """An integration installed in an organization, or in one of its spaces or sites.
+
+    The organization-level installation holds the account configuration and the space
+    selection; a space or site installation hangs under it (``parent``) with the space's or
+    site's own configuration. Button properties' values (OAuth credentials) live in
+    ``credentials``, encrypted, never in ``configuration``.
+    """
+
+    class Level(models.TextChoices):
+        ORGANIZATION = "organization", "Organization"
+        SPACE = "space", "Space"
+        SITE = "site", "Site"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        ACTIVE = "active", "Active"
+        PAUSED = "paused", "Paused"
+
+    class SpaceSelection(models.TextChoices):
+        ALL = "all", "All spaces"
+        SELECTED = "selected", "Selected spaces"
+
+    TOKEN_PREFIX = "dpi_"  # noqa: S105 - a prefix, not a secret
+
+    id = models.CharField(primary_key=True, max_length=32, default=new_id, editable=False)
+    integration = models.ForeignKey(
+        Integration, on_delete=models.CASCADE, related_name="installations"
+    )
+    organization = models.ForeignKey(
+        Organization, on_delete=models.CASCADE, related_name="installations"
+    )
+    level = models.CharField(max_length=16, choices=Level.choices)
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="children"
+    )
+    space = models.ForeignKey(
+        "docplatform.Space",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="installations",
+    )
+    site = models.ForeignKey(
+        "docplatform.Site",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="installations",
+    )
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    status_reasons = models.JSONField(
+        default=list, blank=True, help_text="Why the configuration does not validate."
+    )
+    configuration = models.JSONField(default=dict, blank=True)
+    credentials = EncryptedJSONField(default=dict, blank=True)
+    external_ids = models.JSONField(default=list, blank=True)
+    space_selection = models.CharField(
+        max_length=16, choices=SpaceSelection.choices, default=SpaceSelection.ALL
+    )
+    selected_spaces = models.ManyToManyField(
+        "docplatform.Space", blank=True, related_name="selected_by_installations"
+    )
+    api_token_hash = models.CharField(max_length=64, unique=True, editable=False)
+    api_token = EncryptedJSONField(editable=False)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["organization_id", "integration_id", "level", "created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["integration", "organization"],
+                condition=models.Q(level="organization"),
+                name="one_installation_per_organization",
+            ),
+            models.UniqueConstraint(
+                fields=["integration", "space"],
+                condition=models.Q(space__isnull=False),
+                name="one_installation_per_space",
+            ),
+            models.UniqueConstraint(
+                fields=["integration", "site"],
+                condition=models.Q(site__isnull=False),
+                name="one_installation_per_site",
+            ),
+            models.CheckConstraint(
+                condition=(
+                    models.Q(level="organization", parent__isnull=True, space__isnull=True)
+                    & models.Q(site__isnull=True)
+                )
+                | models.Q(
+                    level="space", parent__isnull=False, space__isnull=False, site__isnull=True
+                )
+                | models.Q(
+                    level="site", parent__isnull=False, site__isnull=False, space__isnull=True
+                ),
+                name="installation_level_shape",
+            ),
+        ]
+
+    def __str__(self):
+        where = self.space or self.site or self.organization
+        return f"{self.integration} in {where}"
+
+    @property
+    def configuration_level(self) -> str:
+        """The manifest configuration that governs this installation."""
+        return {"organization": "account", "space": "space", "site": "site"}[self.level]
+
+
+class Delivery(models.Model):
+    """One event on its way to one installation: the outbox row a consumer works through.
+
+    ``event_uuid`` is the payload's ``eventId``: made once per (event, installation), the same
+    on every retry and redelivery. A consumer claims the row with a lease before working on
+    it; the sweeper re-queues rows never queued or whose lease ran out.
+    """
+
+    class Consumer(models.TextChoices):
+        RUNTIME = "runtime", "Integration runtime"
+        WEBHOOK = "webhook", "Webhook"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RETRYING = "retrying", "Retrying"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    OPEN_STATUSES = (Status.PENDING, Status.RETRYING)
+
+    id = models.BigAutoField(primary_key=True)
+    event = models.ForeignKey(
+        "docplatform.Event", on_delete=models.CASCADE, related_name="deliveries"
+    )
+    installation = models.ForeignKey(
+        Installation, on_delete=models.CASCADE, related_name="deliveries"
+    )
+    consumer = models.CharField(max_length=16, choices=Consumer.choices)
+    event_uuid = models.UUIDField(unique=True, help_text="The payload's eventId.")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    queued_at = models.DateTimeField(null=True, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+    outcome = models.CharField(max_length=200, blank=True, help_text="What the consumer did.")
+    created_at = models.DateTimeField(auto_now_add=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [models.Index(fields=["status", "queued_at"], name="delivery_open_idx")]
+        constraints = [
+            models.UniqueConstraint(fields=["event", "installation"], name="one_delivery_per_event")
+        ]
+
+    def __str__(self):
+        return f"{self.event.type} -> {self.installation_id} ({self.status})"

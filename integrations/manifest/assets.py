@@ -24,6 +24,7 @@ from .constants import (
     MAX_IMAGE_PIXELS,
     MAX_SCRIPT_BYTES,
     PREVIEW_IMAGE_SIZE,
+    human_size,
 )
 from .types import Asset, Problem
 
@@ -38,14 +39,6 @@ class AssetReport:
     asset: Asset | None = None
     errors: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
-
-
-def human_size(size: int) -> str:
-    if size >= 1024 * 1024:
-        return f"{size / (1024 * 1024):.1f} MiB".replace(".0 MiB", " MiB")
-    if size >= 1024:
-        return f"{size / 1024:.1f} KiB".replace(".0 KiB", " KiB")
-    return f"{size} bytes"
 
 
 def normalize_asset_path(value: str) -> tuple[str | None, str | None]:
@@ -114,7 +107,10 @@ def _read(root: Path | None, value: str, where: str, limit: int, report: AssetRe
         return None
     too_big = f"{normalized} is too large: at most {human_size(limit)} is allowed"
     if info.st_size > limit:
-        report.errors.append(Problem(where, f"{too_big}, the file has {human_size(info.st_size)}"))
+        size = human_size(info.st_size)
+        if size == human_size(limit):
+            size = f"{info.st_size} bytes"
+        report.errors.append(Problem(where, f"{too_big}, the file has {size}"))
         return None
     try:
         with target.open("rb") as handle:

@@ -69,6 +69,7 @@ from .constants import (
     TARGETS,
     TOP_LEVEL_KEYS,
     VISIBILITIES,
+    human_size,
 )
 from .types import Asset, CheckResult, Manifest, Problem
 from .yamlload import load_manifest_yaml
@@ -1012,8 +1013,8 @@ def check_manifest(
             errors=[
                 Problem(
                     filename,
-                    f"the file is {asset_checks.human_size(size)}; a manifest may be at most "
-                    f"{asset_checks.human_size(MAX_MANIFEST_BYTES)}",
+                    f"the file is {human_size(size)}; a manifest may be at most "
+                    f"{human_size(MAX_MANIFEST_BYTES)}",
                 )
             ]
         )

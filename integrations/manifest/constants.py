@@ -157,3 +157,11 @@ MAX_IMAGE_BYTES = 2 * MIB
 MAX_IMAGE_PIXELS = 25_000_000
 MAX_PREVIEW_IMAGES = 10
 PREVIEW_IMAGE_SIZE = (1600, 800)
+
+
+def human_size(size: int) -> str:
+    """A byte count for messages: ``2 MiB``, ``300.5 KiB``, ``12 bytes``."""
+    for unit, scale in (("MiB", MIB), ("KiB", KIB)):
+        if size >= scale:
+            return f"{size / scale:.1f}".removesuffix(".0") + f" {unit}"
+    return f"{size} bytes"

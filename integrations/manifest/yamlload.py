@@ -17,7 +17,7 @@ from typing import Any
 import yaml
 from yaml.constructor import SafeConstructor
 
-from .constants import MAX_MANIFEST_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES
+from .constants import MAX_MANIFEST_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES, human_size
 from .types import Problem
 
 try:  # pragma: no branch
@@ -62,22 +62,14 @@ def _at(filename: str, mark: Any) -> str:
     return f"{filename}:{mark.line + 1}:{mark.column + 1}"
 
 
-def _human_size(size: int) -> str:
-    if size >= 1024 * 1024:
-        return f"{size / (1024 * 1024):.1f} MiB"
-    if size >= 1024:
-        return f"{size / 1024:.1f} KiB"
-    return f"{size} bytes"
-
-
 def decode_manifest_bytes(data: bytes, filename: str) -> tuple[str | None, list[Problem]]:
     """Check size and encoding; return the text or the problems."""
     if len(data) > MAX_MANIFEST_BYTES:
         return None, [
             Problem(
                 filename,
-                f"the file is {_human_size(len(data))}; a manifest may be at most "
-                f"{_human_size(MAX_MANIFEST_BYTES)}",
+                f"the file is {human_size(len(data))}; a manifest may be at most "
+                f"{human_size(MAX_MANIFEST_BYTES)}",
             )
         ]
     for bom, encoding in _BOMS.items():

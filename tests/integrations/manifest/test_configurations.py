@@ -49,7 +49,10 @@ def test_full_configuration_is_normalized():
     assert result.ok, errors(result)
     normalized = result.manifest.configurations
     assert normalized["account"] == configurations["account"]
-    assert normalized["site"] == {"properties": configurations["site"]["properties"], "required": []}
+    assert normalized["site"] == {
+        "properties": configurations["site"]["properties"],
+        "required": [],
+    }
     assert normalized["space"] == {"componentId": "configure"}
 
 
@@ -141,7 +144,15 @@ def test_required_rules():
 
 def test_property_names():
     configurations = {
-        "site": {"properties": {"2fa": prop(), "has-dash": prop(), "ok_name": prop(), "camelCase": prop(), "x" * 65: prop()}}
+        "site": {
+            "properties": {
+                "2fa": prop(),
+                "has-dash": prop(),
+                "ok_name": prop(),
+                "camelCase": prop(),
+                "x" * 65: prop(),
+            }
+        }
     }
     rule = "a property name must be letters, digits and underscores, not starting with a digit"
     assert errors(check(manifest(configurations=configurations))) == [
@@ -154,41 +165,126 @@ def test_property_names():
 @pytest.mark.parametrize(
     ("fields", "expected"),
     [
-        ({"type": "text"}, [f"{P}.type: must be one of string, number, boolean, button, found 'text'"]),
-        ({"type": "String"}, [f"{P}.type: must be one of string, number, boolean, button, found 'String'; did you mean 'string'?"]),
+        (
+            {"type": "text"},
+            [f"{P}.type: must be one of string, number, boolean, button, found 'text'"],
+        ),
+        (
+            {"type": "String"},
+            [
+                f"{P}.type: must be one of string, number, boolean, button, found 'String'; did "
+                "you mean 'string'?"
+            ],
+        ),
         ({"title": ""}, [f"{P}.title: must not be empty"]),
-        ({"description": 3}, [f"{P}.description: must be a string, found a number; put the value in quotes to make it text"]),
+        (
+            {"description": 3},
+            [
+                f"{P}.description: must be a string, found a number; put the value in quotes to "
+                "make it text"
+            ],
+        ),
         ({"defualt": "x"}, [f"{P}.defualt: unknown key; did you mean 'default'?"]),
-        ({"format": "uri"}, [f"{P}.format: unknown key; the keys allowed here are type, title, description, default, enum, completion_url, button_text, callback_url"]),
-        ({"default": 5}, [f"{P}.default: must be a string, found a number; put the value in quotes to make it text"]),
+        (
+            {"format": "uri"},
+            [
+                f"{P}.format: unknown key; the keys allowed here are type, title, description, "
+                "default, enum, completion_url, button_text, callback_url"
+            ],
+        ),
+        (
+            {"default": 5},
+            [
+                f"{P}.default: must be a string, found a number; put the value in quotes to make "
+                "it text"
+            ],
+        ),
         ({"default": None}, [f"{P}.default: must be a string, found an empty value"]),
         ({"type": "number", "default": True}, [f"{P}.default: must be a number, found a boolean"]),
         ({"type": "number", "default": "5"}, [f"{P}.default: must be a number, found a string"]),
         ({"type": "number", "default": float("inf")}, [f"{P}.default: must be a finite number"]),
         ({"type": "number", "default": float("nan")}, [f"{P}.default: must be a finite number"]),
-        ({"type": "boolean", "default": 1}, [f"{P}.default: must be a boolean (true or false), found a number"]),
-        ({"type": "boolean", "default": "true"}, [f"{P}.default: must be a boolean (true or false), found a string"]),
-        ({"type": "boolean", "default": None}, [f"{P}.default: must be a boolean (true or false), found an empty value"]),
+        (
+            {"type": "boolean", "default": 1},
+            [f"{P}.default: must be a boolean (true or false), found a number"],
+        ),
+        (
+            {"type": "boolean", "default": "true"},
+            [f"{P}.default: must be a boolean (true or false), found a string"],
+        ),
+        (
+            {"type": "boolean", "default": None},
+            [f"{P}.default: must be a boolean (true or false), found an empty value"],
+        ),
         ({"enum": []}, [f"{P}.enum: must list at least one option"]),
         ({"enum": "a,b"}, [f"{P}.enum: must be a list of strings, found a string"]),
         ({"enum": ["a", "a"]}, [f"{P}.enum[1]: 'a' is listed twice (also at {P}.enum[0])"]),
-        ({"enum": ["a", {"label": "B", "value": "b"}]}, [f"{P}.enum[1]: must be a string, found a mapping"]),
-        ({"enum": ["a", "b"], "default": "c"}, [f"{P}.default: 'c' is not one of the enum values ('a', 'b')"]),
-        ({"type": "number", "enum": ["1"]}, [f"{P}.enum: is only allowed on string properties, not number"]),
-        ({"completion_url": "channels"}, [f"{P}.completion_url: must be a path of the integration beginning with '/', such as '/channels'; found 'channels'"]),
-        ({"completion_url": "https://x.com/c"}, [f"{P}.completion_url: must be a path of the integration beginning with '/', such as '/channels'; found 'https://x.com/c'"]),
-        ({"completion_url": "//evil.example/c"}, [f"{P}.completion_url: must be a path of the integration beginning with '/', such as '/channels'; found '//evil.example/c'"]),
-        ({"completion_url": "/c", "enum": ["a"]}, [f"{P}.completion_url: cannot be combined with enum: the options come either from the fixed list or from the endpoint"]),
-        ({"type": "boolean", "completion_url": "/c"}, [f"{P}.completion_url: is only allowed on string properties, not boolean"]),
-        ({"button_text": "Go"}, [f"{P}.button_text: is only allowed on button properties, not string"]),
-        ({"callback_url": "/oauth"}, [f"{P}.callback_url: is only allowed on button properties, not string"]),
-        ({"type": "button"}, [f"{P}.button_text: is required for a button property", f"{P}.callback_url: is required for a button property"]),
+        (
+            {"enum": ["a", {"label": "B", "value": "b"}]},
+            [f"{P}.enum[1]: must be a string, found a mapping"],
+        ),
+        (
+            {"enum": ["a", "b"], "default": "c"},
+            [f"{P}.default: 'c' is not one of the enum values ('a', 'b')"],
+        ),
+        (
+            {"type": "number", "enum": ["1"]},
+            [f"{P}.enum: is only allowed on string properties, not number"],
+        ),
+        (
+            {"completion_url": "channels"},
+            [
+                f"{P}.completion_url: must be a path of the integration beginning with '/', such "
+                "as '/channels'; found 'channels'"
+            ],
+        ),
+        (
+            {"completion_url": "https://x.com/c"},
+            [
+                f"{P}.completion_url: must be a path of the integration beginning with '/', such "
+                "as '/channels'; found 'https://x.com/c'"
+            ],
+        ),
+        (
+            {"completion_url": "//evil.example/c"},
+            [
+                f"{P}.completion_url: must be a path of the integration beginning with '/', such "
+                "as '/channels'; found '//evil.example/c'"
+            ],
+        ),
+        (
+            {"completion_url": "/c", "enum": ["a"]},
+            [
+                f"{P}.completion_url: cannot be combined with enum: the options come either from "
+                "the fixed list or from the endpoint"
+            ],
+        ),
+        (
+            {"type": "boolean", "completion_url": "/c"},
+            [f"{P}.completion_url: is only allowed on string properties, not boolean"],
+        ),
+        (
+            {"button_text": "Go"},
+            [f"{P}.button_text: is only allowed on button properties, not string"],
+        ),
+        (
+            {"callback_url": "/oauth"},
+            [f"{P}.callback_url: is only allowed on button properties, not string"],
+        ),
+        (
+            {"type": "button"},
+            [
+                f"{P}.button_text: is required for a button property",
+                f"{P}.callback_url: is required for a button property",
+            ],
+        ),
         (
             {"type": "button", "button_text": "", "callback_url": "oauth", "default": "x"},
             [
                 f"{P}.default: a button property has no default value",
                 f"{P}.button_text: must not be empty",
-                f"{P}.callback_url: must be a path of the integration beginning with '/', such as '/oauth'; found 'oauth'",
+                f"{P}.callback_url: must be a path of the integration beginning with '/', such as "
+                "'/oauth'; found 'oauth'",
             ],
         ),
     ],

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from integrations.manifest import (
@@ -25,7 +29,11 @@ def test_minimal_manifest_is_accepted_with_defaults():
     assert result.errors == [] and result.warnings == []
     m = result.manifest
     assert isinstance(m, Manifest)
-    assert (m.name, m.title, m.description) == ("my-integration", "My integration", "Does useful things.")
+    assert (m.name, m.title, m.description) == (
+        "my-integration",
+        "My integration",
+        "Does useful things.",
+    )
     assert (m.organization, m.visibility, m.scopes) == ("acme", "public", ("space:content:read",))
     assert m.summary == ""
     assert m.target == "all"
@@ -114,7 +122,10 @@ def test_all_required_fields_missing_at_once():
         ({"title": "t" * 129}, "title: is 129 characters long; at most 128 are allowed"),
         ({"description": ""}, "description: must not be empty"),
         ({"summary": "s" * 2049}, "summary: is 2049 characters long; at most 2048 are allowed"),
-        ({"summary": 12}, "summary: must be a string, found a number; put the value in quotes to make it text"),
+        (
+            {"summary": 12},
+            "summary: must be a string, found a number; put the value in quotes to make it text",
+        ),
         (
             {"organization": "acme corp"},
             "organization: must be an organization id or subdomain (letters, digits and "
@@ -134,7 +145,10 @@ def test_all_required_fields_missing_at_once():
             "target: must be one of all, organization, space, site, found 'spaces'; did you "
             "mean 'space'?",
         ),
-        ({"target": 1}, "target: must be a string, found a number; put the value in quotes to make it text"),
+        (
+            {"target": 1},
+            "target: must be a string, found a number; put the value in quotes to make it text",
+        ),
     ],
 )
 def test_bad_scalar_fields(changes, expected):
@@ -219,10 +233,13 @@ def test_scopes_rules():
     ]
 
 
-@pytest.mark.parametrize("value", ["space:content:read", {"a": 1}, None])
-def test_scopes_must_be_a_list(value):
+@pytest.mark.parametrize(
+    ("value", "found"),
+    [("space:content:read", "a string"), ({"a": 1}, "a mapping"), (None, "an empty value")],
+)
+def test_scopes_must_be_a_list(value, found):
     assert errors(check(manifest(scopes=value))) == [
-        f"scopes: must be a list of scopes, found {'a string' if isinstance(value, str) else 'a mapping' if value else 'an empty value'}"
+        f"scopes: must be a list of scopes, found {found}"
     ]
 
 
@@ -280,7 +297,9 @@ def test_internal_scope_with_an_invalid_organization_is_refused_without_asking()
 
 
 def test_categories():
-    result = check(manifest(categories=["analytics", "visitor-auth", "analitics", "analytics", "misc"]))
+    result = check(
+        manifest(categories=["analytics", "visitor-auth", "analitics", "analytics", "misc"])
+    )
     assert errors(result) == [
         "categories[1]: unknown category 'visitor-auth'; did you mean 'authenticated-access'?",
         "categories[2]: unknown category 'analitics'; did you mean 'analytics'?",
@@ -373,13 +392,19 @@ def test_external_links():
 
 def test_envs_are_accepted_and_their_keys_checked():
     envs = {
-        "dev-steeve": {"organization": "idE5kUnGGjoPGcbu3FZJ", "secrets": {"A": '${{ "op://v/i/A" }}'}},
+        "dev-steeve": {
+            "organization": "idE5kUnGGjoPGcbu3FZJ",
+            "secrets": {"A": '${{ "op://v/i/A" }}'},
+        },
         "staging": {"secrets": {"A": "literal-secret"}, "visibility": "unlisted"},
     }
     result = check(manifest(envs=envs))
     assert result.ok, errors(result)
     assert result.manifest.envs == {
-        "dev-steeve": {"organization": "idE5kUnGGjoPGcbu3FZJ", "secrets": {"A": '${{ "op://v/i/A" }}'}},
+        "dev-steeve": {
+            "organization": "idE5kUnGGjoPGcbu3FZJ",
+            "secrets": {"A": '${{ "op://v/i/A" }}'},
+        },
         "staging": {"secrets": {"A": "***"}, "visibility": "unlisted"},
     }
     bad = check(
@@ -436,7 +461,13 @@ def test_all_problems_are_reported_at_once():
         "categories": ["visitor-auth"],
         "externalLinks": [{"label": "x", "url": "nope"}],
         "target": "everywhere",
-        "configurations": {"account": {"properties": {"n": {"type": "number", "title": "N", "description": "d", "default": True}}}},
+        "configurations": {
+            "account": {
+                "properties": {
+                    "n": {"type": "number", "title": "N", "description": "d", "default": True}
+                }
+            }
+        },
         "secrets": {"KEY": "${{ env.MISSING_KEY }}"},
     }
     result = check(document, env={})
@@ -457,3 +488,16 @@ def test_all_problems_are_reported_at_once():
     ]
     assert result.manifest is None
     assert warnings(result) == []
+
+
+def test_the_package_does_not_import_django():
+    code = (
+        "import sys, integrations.manifest; "
+        "bad = sorted(m for m in sys.modules if m == 'django' or m.startswith('django.')); "
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    root = Path(__file__).resolve().parents[3]
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -16,8 +16,8 @@ from docplatform.selectors import (
     organization_is_internal,
 )
 
-from .manifest import CheckResult, Manifest, check_manifest
-from .models import Integration, IntegrationAsset, IntegrationVersion
+from ..manifest import CheckResult, Manifest, check_manifest
+from ..models import Integration, IntegrationAsset, IntegrationVersion
 
 
 @dataclass(frozen=True)

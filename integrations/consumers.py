@@ -1,0 +1,35 @@
+"""Who takes an installation's deliveries: the integration runtime, or a built-in integration.
+
+Every installation's deliveries go to the runtime (which runs the integration's code) unless
+a built-in integration registered a consumer of its own under its name, as the webhook
+integration does. A consumer's ``wants`` filters the events an installation receives
+(the webhook integration forwards only the events its configuration selects).
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Consumer:
+    name: str
+    task_name: str
+    wants: Callable[[object, str], bool] = lambda installation, event_type: True
+
+
+RUNTIME = Consumer(name="runtime", task_name="integrations.tasks.run_delivery")
+_BY_INTEGRATION: dict[str, Consumer] = {}
+_BY_NAME: dict[str, Consumer] = {RUNTIME.name: RUNTIME}
+
+
+def register_consumer(integration_name: str, consumer: Consumer) -> None:
+    _BY_INTEGRATION[integration_name] = consumer
+    _BY_NAME[consumer.name] = consumer
+
+
+def consumer_for(integration) -> Consumer:
+    return _BY_INTEGRATION.get(integration.name, RUNTIME)
+
+
+def consumer_named(name: str) -> Consumer:
+    return _BY_NAME[name]

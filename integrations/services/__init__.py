@@ -1,0 +1,5 @@
+"""Writes of the integrations app (HackSoft layering: views, APIs and tasks call these)."""
+
+from .publishing import PublishResult, integration_publish, manifest_check, problems_error
+
+__all__ = ["PublishResult", "integration_publish", "manifest_check", "problems_error"]
