@@ -1,4 +1,7 @@
+import time
+
 import pytest
+from django.conf import settings
 
 from tests.factories import MembershipFactory, OrganizationFactory, UserFactory
 
@@ -21,3 +24,30 @@ def org_member(organization):
 @pytest.fixture
 def outsider(db):
     return UserFactory()
+
+
+@pytest.fixture
+def celery_worker(transactional_db):
+    """A real Celery worker in a thread, consuming every queue of the configured broker."""
+    from celery.contrib.testing.worker import start_worker
+
+    from docplatform.celery import app
+
+    with start_worker(
+        app,
+        pool="threads",
+        concurrency=4,
+        perform_ping_check=False,
+        queues=settings.CELERY_WORKER_QUEUES,
+    ) as worker:
+        yield worker
+
+
+def wait_until(condition, *, timeout=20.0, interval=0.05):
+    """Poll ``condition`` until it is true; fail with a clear message after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if condition():
+            return
+        time.sleep(interval)
+    raise AssertionError(f"condition not met within {timeout} s")

@@ -4,6 +4,7 @@ The database and the broker still come from DATABASE_URL and CELERY_BROKER_URL, 
 the suite on PostgreSQL and Redis and a fresh machine on SQLite and the file-system broker.
 """
 
+import os
 import tempfile
 from pathlib import Path
 
@@ -19,4 +20,15 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "data_folder_in": str(_queue),
         "data_folder_out": str(_queue),
         "store_processed": False,
+        "control_folder": str(_queue / "control"),
+    }
+
+# Lets two suites run side by side on one PostgreSQL server (each with its own test database).
+if "TEST_DATABASE_NAME" in os.environ:
+    DATABASES["default"]["TEST"] = {"NAME": os.environ["TEST_DATABASE_NAME"]}  # noqa: F405
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
+    # A file, not SQLite's shared in-memory database: worker threads then wait on locks
+    # (WAL and the busy timeout) instead of failing with "table is locked".
+    DATABASES["default"]["TEST"] = {  # noqa: F405
+        "NAME": str(Path(tempfile.mkdtemp(prefix="docplatform-test-db-")) / "test.sqlite3")
     }

@@ -232,10 +232,19 @@ def _create_organization_installation(
     return installation
 
 
+def _locked(installation: Installation) -> Installation:
+    """The installation as stored now, locked until the transaction ends."""
+    return (
+        Installation.objects.select_for_update(of=("self",))
+        .select_related("integration", "organization", "space", "site")
+        .get(pk=installation.pk)
+    )
+
+
 @transaction.atomic
 def installation_configure(*, installation: Installation, changes: dict) -> Installation:
     """Edit one or more configuration properties; re-run the setup flow."""
-    installation = Installation.objects.select_for_update().get(pk=installation.pk)
+    installation = _locked(installation)
     changed = _apply_changes(installation, changes)
     _evaluate(installation)
     installation.save()
@@ -263,6 +272,7 @@ def installation_select_spaces(
 @transaction.atomic
 def installation_pause(*, installation: Installation) -> Installation:
     """Stop every event and delivery to the installation (and to those under it)."""
+    installation = _locked(installation)
     installation.status = Installation.Status.PAUSED
     installation.save(update_fields=["status", "updated_at"])
     return installation
@@ -271,6 +281,7 @@ def installation_pause(*, installation: Installation) -> Installation:
 @transaction.atomic
 def installation_resume(*, installation: Installation) -> Installation:
     """Re-validate: back to ``active`` or ``pending``."""
+    installation = _locked(installation)
     installation.status = Installation.Status.PENDING
     _evaluate(installation)
     installation.save(update_fields=["status", "status_reasons", "updated_at"])
@@ -281,6 +292,7 @@ def installation_resume(*, installation: Installation) -> Installation:
 def installation_set_external_ids(*, installation: Installation, external_ids) -> Installation:
     if not isinstance(external_ids, list) or not all(isinstance(i, str) for i in external_ids):
         raise ValidationError({"externalIds": ["must be a list of strings"]})
+    installation = _locked(installation)
     installation.external_ids = external_ids
     installation.save(update_fields=["external_ids", "updated_at"])
     return installation

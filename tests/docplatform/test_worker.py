@@ -1,17 +1,10 @@
 """A real Celery worker, on the configured broker (Redis in CI, the file system by default)."""
 
 import pytest
-from celery.contrib.testing.worker import start_worker
 from django.core.management import CommandError, call_command
 
 from docplatform.celery import app
 from docplatform.models import WorkerPing
-
-
-@pytest.fixture
-def celery_worker(transactional_db):
-    with start_worker(app, pool="threads", concurrency=2, perform_ping_check=False) as worker:
-        yield worker
 
 
 def test_a_real_worker_answers_a_ping_through_the_broker(celery_worker, capsys):

@@ -41,3 +41,19 @@ def write_integration(tmp_path):
         return root
 
     return write
+
+
+@pytest.fixture
+def publish(write_integration):
+    """Publish an integration through the real publish service; returns the Integration.
+
+    ``publisher`` must be an admin of the manifest's organization.
+    """
+    from integrations.services import integration_publish
+
+    def publish_(publisher, folder=None, **manifest_fields):
+        name = manifest_fields.get("name", "hello")
+        root = write_integration(minimal_manifest(**manifest_fields), folder=folder or name)
+        return integration_publish(path=root, publisher=publisher).version.integration
+
+    return publish_
