@@ -10,9 +10,21 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.management.base import BaseCommand, CommandError
+from django.http import Http404
 from dotenv import dotenv_values
 
+from docplatform.models import Site, Space
+from docplatform.selectors import organization_by_ref
+from integrations.configuration import definition_for, value_from_text
+from integrations.selectors import installations_visible_to, integrations_visible_to
 from integrations.services import integration_publish, manifest_check
+from integrations.services.installations import (
+    installation_configure,
+    installation_create,
+    installation_pause,
+    installation_resume,
+    installation_uninstall,
+)
 
 EXIT_REFUSED = 1
 EXIT_USAGE = 2
@@ -23,7 +35,7 @@ def usage_error(message: str) -> CommandError:
 
 
 class Command(BaseCommand):
-    help = "Check and publish integrations."
+    help = "Check, publish, install and manage integrations and their installations."
 
     def add_arguments(self, parser):
         actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
@@ -33,9 +45,31 @@ class Command(BaseCommand):
 
         publish = actions.add_parser("publish", help="Check and publish a new version.")
         self._add_path_arguments(publish)
-        publish.add_argument(
-            "--as", dest="username", required=True, help="The publishing user (an org admin)."
-        )
+        self._add_user_argument(publish, "The publishing user (an admin of the organization).")
+
+        install = actions.add_parser("install", help="Install an integration.")
+        install.add_argument("name", help="The integration's name.")
+        install.add_argument("--org", required=True, help="The installing organization.")
+        where = install.add_mutually_exclusive_group()
+        where.add_argument("--space", help="Install into this space (id).")
+        where.add_argument("--site", help="Install into this site (id).")
+        install.add_argument("--token", help="The install link token of an unlisted integration.")
+        self._add_set_argument(install)
+        self._add_user_argument(install, "The installing user (a member of --org).")
+
+        configure = actions.add_parser("configure", help="Edit an installation's configuration.")
+        configure.add_argument("installation", help="The installation id.")
+        self._add_set_argument(configure)
+        self._add_user_argument(configure, "The user making the edit.")
+
+        for action, text in [
+            ("pause", "Pause an installation: no events reach it."),
+            ("resume", "Resume a paused installation (its configuration is validated again)."),
+            ("uninstall", "Remove an installation (and those under it)."),
+        ]:
+            parser = actions.add_parser(action, help=text)
+            parser.add_argument("installation", help="The installation id.")
+            self._add_user_argument(parser, "The user acting.")
 
     @staticmethod
     def _add_path_arguments(parser):
@@ -48,8 +82,31 @@ class Command(BaseCommand):
             "process environment.",
         )
 
+    @staticmethod
+    def _add_user_argument(parser, text):
+        parser.add_argument("--as", dest="username", required=True, help=text)
+
+    @staticmethod
+    def _add_set_argument(parser):
+        parser.add_argument(
+            "--set",
+            dest="settings",
+            action="append",
+            default=[],
+            metavar="KEY=VALUE",
+            help="A configuration value (repeatable); an empty VALUE unsets the property.",
+        )
+
     def handle(self, *args, action, **options):
-        return getattr(self, f"handle_{action}")(**options)
+        try:
+            return getattr(self, f"handle_{action}")(**options)
+        except ValidationError as exc:
+            for field, messages in exc.message_dict.items():
+                for message in messages:
+                    self.stdout.write(f"{field}: {message}")
+            raise CommandError(f"{action} was refused", returncode=EXIT_REFUSED) from exc
+        except (PermissionDenied, Http404) as exc:
+            raise CommandError(str(exc), returncode=EXIT_REFUSED) from exc
 
     # --- actions ----------------------------------------------------------------------------
 
@@ -67,17 +124,9 @@ class Command(BaseCommand):
 
     def handle_publish(self, *, path, env_file, username, **options):
         publisher = self._user(username)
-        try:
-            result = integration_publish(
-                path=self._existing_path(path), publisher=publisher, env=self._secrets_env(env_file)
-            )
-        except ValidationError as exc:
-            for field, messages in exc.message_dict.items():
-                for message in messages:
-                    self.stdout.write(f"{field}: {message}")
-            raise CommandError("publishing was refused", returncode=EXIT_REFUSED) from exc
-        except PermissionDenied as exc:
-            raise CommandError(str(exc), returncode=EXIT_REFUSED) from exc
+        result = integration_publish(
+            path=self._existing_path(path), publisher=publisher, env=self._secrets_env(env_file)
+        )
         self._print_warnings(result.warnings)
         version = result.version
         if result.created:
@@ -88,6 +137,56 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"{version.integration.name} is unchanged: version {version.number} stays current"
             )
+
+    def handle_install(self, *, name, org, space, site, token, settings, username, **options):
+        user = self._user(username)
+        organization = organization_by_ref(org)
+        if organization is None:
+            raise usage_error(f"--org {org}: no such organization")
+        integration = integrations_visible_to(user, install_token=token).filter(name=name).first()
+        if integration is None:
+            raise CommandError(f"{name}: no such integration", returncode=EXIT_REFUSED)
+        space_row = self._row(Space, space, "--space", organization)
+        site_row = self._row(Site, site, "--site", organization)
+        level = "space" if space else "site" if site else "account"
+        definition = definition_for(integration.configurations, level)
+        installation = installation_create(
+            user=user,
+            integration=integration,
+            organization=organization,
+            space=space_row,
+            site=site_row,
+            configuration=self._changes(definition, settings),
+            install_token=token,
+        )
+        self._print_installation(installation)
+
+    def handle_configure(self, *, installation, settings, username, **options):
+        installation = self._installation(installation, username)
+        definition = definition_for(
+            installation.integration.configurations, installation.configuration_level
+        )
+        if not settings:
+            raise usage_error("give at least one --set KEY=VALUE")
+        installation = installation_configure(
+            installation=installation, changes=self._changes(definition, settings)
+        )
+        self._print_installation(installation)
+
+    def handle_pause(self, *, installation, username, **options):
+        self._print_installation(
+            installation_pause(installation=self._installation(installation, username))
+        )
+
+    def handle_resume(self, *, installation, username, **options):
+        self._print_installation(
+            installation_resume(installation=self._installation(installation, username))
+        )
+
+    def handle_uninstall(self, *, installation, username, **options):
+        row = self._installation(installation, username)
+        installation_uninstall(installation=row)
+        self.stdout.write(f"uninstalled {row.integration.name} ({installation})")
 
     # --- helpers ----------------------------------------------------------------------------
 
@@ -110,6 +209,48 @@ class Command(BaseCommand):
                 raise usage_error(f"--env-file {env_file}: no such file")
             env.update({k: v for k, v in dotenv_values(env_file).items() if v is not None})
         return env
+
+    def _print_installation(self, installation):
+        self.stdout.write(f"{installation.id} {installation.status}")
+        for reason in installation.status_reasons:
+            self.stdout.write(f"  {reason['path']}: {reason['message']}")
+
+    def _installation(self, installation_id: str, username: str):
+        installation = (
+            installations_visible_to(self._user(username))
+            .select_related("integration")
+            .filter(pk=installation_id)
+            .first()
+        )
+        if installation is None:
+            raise CommandError(f"{installation_id}: no such installation", returncode=EXIT_REFUSED)
+        return installation
+
+    @staticmethod
+    def _row(model, pk, option, organization):
+        if pk is None:
+            return None
+        row = model.objects.filter(pk=pk, organization=organization).first()
+        if row is None:
+            raise usage_error(
+                f"{option} {pk}: no such {model._meta.verbose_name} in the organization"
+            )
+        return row
+
+    @staticmethod
+    def _changes(definition: dict, settings: list[str]) -> dict:
+        changes, problems = {}, {}
+        for item in settings:
+            key, sep, text = item.partition("=")
+            if not sep or not key:
+                raise usage_error(f"--set {item}: give KEY=VALUE")
+            try:
+                changes[key] = value_from_text(definition, key, text)
+            except ValueError as exc:
+                problems[f"configuration.{key}"] = [str(exc)]
+        if problems:
+            raise ValidationError(problems)
+        return changes
 
     @staticmethod
     def _user(username: str):
