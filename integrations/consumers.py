@@ -14,7 +14,8 @@ from dataclasses import dataclass
 class Consumer:
     name: str
     task_name: str
-    wants: Callable[[object, str], bool] = lambda installation, event_type: True
+    #: (recipient, event type) -> whether it takes the event; see selectors.Recipient.
+    wants: Callable[[object, str], bool] = lambda recipient, event_type: True
 
 
 RUNTIME = Consumer(name="runtime", task_name="integrations.tasks.run_delivery")
@@ -27,8 +28,8 @@ def register_consumer(integration_name: str, consumer: Consumer) -> None:
     _BY_NAME[consumer.name] = consumer
 
 
-def consumer_for(integration) -> Consumer:
-    return _BY_INTEGRATION.get(integration.name, RUNTIME)
+def consumer_for(integration_name: str) -> Consumer:
+    return _BY_INTEGRATION.get(integration_name, RUNTIME)
 
 
 def consumer_named(name: str) -> Consumer:

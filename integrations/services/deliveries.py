@@ -15,7 +15,7 @@ from docplatform.events import SETUP_EVENTS
 
 from ..consumers import consumer_for, consumer_named
 from ..models import Delivery, Installation
-from ..selectors import event_recipients, is_receiving
+from ..selectors import event_recipients, is_receiving, recipient_of
 
 logger = logging.getLogger(__name__)
 
@@ -23,17 +23,18 @@ logger = logging.getLogger(__name__)
 def deliveries_create(*, event, installation: Installation | None = None) -> list[Delivery]:
     """One delivery per recipient, in the caller's transaction; queued after commit."""
     if installation is not None:
-        recipients = [installation] if installation.status != Installation.Status.PAUSED else []
+        paused = installation.status == Installation.Status.PAUSED
+        recipients = [] if paused else [recipient_of(installation)]
     else:
         recipients = event_recipients(event)
     deliveries = []
     for recipient in recipients:
-        consumer = consumer_for(recipient.integration)
+        consumer = consumer_for(recipient.integration_name)
         if consumer.wants(recipient, event.type):
             deliveries.append(
                 Delivery(
                     event=event,
-                    installation=recipient,
+                    installation_id=recipient.installation_id,
                     consumer=consumer.name,
                     event_uuid=uuid.uuid4(),
                 )
