@@ -1,9 +1,9 @@
 """Reads of the host platform."""
 
-from django.db.models import Q
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
-from .models import ApiToken, Membership, Organization, hash_token
+from .models import ApiToken, Event, Membership, Organization, Site, Space, hash_token
 
 
 def organization_by_ref(ref: str) -> Organization | None:
@@ -16,6 +16,36 @@ def organization_by_ref(ref: str) -> Organization | None:
 def organization_is_internal(ref: str) -> bool:
     organization = organization_by_ref(ref)
     return bool(organization and organization.internal)
+
+
+def organizations_of(user) -> QuerySet:
+    """The user's organizations, each annotated with the user's ``role`` in it."""
+    return Organization.objects.filter(memberships__user=user).annotate(role=F("memberships__role"))
+
+
+def organization_of_member(*, user, ref: str) -> Organization | None:
+    """One of the user's organizations, by id or subdomain."""
+    return organizations_of(user).filter(Q(id=ref) | Q(subdomain=ref)).first()
+
+
+def spaces_visible_to(user) -> QuerySet:
+    """Every space of the user's organizations (members of any role see them all)."""
+    return Space.objects.filter(organization__memberships__user=user)
+
+
+def sites_visible_to(user) -> QuerySet:
+    return Site.objects.filter(organization__memberships__user=user)
+
+
+def organization_events(organization: Organization, *, event_type: str | None = None):
+    events = Event.objects.filter(organization=organization)
+    if event_type:
+        events = events.filter(type=event_type)
+    return events
+
+
+def is_organization_member(*, user, organization: Organization) -> bool:
+    return Membership.objects.filter(user=user, organization=organization).exists()
 
 
 def is_organization_admin(*, user, organization: Organization) -> bool:

@@ -48,6 +48,8 @@ INSTALLED_APPS = [
     "drf_standardized_errors",
     "docplatform",
     "integrations",
+    "webhooks",
+    "marketplace",
 ]
 
 MIDDLEWARE = [
@@ -120,14 +122,20 @@ LOGGING = {
 }
 
 # --- REST API -------------------------------------------------------------------------------
+# How many reverse proxies in front of the platform append to X-Forwarded-For. With 0 (the
+# default) the header is ignored and the client address is REMOTE_ADDR, so nobody can forge
+# the address the beacon records or the throttles count.
+TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "docplatform.authentication.BearerTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PERMISSION_CLASSES": ["docplatform.api_permissions.IsPerson"],
+    "DEFAULT_PARSER_CLASSES": ["docplatform.api_inputs.SafeJSONParser"],
+    "DEFAULT_PAGINATION_CLASS": "docplatform.api_inputs.BoundedLimitOffsetPagination",
     "PAGE_SIZE": 50,
+    "NUM_PROXIES": TRUSTED_PROXY_COUNT,
     "DEFAULT_THROTTLE_CLASSES": [
         "rest_framework.throttling.AnonRateThrottle",
         "rest_framework.throttling.UserRateThrottle",
@@ -139,7 +147,10 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_standardized_errors.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "drf_standardized_errors.handler.exception_handler",
 }
-DRF_STANDARDIZED_ERRORS = {"ENABLE_IN_DEBUG_FOR_UNHANDLED_EXCEPTIONS": True}
+DRF_STANDARDIZED_ERRORS = {
+    "ENABLE_IN_DEBUG_FOR_UNHANDLED_EXCEPTIONS": True,
+    "EXCEPTION_HANDLER_CLASS": "docplatform.api_errors.ApiExceptionHandler",
+}
 SPECTACULAR_SETTINGS = {
     "TITLE": "Documentation platform API",
     "DESCRIPTION": "Organizations, spaces, sites, integrations, installations and events.",
@@ -148,6 +159,21 @@ SPECTACULAR_SETTINGS = {
     # Swagger UI's files come from the sidecar package, not from a CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    # Stable names for the error shapes' enums (drf-standardized-errors' recommendation).
+    "ENUM_NAME_OVERRIDES": {
+        name: f"drf_standardized_errors.openapi_serializers.{name}.choices"
+        for name in [
+            "ValidationErrorEnum",
+            "ClientErrorEnum",
+            "ServerErrorEnum",
+            *(f"ErrorCode{code}Enum" for code in (401, 403, 404, 405, 406, 415, 429, 500)),
+        ]
+    }
+    | {
+        "SpaceVisibilityEnum": "docplatform.models.Space.Visibility",
+        "IntegrationVisibilityEnum": "integrations.models.Integration.Visibility",
+    },
+    "POSTPROCESSING_HOOKS": ["drf_standardized_errors.openapi_hooks.postprocess_schema_enums"],
 }
 
 # --- Celery ---------------------------------------------------------------------------------
@@ -162,7 +188,9 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "data_folder_in": str(_broker_dir / "queue"),
         "data_folder_out": str(_broker_dir / "queue"),
         "processed_folder": str(_broker_dir / "processed"),
+        "control_folder": str(_broker_dir / "control"),
         "store_processed": False,
+        "polling_interval": 0.05,
     }
 else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
@@ -205,3 +233,16 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {
     "interval_max": 0.5,
 }
 CELERY_BROKER_CONNECTION_TIMEOUT = 3
+
+# --- Webhooks -----------------------------------------------------------------------------------
+# The base of the retry schedule: retries after 1x, 2x and 4x this, each +/-10 %.
+WEBHOOK_RETRY_BASE_DELAY = env.float("WEBHOOK_RETRY_BASE_DELAY", default=1.0)
+WEBHOOK_CONNECT_TIMEOUT = env.float("WEBHOOK_CONNECT_TIMEOUT", default=3.0)
+WEBHOOK_RESPONSE_TIMEOUT = env.float("WEBHOOK_RESPONSE_TIMEOUT", default=10.0)
+# CIDRs that webhook URLs may reach although they are not public (development, tests).
+WEBHOOK_ALLOWED_NETWORKS = env.list("WEBHOOK_ALLOWED_NETWORKS", default=[])
+WEBHOOK_RETENTION_DAYS = env.int("WEBHOOK_RETENTION_DAYS", default=30)
+CELERY_BEAT_SCHEDULE["purge-webhook-deliveries"] = {
+    "task": "webhooks.tasks.purge_deliveries",
+    "schedule": 3600.0,
+}

@@ -1,18 +1,138 @@
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, register_converter
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from .api import MeApi
+from integrations.api import catalogue, installations
+
+from . import api
+from .api_inputs import (
+    DeliveryIdConverter,
+    IntegrationNameConverter,
+    ObjectIdConverter,
+    OrganizationRefConverter,
+)
+
+register_converter(ObjectIdConverter, "id")
+register_converter(OrganizationRefConverter, "orgref")
+register_converter(IntegrationNameConverter, "name")
+register_converter(DeliveryIdConverter, "deliveryid")
 
 api_v1 = [
-    path("me/", MeApi.as_view(), name="me"),
+    path("me/", api.MeApi.as_view(), name="me"),
+    path("orgs/", api.OrganizationListApi.as_view(), name="organizations"),
+    path("orgs/<orgref:org>/", api.OrganizationDetailApi.as_view(), name="organization"),
+    path("orgs/<orgref:org>/spaces/", api.SpaceListApi.as_view(), name="organization-spaces"),
+    path("orgs/<orgref:org>/sites/", api.SiteListApi.as_view(), name="organization-sites"),
+    path("orgs/<orgref:org>/events/", api.EventListApi.as_view(), name="organization-events"),
+    path(
+        "orgs/<orgref:org>/installations/",
+        installations.OrganizationInstallationsApi.as_view(),
+        name="organization-installations",
+    ),
+    path("spaces/<id:space_id>/", api.SpaceDetailApi.as_view(), name="space"),
+    path(
+        "spaces/<id:space_id>/revisions/", api.SpaceRevisionsApi.as_view(), name="space-revisions"
+    ),
+    path("spaces/<id:space_id>/pages/", api.SpacePagesApi.as_view(), name="space-pages"),
+    path(
+        "spaces/<id:space_id>/gitsync/start/",
+        api.GitSyncStartApi.as_view(),
+        name="space-gitsync-start",
+    ),
+    path(
+        "spaces/<id:space_id>/gitsync/complete/",
+        api.GitSyncCompleteApi.as_view(),
+        name="space-gitsync-complete",
+    ),
+    path("spaces/<id:space_id>/views/", api.SpaceViewApi.as_view(), name="space-views"),
+    path(
+        "spaces/<id:space_id>/installations/",
+        installations.SpaceInstallationsApi.as_view(),
+        name="space-installations",
+    ),
+    path(
+        "revisions/<id:revision_id>/pages/", api.RevisionPagesApi.as_view(), name="revision-pages"
+    ),
+    path("sites/<id:site_id>/", api.SiteDetailApi.as_view(), name="site"),
+    path(
+        "sites/<id:site_id>/installations/",
+        installations.SiteInstallationsApi.as_view(),
+        name="site-installations",
+    ),
+    path(
+        "beacon/sites/<id:site_id>/views/",
+        api.BeaconSiteViewApi.as_view(),
+        name="beacon-site-views",
+    ),
+    path(
+        "beacon/sites/<id:site_id>/feedback/",
+        api.BeaconPageFeedbackApi.as_view(),
+        name="beacon-page-feedback",
+    ),
+    path("integrations/", catalogue.IntegrationListApi.as_view(), name="integrations"),
+    path("integrations/<name:name>/", catalogue.IntegrationDetailApi.as_view(), name="integration"),
+    path(
+        "integrations/<name:name>/versions/",
+        catalogue.IntegrationVersionListApi.as_view(),
+        name="integration-versions",
+    ),
+    path(
+        "integrations/<name:name>/install-link/",
+        catalogue.InstallLinkApi.as_view(),
+        name="integration-install-link",
+    ),
+    path(
+        "integrations/<name:name>/install-link/rotate/",
+        catalogue.InstallLinkRotateApi.as_view(),
+        name="integration-install-link-rotate",
+    ),
+    path(
+        "installations/<id:installation_id>/",
+        installations.InstallationDetailApi.as_view(),
+        name="installation-detail",
+    ),
+    path(
+        "installations/<id:installation_id>/configuration/",
+        installations.InstallationConfigurationApi.as_view(),
+        name="installation-configuration",
+    ),
+    path(
+        "installations/<id:installation_id>/space-selection/",
+        installations.InstallationSpaceSelectionApi.as_view(),
+        name="installation-space-selection",
+    ),
+    path(
+        "installations/<id:installation_id>/pause/",
+        installations.InstallationPauseApi.as_view(),
+        name="installation-pause",
+    ),
+    path(
+        "installations/<id:installation_id>/resume/",
+        installations.InstallationResumeApi.as_view(),
+        name="installation-resume",
+    ),
+    path(
+        "installations/<id:installation_id>/deliveries/",
+        installations.InstallationDeliveriesApi.as_view(),
+        name="installation-deliveries",
+    ),
+    path(
+        "deliveries/<deliveryid:delivery_id>/",
+        installations.DeliveryDetailApi.as_view(),
+        name="delivery",
+    ),
+    path("installation/", installations.OwnInstallationApi.as_view(), name="own-installation"),
 ]
 
 urlpatterns = [
     path("", RedirectView.as_view(url="/admin/", permanent=False)),
     path("admin/", admin.site.urls),
+    path("marketplace/", include("marketplace.urls")),
     path("api/v1/", include((api_v1, "api"))),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
 ]
+
+handler404 = "docplatform.api_errors.not_found"
+handler500 = "docplatform.api_errors.server_error"

@@ -271,7 +271,10 @@ class Delivery(models.Model):
     consumer = models.CharField(max_length=16, choices=Consumer.choices)
     event_uuid = models.UUIDField(unique=True, help_text="The payload's eventId.")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
-    attempts = models.PositiveIntegerField(default=0)
+    attempts = models.PositiveIntegerField(default=0, help_text="Attempts in the current chain.")
+    chain = models.PositiveIntegerField(
+        default=1, help_text="Bumped by each manual redelivery, which starts the attempts anew."
+    )
     queued_at = models.DateTimeField(null=True, blank=True)
     lease_expires_at = models.DateTimeField(null=True, blank=True)
     next_attempt_at = models.DateTimeField(null=True, blank=True)

@@ -26,13 +26,18 @@ def outsider(db):
     return UserFactory()
 
 
-@pytest.fixture
-def celery_worker(transactional_db):
-    """A real Celery worker in a thread, consuming every queue of the configured broker."""
+@pytest.fixture(scope="session")
+def celery_session_worker(django_db_setup, django_db_blocker):
+    """A real Celery worker in threads, consuming every queue of the configured broker.
+
+    One for the whole run (starting a worker takes a second); tests reach it through
+    ``celery_worker``, which also gives them a database the worker's threads can see.
+    """
     from celery.contrib.testing.worker import start_worker
 
     from docplatform.celery import app
 
+    app.control.purge()  # what earlier runs left on a persistent broker (Redis)
     with start_worker(
         app,
         pool="threads",
@@ -41,6 +46,11 @@ def celery_worker(transactional_db):
         queues=settings.CELERY_WORKER_QUEUES,
     ) as worker:
         yield worker
+
+
+@pytest.fixture
+def celery_worker(celery_session_worker, transactional_db):
+    return celery_session_worker
 
 
 def wait_until(condition, *, timeout=20.0, interval=0.05):

@@ -64,3 +64,59 @@ class SiteFactory(factory.django.DjangoModelFactory):
 
     organization = factory.SubFactory(OrganizationFactory)
     title = factory.Sequence(lambda n: f"Site {n}")
+
+
+def png_image(width: int = 64, height: int = 64) -> bytes:
+    import io
+
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (width, height), (59, 91, 219)).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+class IntegrationFactory(factory.django.DjangoModelFactory):
+    """A published integration: it has a latest version (``published=False`` for none)."""
+
+    class Meta:
+        model = "integrations.Integration"
+        django_get_or_create = ["name"]
+        skip_postgeneration_save = True
+
+    name = factory.Sequence(lambda n: f"integration-{n}")
+    organization = factory.SubFactory(OrganizationFactory)
+    title = factory.LazyAttribute(lambda integration: integration.name.replace("-", " ").title())
+    description = "Does one useful thing."
+    visibility = "public"
+    scopes = factory.LazyFunction(lambda: ["space:content:read"])
+    categories = factory.LazyFunction(lambda: ["other"])
+
+    @factory.post_generation
+    def published(integration, create, extracted, **kwargs):
+        if create and extracted is not False and integration.latest_version_id is None:
+            integration.latest_version = IntegrationVersionFactory(integration=integration)
+            integration.save(update_fields=["latest_version"])
+
+
+class IntegrationVersionFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = "integrations.IntegrationVersion"
+
+    integration = factory.SubFactory(IntegrationFactory, published=False)
+    number = factory.Sequence(lambda n: n + 1)
+    content_hash = factory.Sequence(lambda n: f"{n:064x}")
+    manifest = factory.LazyAttribute(lambda version: {"name": version.integration.name})
+
+
+class IntegrationAssetFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = "integrations.IntegrationAsset"
+
+    version = factory.SubFactory(IntegrationVersionFactory)
+    kind = "icon"
+    path = "assets/icon.png"
+    content_type = "image/png"
+    content = factory.LazyFunction(png_image)
+    width = 64
+    height = 64

@@ -15,11 +15,17 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 # A broker folder of the test run's own, so a running `make run` never sees test messages.
 if CELERY_BROKER_URL.startswith("filesystem://"):
-    _queue = Path(tempfile.mkdtemp(prefix="docplatform-test-broker-"))
+    # Kept in the environment so worker processes that tests start share the same folder.
+    _queue = Path(
+        os.environ.setdefault(
+            "TEST_BROKER_DIR", tempfile.mkdtemp(prefix="docplatform-test-broker-")
+        )
+    )
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_queue),
         "data_folder_out": str(_queue),
         "store_processed": False,
+        "polling_interval": 0.05,
         "control_folder": str(_queue / "control"),
     }
 

@@ -7,6 +7,7 @@ from functools import partial
 
 from celery import current_app
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -149,6 +150,7 @@ def delivery_finish(delivery: Delivery, *, status: str, outcome: str = "", error
     delivery.save(
         update_fields=[
             "status",
+            "attempts",
             "outcome",
             "last_error",
             "lease_expires_at",
@@ -168,5 +170,28 @@ def delivery_retry_later(delivery: Delivery, *, delay: float, error: str) -> Non
     delivery.last_error = error
     delivery.lease_expires_at = None
     delivery.next_attempt_at = timezone.now() + timedelta(seconds=delay)
-    delivery.save(update_fields=["status", "last_error", "lease_expires_at", "next_attempt_at"])
+    delivery.save(
+        update_fields=["status", "attempts", "last_error", "lease_expires_at", "next_attempt_at"]
+    )
     deliveries_enqueue([(delivery.pk, delivery.consumer)], countdown=delay)
+
+
+@transaction.atomic
+def delivery_redeliver(delivery: Delivery) -> Delivery:
+    """Send a finished delivery again: the same eventId, a new chain of attempts."""
+    delivery = Delivery.objects.select_for_update().get(pk=delivery.pk)
+    if delivery.status in Delivery.OPEN_STATUSES:
+        raise ValidationError({"status": ["the delivery is still in progress"]})
+    delivery.status = Delivery.Status.PENDING
+    delivery.chain += 1
+    delivery.attempts = 0
+    delivery.outcome = ""
+    delivery.last_error = ""
+    delivery.completed_at = None
+    delivery.next_attempt_at = None
+    delivery.lease_expires_at = None
+    delivery.queued_at = None
+    delivery.save()
+    work = [(delivery.pk, delivery.consumer)]
+    transaction.on_commit(lambda: deliveries_enqueue(work))
+    return delivery

@@ -1,7 +1,6 @@
 """A real Celery worker, on the configured broker (Redis in CI, the file system by default)."""
 
-import pytest
-from django.core.management import CommandError, call_command
+from django.core.management import call_command
 
 from docplatform.celery import app
 from docplatform.models import WorkerPing
@@ -13,12 +12,6 @@ def test_a_real_worker_answers_a_ping_through_the_broker(celery_worker, capsys):
     assert ping.answered_at is not None
     assert ping.worker
     assert "answered in" in capsys.readouterr().out
-
-
-def test_without_a_worker_the_ping_times_out_clearly(transactional_db):
-    with pytest.raises(CommandError, match=r"no worker answered within 0.3 s"):
-        call_command("worker_ping", timeout=0.3)
-    assert WorkerPing.objects.get().answered_at is None
 
 
 def test_tasks_are_acknowledged_late_and_routed_to_their_queues():

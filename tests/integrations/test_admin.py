@@ -35,6 +35,7 @@ def test_the_admin_lists_the_demo_integrations(operator_client):
         "partner-search",
         "release-notes",
         "slack-notify",
+        "webhook",
     ]
 
 
@@ -92,7 +93,7 @@ def test_a_version_cannot_be_modified():
 
 def test_seed_demo_is_idempotent(demo):
     call_command("seed_demo", stdout=io.StringIO())
-    assert IntegrationVersion.objects.count() == 4
+    assert IntegrationVersion.objects.count() == 5  # the four demo ones and the webhook one
 
 
 def test_host_platform_admin_pages_render(operator_client):

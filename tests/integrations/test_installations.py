@@ -8,12 +8,12 @@ from django.http import Http404
 from docplatform.models import Event
 from integrations.models import Delivery, Installation
 from integrations.services.installations import (
+    install_link_rotate,
     installation_configure,
     installation_create,
     installation_pause,
     installation_resume,
     installation_uninstall,
-    install_link_rotate,
 )
 from tests.factories import MembershipFactory, OrganizationFactory, SiteFactory, SpaceFactory
 

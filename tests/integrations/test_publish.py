@@ -55,11 +55,11 @@ def test_publishing_unchanged_content_creates_no_new_version(write_integration, 
     publish(folder, org_admin.username)
     publish(folder, org_admin.username)
     assert "hello is unchanged: version 1 stays current" in capsys.readouterr().out
-    assert IntegrationVersion.objects.count() == 1
+    assert IntegrationVersion.objects.filter(integration__name="hello").count() == 1
 
     write_integration(minimal_manifest(description="Says hello, louder."))
     publish(folder, org_admin.username)
-    integration = Integration.objects.get()
+    integration = Integration.objects.get(name="hello")
     assert integration.latest_version.number == 2
     assert integration.description == "Says hello, louder."
 
@@ -69,20 +69,20 @@ def test_a_member_who_is_not_an_admin_cannot_publish(write_integration, org_memb
     with pytest.raises(CommandError, match="is not an admin of organization 'acme'") as error:
         publish(folder, org_member.username)
     assert error.value.returncode == 1
-    assert not Integration.objects.exists()
+    assert not Integration.objects.filter(name="hello").exists()
 
 
 def test_a_name_owned_by_another_organization_is_refused(write_integration, org_admin, capsys):
     publish(write_integration(minimal_manifest()), org_admin.username)
     other = MembershipFactory(organization=OrganizationFactory(subdomain="globex"), role="admin")
     folder = write_integration(minimal_manifest(organization="globex"), folder="theirs")
-    with pytest.raises(CommandError, match="publishing was refused"):
+    with pytest.raises(CommandError, match="publish was refused"):
         publish(folder, other.user.username)
     assert (
         "name: the name 'hello' belongs to another organization's integration"
         in capsys.readouterr().out
     )
-    assert Integration.objects.get().organization.subdomain == "acme"
+    assert Integration.objects.get(name="hello").organization.subdomain == "acme"
 
 
 def test_an_unknown_organization_cannot_publish(write_integration, org_admin, capsys):
@@ -96,7 +96,7 @@ def test_an_unknown_organization_cannot_publish(write_integration, org_admin, ca
 
 def test_the_organization_may_be_named_by_its_id(write_integration, org_admin, organization):
     publish(write_integration(minimal_manifest(organization=organization.id)), org_admin.username)
-    assert Integration.objects.get().organization == organization
+    assert Integration.objects.get(name="hello").organization == organization
 
 
 def test_internal_scopes_need_an_internal_organization(
@@ -109,7 +109,7 @@ def test_internal_scopes_need_an_internal_organization(
     organization.internal = True
     organization.save()
     publish(folder, org_admin.username)
-    assert Integration.objects.get().scopes == ["site:script:inject"]
+    assert Integration.objects.get(name="hello").scopes == ["site:script:inject"]
 
 
 def test_secrets_come_from_the_env_file_and_are_encrypted_at_rest(
@@ -127,11 +127,13 @@ def test_secrets_come_from_the_env_file_and_are_encrypted_at_rest(
         )
     )
     publish(folder, org_admin.username, "--env-file", str(env_file))
-    version = IntegrationVersion.objects.get()
+    version = IntegrationVersion.objects.get(integration__name="hello")
     assert version.secrets == {"CLIENT_ID": "from-file", "CLIENT_SECRET": "s3cr3t-value"}
     assert "s3cr3t-value" not in str(version.manifest)
     with connection.cursor() as cursor:
-        cursor.execute("SELECT secrets FROM integrations_integrationversion")
+        cursor.execute(
+            "SELECT secrets FROM integrations_integrationversion WHERE id = %s", [version.pk]
+        )
         (stored,) = cursor.fetchone()
     assert "s3cr3t-value" not in stored and "CLIENT_SECRET" not in stored
 
@@ -142,7 +144,7 @@ def test_a_missing_secret_variable_is_named(write_integration, org_admin, capsys
         publish(folder, org_admin.username)
     out = capsys.readouterr().out
     assert "secrets.TOKEN" in out and "HELLO_NOT_SET" in out
-    assert not Integration.objects.exists()
+    assert not Integration.objects.filter(name="hello").exists()
 
 
 def test_a_changed_secret_makes_a_new_version(write_integration, org_admin, monkeypatch):
@@ -151,7 +153,10 @@ def test_a_changed_secret_makes_a_new_version(write_integration, org_admin, monk
     publish(folder, org_admin.username)
     monkeypatch.setenv("HELLO_TOKEN", "two")
     publish(folder, org_admin.username)
-    assert [v.secrets["TOKEN"] for v in IntegrationVersion.objects.order_by("number")] == [
+    assert [
+        v.secrets["TOKEN"]
+        for v in IntegrationVersion.objects.filter(integration__name="hello").order_by("number")
+    ] == [
         "one",
         "two",
     ]

@@ -39,7 +39,8 @@ class Command(BaseCommand):
             self.style.SUCCESS(
                 "Demo data ready. Sign in at http://127.0.0.1:8000/admin/ as 'admin', "
                 f"password '{DEMO_PASSWORD}'. Users alice (acme admin), carol (acme member) "
-                "and bob (globex admin) have the same password."
+                "and bob (globex admin) have the same password and sign in to the "
+                "marketplace at http://127.0.0.1:8000/marketplace/."
             )
         )
 

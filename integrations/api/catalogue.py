@@ -1,0 +1,202 @@
+"""Integrations: the catalogue the caller may see, publishing by upload, versions and the
+install link. An integration the caller may not see answers 404."""
+
+import tempfile
+from pathlib import Path
+
+from django.core.exceptions import PermissionDenied
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics, serializers, status
+from rest_framework.parsers import MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from docplatform.selectors import is_organization_admin, is_organization_member
+
+from ..models import Integration, IntegrationVersion
+from ..selectors import integration_catalogue, integrations_visible_to
+from ..services import integration_publish
+from ..services.installations import install_link_rotate
+from .bundles import MAX_BUNDLE_BYTES, MIB, extract_bundle, refused
+
+# Room for the multipart envelope around the bundle itself.
+MULTIPART_OVERHEAD_BYTES = 64 * 1024
+
+
+class VersionOutput(serializers.Serializer):
+    number = serializers.IntegerField()
+    contentHash = serializers.CharField(source="content_hash")
+    createdAt = serializers.DateTimeField(source="created_at")
+
+
+class VersionDetailOutput(VersionOutput):
+    publishedBy = serializers.CharField(
+        source="published_by.username", allow_null=True, default=None
+    )
+
+
+class ExternalLinkOutput(serializers.Serializer):
+    label = serializers.CharField()
+    url = serializers.CharField()
+
+
+class BlockOutput(serializers.Serializer):
+    id = serializers.CharField()
+    title = serializers.CharField()
+    description = serializers.CharField()
+
+
+class IntegrationOutput(serializers.Serializer):
+    name = serializers.CharField()
+    title = serializers.CharField()
+    description = serializers.CharField()
+    summary = serializers.CharField()
+    organization = serializers.CharField(source="organization_id")
+    visibility = serializers.ChoiceField(choices=Integration.Visibility.choices)
+    target = serializers.CharField()
+    scopes = serializers.ListField(child=serializers.CharField())
+    categories = serializers.ListField(child=serializers.CharField())
+    blocks = BlockOutput(many=True)
+    externalLinks = ExternalLinkOutput(many=True, source="external_links")
+    configurations = serializers.JSONField(
+        help_text="The manifest's configuration schema (account, site, space)."
+    )
+    latestVersion = VersionOutput(source="latest_version")
+    updatedAt = serializers.DateTimeField(source="updated_at")
+
+
+class ProblemOutput(serializers.Serializer):
+    path = serializers.CharField()
+    message = serializers.CharField()
+
+
+class PublishOutput(serializers.Serializer):
+    integration = serializers.CharField(source="version.integration.name")
+    version = VersionOutput()
+    created = serializers.BooleanField(help_text="False when the content was unchanged.")
+    warnings = ProblemOutput(many=True)
+
+
+class CatalogueFilter(serializers.Serializer):
+    category = serializers.CharField(required=False, max_length=64)
+    search = serializers.CharField(required=False, max_length=200)
+
+
+class BundleInput(serializers.Serializer):
+    bundle = serializers.FileField(
+        help_text=f"A .zip or .tar.gz of the integration folder, at most "
+        f"{MAX_BUNDLE_BYTES // MIB} MiB; service-manifest.yaml at its root or inside its one "
+        "top-level folder. Secrets are given as values: ${{ env.NAME }} is not resolved here."
+    )
+
+
+class IntegrationListApi(generics.ListAPIView):
+    """The integrations the caller may see (GET); publish one by upload (POST)."""
+
+    queryset = Integration.objects.none()
+    serializer_class = IntegrationOutput
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(parameters=[CatalogueFilter])
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        query = CatalogueFilter(data=self.request.query_params)
+        query.is_valid(raise_exception=True)
+        return integration_catalogue(self.request.user, **query.validated_data).select_related(
+            "latest_version"
+        )
+
+    @extend_schema(
+        request={"multipart/form-data": BundleInput},
+        responses={201: PublishOutput, 200: PublishOutput},
+    )
+    def post(self, request):
+        try:
+            declared = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            declared = 0
+        if declared > MAX_BUNDLE_BYTES + MULTIPART_OVERHEAD_BYTES:
+            raise refused(f"the bundle is larger than {MAX_BUNDLE_BYTES // MIB} MiB")
+        data = BundleInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        with tempfile.TemporaryDirectory(prefix="docplatform-bundle-") as folder:
+            root = extract_bundle(data.validated_data["bundle"], Path(folder))
+            result = integration_publish(path=root, publisher=request.user, env=None)
+        return Response(
+            PublishOutput(result).data,
+            status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK,
+        )
+
+
+class IntegrationDetailFilter(serializers.Serializer):
+    install_token = serializers.CharField(
+        required=False, max_length=64, help_text="An unlisted integration's install link token."
+    )
+
+
+def integration_for(request, name: str, *, install_token: str | None = None) -> Integration:
+    visible = integrations_visible_to(request.user, install_token=install_token)
+    return get_object_or_404(visible.select_related("latest_version"), name=name)
+
+
+class IntegrationDetailApi(APIView):
+    """An integration the caller may see (an unlisted one with its install link token)."""
+
+    @extend_schema(parameters=[IntegrationDetailFilter], responses=IntegrationOutput)
+    def get(self, request, name):
+        query = IntegrationDetailFilter(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        integration = integration_for(request, name, **query.validated_data)
+        return Response(IntegrationOutput(integration).data)
+
+
+class IntegrationVersionListApi(generics.ListAPIView):
+    """The published versions, newest first: for members of the owning organization."""
+
+    queryset = IntegrationVersion.objects.none()
+    serializer_class = VersionDetailOutput
+
+    def get_queryset(self):
+        integration = integration_for(self.request, self.kwargs["name"])
+        if not is_organization_member(
+            user=self.request.user, organization=integration.organization
+        ):
+            raise PermissionDenied("only members of the owning organization see its versions")
+        return integration.versions.select_related("published_by")
+
+
+class InstallLinkOutput(serializers.Serializer):
+    installToken = serializers.CharField(
+        help_text="Give it as installToken when installing, or as ?install_token= to see the "
+        "integration while it is unlisted."
+    )
+
+
+def owned_integration_for(request, name: str) -> Integration:
+    """An integration of an organization the caller administers; 403 for other callers who
+    may see it."""
+    integration = integration_for(request, name)
+    if not is_organization_admin(user=request.user, organization=integration.organization):
+        raise PermissionDenied("only the owning organization's admins manage the install link")
+    return integration
+
+
+class InstallLinkApi(APIView):
+    """The install link token of an integration (owning organization's admins)."""
+
+    @extend_schema(responses=InstallLinkOutput)
+    def get(self, request, name):
+        integration = owned_integration_for(request, name)
+        return Response(InstallLinkOutput({"installToken": integration.install_link_token}).data)
+
+
+class InstallLinkRotateApi(APIView):
+    """Replace the install link token: the old link stops working."""
+
+    @extend_schema(request=None, responses=InstallLinkOutput)
+    def post(self, request, name):
+        token = install_link_rotate(integration=owned_integration_for(request, name))
+        return Response(InstallLinkOutput({"installToken": token}).data)

@@ -1,0 +1,425 @@
+"""Installations, their setup flow and their deliveries; and an installation token's own
+installation.
+
+Members of the installing organization (any role) see and manage its installations; anyone
+else gets 404. Installing acts for the caller's own organization only, under the visibility
+rules of ``installation_create``.
+"""
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema, extend_schema_field
+from rest_framework import generics, serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from docplatform.api import organization_for
+from docplatform.api_errors import renamed_error_fields
+from docplatform.api_permissions import IsInstallation
+from docplatform.models import Space
+from docplatform.selectors import sites_visible_to, spaces_visible_to
+
+from ..models import Delivery, Installation
+from ..selectors import (
+    deliveries_visible_to,
+    installations_visible_to,
+    published_integration,
+    shown_configuration,
+)
+from ..services.installations import (
+    installation_configure,
+    installation_create,
+    installation_pause,
+    installation_resume,
+    installation_select_spaces,
+    installation_set_external_ids,
+    installation_uninstall,
+)
+
+#: The service's field names as the API spells them.
+API_FIELD_NAMES = {"space_selection": "spaceSelection", "selected_spaces": "selectedSpaces"}
+
+
+# --- Representations ------------------------------------------------------------------------
+
+
+class StatusReasonOutput(serializers.Serializer):
+    path = serializers.CharField()
+    message = serializers.CharField()
+
+
+class InstallationOutput(serializers.Serializer):
+    id = serializers.CharField()
+    integration = serializers.CharField(source="integration.name")
+    organization = serializers.CharField(source="organization_id")
+    level = serializers.ChoiceField(choices=Installation.Level.choices)
+    space = serializers.CharField(source="space_id", allow_null=True)
+    site = serializers.CharField(source="site_id", allow_null=True)
+    parent = serializers.CharField(source="parent_id", allow_null=True)
+    status = serializers.ChoiceField(choices=Installation.Status.choices)
+    statusReasons = StatusReasonOutput(many=True, source="status_reasons")
+    configuration = serializers.SerializerMethodField(
+        help_text='Property values; a connected button property shows as {"connected": true}.'
+    )
+    externalIds = serializers.ListField(child=serializers.CharField(), source="external_ids")
+    spaceSelection = serializers.SerializerMethodField(
+        method_name="get_space_selection",
+        help_text="Organization installations only: all spaces, or the selected ones.",
+    )
+    selectedSpaces = serializers.SerializerMethodField(
+        method_name="get_selected_spaces",
+        help_text="Organization installations only: the selected spaces' ids.",
+    )
+    createdAt = serializers.DateTimeField(source="created_at")
+    updatedAt = serializers.DateTimeField(source="updated_at")
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_configuration(self, installation) -> dict:
+        return shown_configuration(installation)
+
+    @extend_schema_field(
+        serializers.ChoiceField(choices=Installation.SpaceSelection.choices, allow_null=True)
+    )
+    def get_space_selection(self, installation):
+        if installation.level != Installation.Level.ORGANIZATION:
+            return None
+        return installation.space_selection
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField(), allow_null=True))
+    def get_selected_spaces(self, installation):
+        if installation.level != Installation.Level.ORGANIZATION:
+            return None
+        return [space.pk for space in installation.selected_spaces.all()]
+
+
+class DeliveryOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    eventId = serializers.UUIDField(source="event_uuid", help_text="The payload's eventId.")
+    type = serializers.CharField(source="event.type")
+    installation = serializers.CharField(source="installation_id")
+    consumer = serializers.ChoiceField(choices=Delivery.Consumer.choices)
+    status = serializers.ChoiceField(choices=Delivery.Status.choices)
+    attempts = serializers.IntegerField()
+    outcome = serializers.CharField()
+    lastError = serializers.CharField(source="last_error")
+    createdAt = serializers.DateTimeField(source="created_at")
+    completedAt = serializers.DateTimeField(source="completed_at", allow_null=True)
+
+
+def installation_rows(queryset):
+    return queryset.select_related("integration").prefetch_related("selected_spaces")
+
+
+def installation_for(request, installation_id: str) -> Installation:
+    return get_object_or_404(
+        installation_rows(installations_visible_to(request.user)), pk=installation_id
+    )
+
+
+def fresh(installation: Installation) -> Installation:
+    """The installation as stored now, ready to be shown."""
+    return installation_rows(Installation.objects).get(pk=installation.pk)
+
+
+def installation_response(installation: Installation, status_code=status.HTTP_200_OK):
+    return Response(InstallationOutput(fresh(installation)).data, status=status_code)
+
+
+# --- Inputs ---------------------------------------------------------------------------------
+
+
+class ConfigurationField(serializers.DictField):
+    """Property values by name, as the manifest's configuration defines them."""
+
+    def __init__(self, **kwargs):
+        super().__init__(allow_empty=False, **kwargs)
+
+
+class InstallationInput(serializers.Serializer):
+    integration = serializers.CharField(max_length=64, help_text="The integration's name.")
+    configuration = ConfigurationField(required=False)
+    installToken = serializers.CharField(
+        required=False, max_length=64, help_text="An unlisted integration's install link token."
+    )
+
+
+class OrganizationInstallationInput(InstallationInput):
+    spaceSelection = serializers.ChoiceField(
+        choices=Installation.SpaceSelection.choices, required=False
+    )
+    selectedSpaces = serializers.ListField(
+        child=serializers.CharField(max_length=32), required=False, max_length=1000
+    )
+
+
+class SpaceSelectionInput(serializers.Serializer):
+    spaceSelection = serializers.ChoiceField(choices=Installation.SpaceSelection.choices)
+    selectedSpaces = serializers.ListField(
+        child=serializers.CharField(max_length=32), required=False, default=list, max_length=1000
+    )
+
+
+def organization_spaces(organization, space_ids: list[str]) -> list[Space]:
+    """The organization's spaces with these ids; a field error names any other id."""
+    spaces = list(Space.objects.filter(organization=organization, pk__in=set(space_ids)))
+    unknown = sorted(set(space_ids) - {space.pk for space in spaces})
+    if unknown:
+        raise ValidationError(
+            {"selectedSpaces": [f"no space of this organization has the id {', '.join(unknown)}"]}
+        )
+    return spaces
+
+
+def create_from(request, data, *, organization, **where) -> Response:
+    """Install the integration the validated ``data`` names; 404 when the caller may not."""
+    integration = published_integration(data["integration"])
+    if integration is None:
+        raise Http404
+    with renamed_error_fields(**API_FIELD_NAMES):
+        installation = installation_create(
+            user=request.user,
+            integration=integration,
+            organization=organization,
+            configuration=data.get("configuration"),
+            install_token=data.get("installToken"),
+            **where,
+        )
+    return installation_response(installation, status.HTTP_201_CREATED)
+
+
+# --- Installing -----------------------------------------------------------------------------
+
+
+class LevelFilter(serializers.Serializer):
+    level = serializers.ChoiceField(choices=Installation.Level.values, required=False)
+
+
+class OrganizationInstallationsApi(generics.ListAPIView):
+    """Every installation of one of the caller's organizations (GET, optionally of one
+    level); install an integration in the organization (POST)."""
+
+    queryset = Installation.objects.none()
+    serializer_class = InstallationOutput
+
+    @extend_schema(parameters=[LevelFilter])
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        organization = organization_for(self.request, self.kwargs["org"])
+        query = LevelFilter(data=self.request.query_params)
+        query.is_valid(raise_exception=True)
+        installations = installations_visible_to(self.request.user).filter(
+            organization=organization, **query.validated_data
+        )
+        return installation_rows(installations)
+
+    @extend_schema(request=OrganizationInstallationInput, responses={201: InstallationOutput})
+    def post(self, request, org):
+        organization = organization_for(request, org)
+        data = OrganizationInstallationInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = data.validated_data
+        return create_from(
+            request,
+            fields,
+            organization=organization,
+            space_selection=fields.get("spaceSelection"),
+            selected_spaces=organization_spaces(organization, fields.get("selectedSpaces", [])),
+        )
+
+
+class SpaceInstallationsApi(generics.ListAPIView):
+    """The installations in a space (GET); install an integration into it (POST)."""
+
+    queryset = Installation.objects.none()
+    serializer_class = InstallationOutput
+
+    def space(self) -> Space:
+        spaces = spaces_visible_to(self.request.user).select_related("organization")
+        return get_object_or_404(spaces, pk=self.kwargs["space_id"])
+
+    def get_queryset(self):
+        return installation_rows(
+            installations_visible_to(self.request.user).filter(space=self.space())
+        )
+
+    @extend_schema(request=InstallationInput, responses={201: InstallationOutput})
+    def post(self, request, space_id):
+        space = self.space()
+        data = InstallationInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        return create_from(
+            request, data.validated_data, organization=space.organization, space=space
+        )
+
+
+class SiteInstallationsApi(generics.ListAPIView):
+    """The installations in a site (GET); install an integration into it (POST)."""
+
+    queryset = Installation.objects.none()
+    serializer_class = InstallationOutput
+
+    def site(self):
+        sites = sites_visible_to(self.request.user).select_related("organization")
+        return get_object_or_404(sites, pk=self.kwargs["site_id"])
+
+    def get_queryset(self):
+        return installation_rows(
+            installations_visible_to(self.request.user).filter(site=self.site())
+        )
+
+    @extend_schema(request=InstallationInput, responses={201: InstallationOutput})
+    def post(self, request, site_id):
+        site = self.site()
+        data = InstallationInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        return create_from(request, data.validated_data, organization=site.organization, site=site)
+
+
+# --- One installation -----------------------------------------------------------------------
+
+
+class InstallationDetailApi(APIView):
+    """An installation (GET); uninstall it (DELETE: an organization installation takes the
+    space and site installations under it along)."""
+
+    @extend_schema(responses=InstallationOutput)
+    def get(self, request, installation_id):
+        return Response(InstallationOutput(installation_for(request, installation_id)).data)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request, installation_id):
+        installation_uninstall(installation=installation_for(request, installation_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class InstallationConfigurationApi(APIView):
+    """Edit one or more configuration properties (``null`` unsets one); runs the setup flow:
+    ``active`` when the configuration validates, else ``pending`` with the reasons."""
+
+    @extend_schema(request=OpenApiTypes.OBJECT, responses=InstallationOutput)
+    def patch(self, request, installation_id):
+        installation = installation_for(request, installation_id)
+        try:
+            changes = ConfigurationField().run_validation(request.data)
+        except serializers.ValidationError as error:
+            raise serializers.ValidationError({"configuration": error.detail}) from error
+        installation = installation_configure(installation=installation, changes=changes)
+        return installation_response(installation)
+
+
+class InstallationSpaceSelectionApi(APIView):
+    """Which spaces an organization installation covers: all, or the selected ones."""
+
+    @extend_schema(request=SpaceSelectionInput, responses=InstallationOutput)
+    def put(self, request, installation_id):
+        installation = installation_for(request, installation_id)
+        data = SpaceSelectionInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        spaces = organization_spaces(
+            installation.organization_id, data.validated_data["selectedSpaces"]
+        )
+        with renamed_error_fields(**API_FIELD_NAMES):
+            installation = installation_select_spaces(
+                installation=installation,
+                space_selection=data.validated_data["spaceSelection"],
+                spaces=spaces,
+            )
+        return installation_response(installation)
+
+
+class InstallationPauseApi(APIView):
+    """Pause: no events and no deliveries reach the installation until it is resumed."""
+
+    @extend_schema(request=None, responses=InstallationOutput)
+    def post(self, request, installation_id):
+        installation = installation_pause(installation=installation_for(request, installation_id))
+        return installation_response(installation)
+
+
+class InstallationResumeApi(APIView):
+    """Resume: the configuration is validated again, into ``active`` or ``pending``."""
+
+    @extend_schema(request=None, responses=InstallationOutput)
+    def post(self, request, installation_id):
+        installation = installation_resume(installation=installation_for(request, installation_id))
+        return installation_response(installation)
+
+
+# --- Deliveries -----------------------------------------------------------------------------
+
+
+class DeliveryFilter(serializers.Serializer):
+    status = serializers.ChoiceField(choices=Delivery.Status.values, required=False)
+
+
+class InstallationDeliveriesApi(generics.ListAPIView):
+    """The deliveries to an installation, newest first."""
+
+    queryset = Delivery.objects.none()
+    serializer_class = DeliveryOutput
+
+    @extend_schema(parameters=[DeliveryFilter])
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        installation = installation_for(self.request, self.kwargs["installation_id"])
+        query = DeliveryFilter(data=self.request.query_params)
+        query.is_valid(raise_exception=True)
+        return installation.deliveries.filter(**query.validated_data).select_related("event")
+
+
+class DeliveryDetailApi(APIView):
+    """One delivery to an installation of one of the caller's organizations."""
+
+    @extend_schema(responses=DeliveryOutput)
+    def get(self, request, delivery_id):
+        deliveries = deliveries_visible_to(request.user).select_related("event")
+        return Response(DeliveryOutput(get_object_or_404(deliveries, pk=delivery_id)).data)
+
+
+# --- An installation token's own installation -----------------------------------------------
+
+
+class OwnInstallationInput(serializers.Serializer):
+    configuration = ConfigurationField(required=False)
+    externalIds = serializers.ListField(
+        child=serializers.CharField(max_length=200), required=False, max_length=100
+    )
+
+    def validate(self, attrs):
+        if not attrs:
+            raise serializers.ValidationError("give configuration, externalIds or both")
+        return attrs
+
+
+class OwnInstallationApi(APIView):
+    """The caller's own installation, for an installation token: read it (credentials are
+    never shown), edit its configuration (the setup flow runs) and its external ids."""
+
+    permission_classes = [IsInstallation]
+
+    @extend_schema(responses=InstallationOutput)
+    def get(self, request):
+        return installation_response(request.auth)
+
+    @extend_schema(request=OwnInstallationInput, responses=InstallationOutput)
+    def patch(self, request):
+        data = OwnInstallationInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        installation = request.auth
+        with transaction.atomic():
+            if "configuration" in data.validated_data:
+                installation = installation_configure(
+                    installation=installation, changes=data.validated_data["configuration"]
+                )
+            if "externalIds" in data.validated_data:
+                installation = installation_set_external_ids(
+                    installation=installation, external_ids=data.validated_data["externalIds"]
+                )
+        return installation_response(installation)

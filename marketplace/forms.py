@@ -1,0 +1,139 @@
+"""Forms of the marketplace pages: they parse input; the installation services decide."""
+
+from django import forms
+from django.core.exceptions import ValidationError
+
+from integrations.configuration import properties_of
+from integrations.manifest import CATEGORIES
+from integrations.models import Installation
+
+
+class CatalogueFilterForm(forms.Form):
+    q = forms.CharField(required=False, max_length=100, label="Search")
+    category = forms.ChoiceField(
+        required=False,
+        choices=[("", "All categories")]
+        + [(category, category.replace("-", " ").capitalize()) for category in CATEGORIES],
+    )
+
+    def filters(self) -> dict:
+        """The valid filters; an invalid one (a tampered category) is left out."""
+        self.is_valid()
+        return {
+            "search": self.cleaned_data.get("q", ""),
+            "category": self.cleaned_data.get("category", ""),
+        }
+
+
+class InstallLinkForm(forms.Form):
+    """The query of an install link: its secret token, and the organization to act for."""
+
+    token = forms.CharField(max_length=64)
+    org = forms.SlugField(max_length=63, required=False)
+
+    def parsed(self) -> dict:
+        """The token and the organization's subdomain; empty strings when invalid or absent."""
+        self.is_valid()
+        return {
+            "token": self.cleaned_data.get("token", ""),
+            "org": self.cleaned_data.get("org", ""),
+        }
+
+
+class InstallForm(forms.Form):
+    """Where to install: the organization itself, one of its spaces or one of its sites."""
+
+    level = forms.ChoiceField(choices=Installation.Level.choices)
+    space = forms.ModelChoiceField(queryset=None, required=False)
+    site = forms.ModelChoiceField(queryset=None, required=False)
+
+    def __init__(self, *args, spaces, sites, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["space"].queryset = spaces
+        self.fields["site"].queryset = sites
+
+    def clean(self):
+        cleaned = super().clean()
+        level = cleaned.get("level")
+        for place in ("space", "site"):
+            if level == place and not cleaned.get(place):
+                self.add_error(place, f"Choose a {place}.")
+            elif level != place:
+                cleaned[place] = None
+        return cleaned
+
+
+class ConfigurationForm(forms.Form):
+    """An installation's configuration properties, one field per property of the manifest.
+
+    ``button`` properties (OAuth connections) have no field: their values are credentials
+    that the OAuth flow writes and nobody types in.
+    """
+
+    prefix = "configuration"
+
+    def __init__(self, *args, definition: dict, configuration: dict, **kwargs):
+        super().__init__(*args, initial=dict(configuration), **kwargs)
+        required = list(definition.get("required") or [])
+        self.required_names = set(required)
+        properties = properties_of(definition)
+        for name in sorted(properties, key=lambda name: _position(name, properties, required)):
+            field = _field_for(properties[name])
+            if field is not None:
+                self.fields[name] = field
+
+    def changes(self) -> dict:
+        """The changed properties, as ``installation_configure`` takes them (None unsets)."""
+        return {name: _stored_value(self.cleaned_data[name]) for name in self.changed_data}
+
+    def add_service_error(self, error: ValidationError) -> None:
+        """Put the service's ``configuration.<property>`` errors next to their fields."""
+        for path, messages in getattr(error, "message_dict", {"": error.messages}).items():
+            name = path.removeprefix("configuration.").split(".")[0]
+            for message in messages:
+                self.add_error(name if name in self.fields else None, message)
+
+
+def _position(name: str, properties: dict, required: list) -> tuple:
+    """Required properties first, as listed, then the others by title. The manifest's own
+    order does not survive PostgreSQL's jsonb, so it cannot be the order."""
+    if name in required:
+        return (0, required.index(name), "")
+    return (1, 0, str(properties[name].get("title") or name).lower())
+
+
+def _field_for(prop: dict) -> forms.Field | None:
+    common = {"required": False, "label": prop.get("title"), "help_text": prop.get("description")}
+    kind = prop.get("type")
+    if kind == "string" and "enum" in prop:
+        # A plain CharField: whether the value is one of the options is the service's rule.
+        options = [(str(option), str(option)) for option in prop["enum"]]
+        return forms.CharField(widget=forms.Select(choices=[("", "—"), *options]), **common)
+    if kind == "string":
+        return forms.CharField(**common)
+    if kind == "number":
+        return forms.FloatField(widget=forms.NumberInput(attrs={"step": "any"}), **common)
+    if kind == "boolean":
+        return forms.BooleanField(**common)
+    return None
+
+
+def _stored_value(value):
+    if value == "" or value is None:
+        return None
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+class SpaceSelectionForm(forms.Form):
+    space_selection = forms.ChoiceField(
+        choices=Installation.SpaceSelection.choices, widget=forms.RadioSelect, label="Spaces"
+    )
+    spaces = forms.ModelMultipleChoiceField(
+        queryset=None, required=False, widget=forms.CheckboxSelectMultiple, label="Selected"
+    )
+
+    def __init__(self, *args, spaces, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["spaces"].queryset = spaces

@@ -1,0 +1,139 @@
+"""Reads of the marketplace pages, always for one organization the user belongs to."""
+
+from django.db.models import Q, QuerySet
+
+from docplatform.models import Organization, Site, Space
+from integrations.models import Delivery, Installation, Integration, IntegrationAsset
+from integrations.selectors import (
+    installations_visible_to,
+    integration_catalogue,
+    integrations_visible_to,
+    user_organization_ids,
+)
+from integrations.services.installations import TARGET_LEVELS
+
+RECENT_DELIVERIES = 20
+
+
+def organizations_of(user) -> QuerySet:
+    return Organization.objects.filter(pk__in=user_organization_ids(user))
+
+
+def _installable_by(organization: Organization) -> Q:
+    """Public integrations and the organization's own; unlisted ones need their install link."""
+    return Q(visibility=Integration.Visibility.PUBLIC) | Q(organization=organization)
+
+
+def catalogue_for(
+    user, organization: Organization, *, category: str = "", search: str = ""
+) -> QuerySet:
+    """What ``organization`` may install, as ``user`` sees it."""
+    return integration_catalogue(user, category=category, search=search).filter(
+        _installable_by(organization)
+    )
+
+
+def integration_for(
+    user, organization: Organization, name: str, *, install_token: str = ""
+) -> Integration | None:
+    """An integration ``organization`` may install; an unlisted one of another organization
+    only with its install link token."""
+    installable = _installable_by(organization)
+    if install_token:
+        installable |= Q(
+            visibility=Integration.Visibility.UNLISTED, install_link_token=install_token
+        )
+    return (
+        integrations_visible_to(user, install_token=install_token or None)
+        .filter(installable, name=name)
+        .select_related("organization", "latest_version")
+        .first()
+    )
+
+
+def install_levels(integration: Integration) -> set[str]:
+    """Where the integration may be installed: organization, space, site."""
+    return TARGET_LEVELS.get(integration.target, TARGET_LEVELS["all"])
+
+
+def integration_assets(integration: Integration) -> dict:
+    """The latest version's icon (or None) and preview images, without their content."""
+    assets = list(
+        IntegrationAsset.objects.filter(version_id=integration.latest_version_id).defer("content")
+    )
+    return {
+        "icon": next((a for a in assets if a.kind == IntegrationAsset.Kind.ICON), None),
+        "previews": [a for a in assets if a.kind == IntegrationAsset.Kind.PREVIEW],
+    }
+
+
+def icon_ids(integrations) -> dict[str, int]:
+    """Integration id -> the id of its latest version's icon, for those that have one."""
+    rows = IntegrationAsset.objects.filter(
+        kind=IntegrationAsset.Kind.ICON,
+        version_id__in=[integration.latest_version_id for integration in integrations],
+    ).values_list("version__integration_id", "pk")
+    return dict(rows)
+
+
+def asset_visible_to(user, asset_id: int, *, install_token: str = "") -> IntegrationAsset | None:
+    """An image of an integration the user may see, or one installed in their organizations."""
+    visible = integrations_visible_to(user, install_token=install_token or None).values("pk")
+    installed = installations_visible_to(user).values("integration_id")
+    return (
+        IntegrationAsset.objects.filter(pk=asset_id)
+        .filter(Q(version__integration__in=visible) | Q(version__integration__in=installed))
+        .first()
+    )
+
+
+def installations_of(user, organization: Organization) -> QuerySet:
+    return (
+        installations_visible_to(user)
+        .filter(organization=organization)
+        .select_related("integration__organization", "space", "site", "parent", "created_by")
+        .order_by("integration__title", "level", "space__title", "site__title")
+    )
+
+
+def installation_for(user, organization: Organization, installation_id: str):
+    return installations_of(user, organization).filter(pk=installation_id).first()
+
+
+def organization_installation_statuses(organization: Organization, integration_ids) -> dict:
+    """Integration id -> status of its organization-level installation, when installed."""
+    rows = Installation.objects.filter(
+        organization=organization,
+        level=Installation.Level.ORGANIZATION,
+        integration_id__in=list(integration_ids),
+    ).values_list("integration_id", "status")
+    return dict(rows)
+
+
+def integration_installations(integration: Integration, organization: Organization) -> QuerySet:
+    return Installation.objects.filter(
+        integration=integration, organization=organization
+    ).select_related("space", "site")
+
+
+def spaces_without(integration: Integration, organization: Organization) -> QuerySet:
+    """The organization's spaces the integration is not installed in yet."""
+    return Space.objects.filter(organization=organization).exclude(
+        installations__integration=integration
+    )
+
+
+def sites_without(integration: Integration, organization: Organization) -> QuerySet:
+    return Site.objects.filter(organization=organization).exclude(
+        installations__integration=integration
+    )
+
+
+def organization_spaces(organization: Organization) -> QuerySet:
+    return Space.objects.filter(organization=organization)
+
+
+def recent_deliveries(installation: Installation) -> QuerySet:
+    return Delivery.objects.filter(installation=installation).select_related("event")[
+        :RECENT_DELIVERIES
+    ]

@@ -1,0 +1,60 @@
+from django.contrib.auth import views as auth_views
+from django.urls import include, path, reverse_lazy
+
+from . import views
+
+app_name = "marketplace"
+
+organization_pages = [
+    path("", views.CatalogueView.as_view(), name="catalogue"),
+    path("integrations/<slug:name>/", views.IntegrationView.as_view(), name="integration"),
+    path("installations/", views.InstallationListView.as_view(), name="installations"),
+    path(
+        "installations/<slug:installation_id>/",
+        views.InstallationView.as_view(),
+        name="installation",
+    ),
+    path(
+        "installations/<slug:installation_id>/spaces/",
+        views.InstallationSpacesView.as_view(),
+        name="installation-spaces",
+    ),
+    path(
+        "installations/<slug:installation_id>/pause/",
+        views.InstallationStatusView.as_view(),
+        {"action": "pause"},
+        name="installation-pause",
+    ),
+    path(
+        "installations/<slug:installation_id>/resume/",
+        views.InstallationStatusView.as_view(),
+        {"action": "resume"},
+        name="installation-resume",
+    ),
+    path(
+        "installations/<slug:installation_id>/uninstall/",
+        views.InstallationUninstallView.as_view(),
+        name="installation-uninstall",
+    ),
+]
+
+urlpatterns = [
+    path("", views.HomeView.as_view(), name="home"),
+    path(
+        "login/",
+        auth_views.LoginView.as_view(
+            template_name="marketplace/login.html",
+            redirect_authenticated_user=True,
+            next_page=reverse_lazy("marketplace:home"),
+        ),
+        name="login",
+    ),
+    path(
+        "logout/",
+        auth_views.LogoutView.as_view(next_page=reverse_lazy("marketplace:login")),
+        name="logout",
+    ),
+    path("install/<slug:name>/", views.InstallLinkView.as_view(), name="install-link"),
+    path("assets/<int:asset_id>/", views.AssetView.as_view(), name="asset"),
+    path("orgs/<slug:organization>/", include(organization_pages)),
+]

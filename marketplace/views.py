@@ -1,0 +1,364 @@
+"""The marketplace pages. Thin: forms parse, services write, selectors read.
+
+Every page acts for one organization the signed-in user belongs to; anything outside it
+(another organization, its installations, spaces and sites, a hidden integration) is a 404.
+"""
+
+from django.contrib import messages
+from django.contrib.auth.mixins import LoginRequiredMixin
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse, reverse_lazy
+from django.utils.http import urlencode
+from django.views import View
+
+from integrations.configuration import button_properties, definition_for, properties_of
+from integrations.models import Installation
+from integrations.services.installations import (
+    installation_configure,
+    installation_create,
+    installation_pause,
+    installation_resume,
+    installation_select_spaces,
+    installation_uninstall,
+)
+
+from . import selectors
+from .forms import (
+    CatalogueFilterForm,
+    ConfigurationForm,
+    InstallForm,
+    InstallLinkForm,
+    SpaceSelectionForm,
+)
+
+
+class MemberView(LoginRequiredMixin, View):
+    """A page behind the sign-in, with the organizations the user may act for."""
+
+    login_url = reverse_lazy("marketplace:login")
+
+    def page(self, template: str, context: dict, *, status: int = 200) -> HttpResponse:
+        """Render ``template`` with links to the user's other organizations (the switcher)."""
+        current = context.get("organization")
+        context["other_organizations"] = [
+            (organization, self.switch_url(organization))
+            for organization in selectors.organizations_of(self.request.user)
+            if current is None or organization.pk != current.pk
+        ]
+        return render(self.request, template, context, status=status)
+
+    def switch_url(self, organization) -> str:
+        return reverse("marketplace:catalogue", args=[organization.subdomain])
+
+
+class OrganizationView(MemberView):
+    """A page of ``/orgs/<organization>/``: only for the organization's members."""
+
+    nav = "installations"  # the top bar's section this page belongs to
+
+    def dispatch(self, request, *args, **kwargs):
+        if not request.user.is_authenticated:
+            return self.handle_no_permission()
+        self.organization = get_object_or_404(
+            selectors.organizations_of(request.user), subdomain=kwargs.pop("organization")
+        )
+        return super().dispatch(request, *args, **kwargs)
+
+    def page(self, template: str, context: dict, *, status: int = 200) -> HttpResponse:
+        context = {"organization": self.organization, "nav": self.nav, **context}
+        return super().page(template, context, status=status)
+
+
+class HomeView(MemberView):
+    def get(self, request):
+        organization = selectors.organizations_of(request.user).first()
+        if organization is None:
+            return self.page("marketplace/no_organization.html", {})
+        return redirect("marketplace:catalogue", organization.subdomain)
+
+
+class CatalogueView(OrganizationView):
+    nav = "catalogue"
+
+    def get(self, request):
+        form = CatalogueFilterForm(request.GET)
+        integrations = list(
+            selectors.catalogue_for(request.user, self.organization, **form.filters())
+        )
+        icons = selectors.icon_ids(integrations)
+        statuses = selectors.organization_installation_statuses(
+            self.organization, [integration.pk for integration in integrations]
+        )
+        cards = [
+            {
+                "integration": integration,
+                "icon_id": icons.get(integration.pk),
+                "status": statuses.get(integration.pk),
+            }
+            for integration in integrations
+        ]
+        return self.page("marketplace/catalogue.html", {"form": form, "cards": cards})
+
+
+class IntegrationView(OrganizationView):
+    """An integration's page, with its install buttons; POST installs it."""
+
+    nav = "catalogue"
+
+    install_token = ""
+
+    def get(self, request, name):
+        integration = self.integration(name)
+        return self.integration_page(integration, InstallForm(**self.places(integration)))
+
+    def post(self, request, name):
+        integration = self.integration(name)
+        form = InstallForm(request.POST, **self.places(integration))
+        if form.is_valid():
+            try:
+                installation = installation_create(
+                    user=request.user,
+                    integration=integration,
+                    organization=self.organization,
+                    space=form.cleaned_data["space"],
+                    site=form.cleaned_data["site"],
+                    install_token=self.install_token or None,
+                )
+            except ValidationError as error:
+                form.add_error(None, error.messages)
+            else:
+                messages.success(request, f"{integration.title} is installed.")
+                return redirect(
+                    "marketplace:installation", self.organization.subdomain, installation.pk
+                )
+        return self.integration_page(integration, form, status=400)
+
+    def integration(self, name):
+        integration = selectors.integration_for(
+            self.request.user, self.organization, name, install_token=self.install_token
+        )
+        if integration is None:
+            raise Http404("No such integration.")
+        return integration
+
+    def places(self, integration) -> dict:
+        return {
+            "spaces": selectors.spaces_without(integration, self.organization),
+            "sites": selectors.sites_without(integration, self.organization),
+        }
+
+    def integration_page(self, integration, form, *, status=200) -> HttpResponse:
+        installations = list(selectors.integration_installations(integration, self.organization))
+        return self.page(
+            "marketplace/integration.html",
+            {
+                "integration": integration,
+                "assets": selectors.integration_assets(integration),
+                "levels": selectors.install_levels(integration),
+                "installations": installations,
+                "organization_installation": next(
+                    (i for i in installations if i.level == Installation.Level.ORGANIZATION),
+                    None,
+                ),
+                "form": form,
+                "install_token": self.install_token,
+            },
+            status=status,
+        )
+
+
+class InstallLinkView(IntegrationView):
+    """``/install/<name>/?token=...``: the shared install link of an unlisted integration.
+
+    It acts for ``?org=<subdomain>``, or the user's first organization.
+    """
+
+    def dispatch(self, request, *args, **kwargs):
+        if not request.user.is_authenticated:
+            return self.handle_no_permission()
+        query = InstallLinkForm(request.GET).parsed()
+        self.install_token = query["token"]
+        organizations = selectors.organizations_of(request.user)
+        organization = (
+            organizations.filter(subdomain=query["org"]).first() if query["org"] else None
+        )
+        organization = organization or organizations.first()
+        if organization is None:
+            return self.page("marketplace/no_organization.html", {}, status=404)
+        kwargs["organization"] = organization.subdomain
+        return super().dispatch(request, *args, **kwargs)
+
+    def switch_url(self, organization) -> str:
+        query = urlencode({"token": self.install_token, "org": organization.subdomain})
+        return f"{self.request.path}?{query}"
+
+
+class InstallationListView(OrganizationView):
+    def get(self, request):
+        installations = list(selectors.installations_of(request.user, self.organization))
+        icons = selectors.icon_ids({i.integration for i in installations})
+        rows = [
+            {"installation": installation, "icon_id": icons.get(installation.integration_id)}
+            for installation in installations
+        ]
+        return self.page("marketplace/installations.html", {"rows": rows})
+
+
+class InstallationPageMixin:
+    """The installation the URL names, within the organization, and its page."""
+
+    def installation(self, installation_id) -> Installation:
+        installation = selectors.installation_for(
+            self.request.user, self.organization, installation_id
+        )
+        if installation is None:
+            raise Http404("No such installation.")
+        return installation
+
+    def back_to(self, installation):
+        return redirect("marketplace:installation", self.organization.subdomain, installation.pk)
+
+    @staticmethod
+    def definition(installation) -> dict:
+        return definition_for(
+            installation.integration.configurations, installation.configuration_level
+        )
+
+    def configuration_form(self, installation, data=None) -> ConfigurationForm:
+        return ConfigurationForm(
+            data, definition=self.definition(installation), configuration=installation.configuration
+        )
+
+    def spaces_form(self, installation, data=None) -> SpaceSelectionForm:
+        return SpaceSelectionForm(
+            data,
+            spaces=selectors.organization_spaces(self.organization),
+            initial={
+                "space_selection": installation.space_selection,
+                "spaces": list(installation.selected_spaces.all()),
+            },
+        )
+
+    def installation_page(self, installation, *, form=None, spaces_form=None, status=200):
+        definition = self.definition(installation)
+        properties = properties_of(definition)
+        credentials = installation.credentials or {}
+        if installation.level != Installation.Level.ORGANIZATION:
+            spaces_form = None  # only an organization installation chooses its spaces
+        elif spaces_form is None:
+            spaces_form = self.spaces_form(installation)
+        return self.page(
+            "marketplace/installation.html",
+            {
+                "installation": installation,
+                "integration": installation.integration,
+                "icon_id": selectors.icon_ids([installation.integration]).get(
+                    installation.integration_id
+                ),
+                "form": form if form is not None else self.configuration_form(installation),
+                "component_id": definition.get("componentId"),
+                "connections": [
+                    {"property": properties[name], "connected": name in credentials}
+                    for name in sorted(button_properties(definition))
+                ],
+                "spaces_form": spaces_form,
+                "children": installation.children.select_related("space", "site"),
+                "deliveries": selectors.recent_deliveries(installation),
+            },
+            status=status,
+        )
+
+
+class InstallationView(InstallationPageMixin, OrganizationView):
+    """An installation: status, configuration form, space selection, deliveries."""
+
+    def get(self, request, installation_id):
+        return self.installation_page(self.installation(installation_id))
+
+    def post(self, request, installation_id):
+        installation = self.installation(installation_id)
+        form = self.configuration_form(installation, data=request.POST)
+        if form.is_valid():
+            changes = form.changes()
+            if not changes:
+                messages.info(request, "Nothing changed.")
+                return self.back_to(installation)
+            try:
+                installation = installation_configure(installation=installation, changes=changes)
+            except ValidationError as error:
+                form.add_service_error(error)
+            else:
+                messages.success(request, f"Saved. The installation is {installation.status}.")
+                return self.back_to(installation)
+        return self.installation_page(installation, form=form, status=400)
+
+
+class InstallationSpacesView(InstallationPageMixin, OrganizationView):
+    """POST: which spaces an organization installation covers."""
+
+    def post(self, request, installation_id):
+        installation = self.installation(installation_id)
+        form = self.spaces_form(installation, data=request.POST)
+        if form.is_valid():
+            try:
+                installation_select_spaces(
+                    installation=installation,
+                    space_selection=form.cleaned_data["space_selection"],
+                    spaces=form.cleaned_data["spaces"],
+                )
+            except ValidationError as error:
+                form.add_error(None, error.messages)
+            else:
+                messages.success(request, "The space selection is saved.")
+                return self.back_to(installation)
+        return self.installation_page(installation, spaces_form=form, status=400)
+
+
+class InstallationStatusView(InstallationPageMixin, OrganizationView):
+    """POST: pause or resume an installation."""
+
+    actions = {"pause": installation_pause, "resume": installation_resume}
+
+    def post(self, request, installation_id, action):
+        installation = self.actions[action](installation=self.installation(installation_id))
+        messages.success(request, f"The installation is {installation.status}.")
+        return self.back_to(installation)
+
+
+class InstallationUninstallView(InstallationPageMixin, OrganizationView):
+    """GET asks for confirmation; POST uninstalls."""
+
+    def get(self, request, installation_id):
+        installation = self.installation(installation_id)
+        return self.page(
+            "marketplace/uninstall.html",
+            {
+                "installation": installation,
+                "children": installation.children.select_related("space", "site"),
+            },
+        )
+
+    def post(self, request, installation_id):
+        installation = self.installation(installation_id)
+        installation_uninstall(installation=installation)
+        messages.success(request, f"{installation.integration.title} is uninstalled.")
+        return redirect("marketplace:installations", self.organization.subdomain)
+
+
+class AssetView(LoginRequiredMixin, View):
+    """An integration's icon or preview image, for those who may see the integration."""
+
+    login_url = reverse_lazy("marketplace:login")
+
+    def get(self, request, asset_id):
+        install_token = InstallLinkForm(request.GET).parsed()["token"]
+        asset = selectors.asset_visible_to(request.user, asset_id, install_token=install_token)
+        if asset is None:
+            raise Http404("No such image.")
+        response = HttpResponse(bytes(asset.content), content_type=asset.content_type)
+        response["X-Content-Type-Options"] = "nosniff"
+        response["Content-Security-Policy"] = "default-src 'none'; sandbox"
+        response["Cache-Control"] = "private, max-age=3600"
+        return response

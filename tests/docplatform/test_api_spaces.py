@@ -1,0 +1,249 @@
+"""Organizations, spaces, their content and sites through the REST API (members only)."""
+
+import pytest
+
+from docplatform.models import Event, Revision, Space
+from tests.api_helpers import API, NOT_FOUND, api_client, error_attrs, row_counts
+from tests.factories import (
+    MembershipFactory,
+    OrganizationFactory,
+    PageFactory,
+    SiteFactory,
+    SpaceFactory,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def space(organization):
+    return SpaceFactory(organization=organization, title="Handbook")
+
+
+@pytest.fixture
+def site(organization, space):
+    site = SiteFactory(organization=organization, title="Docs")
+    site.spaces.add(space)
+    return site
+
+
+@pytest.fixture
+def member_api(org_member):
+    return api_client(org_member)
+
+
+@pytest.fixture
+def outsider_api():
+    return api_client(MembershipFactory(organization=OrganizationFactory(subdomain="globex")).user)
+
+
+def test_organizations_list_the_callers_own_with_their_role(organization, org_admin, org_member):
+    beta = OrganizationFactory(subdomain="beta")
+    MembershipFactory(user=org_admin, organization=beta)
+    MembershipFactory(organization=beta, role="admin")
+    OrganizationFactory(subdomain="hidden")
+    body = api_client(org_admin).get(f"{API}/orgs/").json()
+    assert body["count"] == 2
+    assert [(org["subdomain"], org["role"]) for org in body["results"]] == [
+        ("acme", "admin"),
+        ("beta", "member"),
+    ]
+
+
+def test_an_organization_is_addressed_by_id_or_subdomain(member_api, organization):
+    by_subdomain = member_api.get(f"{API}/orgs/acme/").json()
+    assert by_subdomain == member_api.get(f"{API}/orgs/{organization.id}/").json()
+    assert by_subdomain["role"] == "member"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/orgs/acme/",
+        "/orgs/acme/spaces/",
+        "/orgs/acme/sites/",
+        "/orgs/acme/events/",
+        "/spaces/{space}/",
+        "/spaces/{space}/revisions/",
+        "/spaces/{space}/pages/",
+        "/sites/{site}/",
+    ],
+)
+def test_non_members_get_a_404_that_names_nothing(outsider_api, space, site, path):
+    response = outsider_api.get(API + path.format(space=space.id, site=site.id))
+    assert response.status_code == 404
+    assert response.json() == NOT_FOUND
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("patch", "/spaces/{space}/", {"visibility": "public"}),
+        ("post", "/spaces/{space}/revisions/", {"pages": [{"path": "a", "title": "A"}]}),
+        ("post", "/spaces/{space}/gitsync/start/", None),
+        ("post", "/spaces/{space}/gitsync/complete/", {"status": "success"}),
+        ("post", "/spaces/{space}/views/", None),
+    ],
+)
+def test_non_members_cannot_act_on_a_space(outsider_api, space, method, path, body):
+    before = row_counts()
+    response = getattr(outsider_api, method)(API + path.format(space=space.id), body)
+    assert response.status_code == 404
+    assert row_counts() == before
+    assert Space.objects.get().visibility == "private"
+
+
+def test_anonymous_callers_get_401(space):
+    response = api_client().get(f"{API}/spaces/{space.id}/")
+    assert response.status_code == 401
+
+
+def test_spaces_of_an_organization(member_api, space):
+    SpaceFactory(title="Elsewhere")
+    body = member_api.get(f"{API}/orgs/acme/spaces/").json()
+    assert [row["id"] for row in body["results"]] == [space.id]
+    assert body["results"][0] == {
+        "id": space.id,
+        "organization": space.organization_id,
+        "title": "Handbook",
+        "visibility": "private",
+        "currentRevision": None,
+        "createdAt": body["results"][0]["createdAt"],
+    }
+
+
+def test_changing_visibility_fires_its_event(member_api, space):
+    response = member_api.patch(f"{API}/spaces/{space.id}/", {"visibility": "public"})
+    assert response.status_code == 200
+    assert response.json()["visibility"] == "public"
+    event = Event.objects.get(type="space_visibility_updated")
+    assert event.payload == {
+        "spaceId": space.id,
+        "previousVisibility": "private",
+        "visibility": "public",
+    }
+
+
+def test_a_new_revision_becomes_the_current_content(member_api, org_member, space):
+    pages = [
+        {"path": "intro", "title": "Intro", "body": "# Hi\n"},
+        {"path": "setup", "title": "Setup"},
+    ]
+    response = member_api.post(
+        f"{API}/spaces/{space.id}/revisions/", {"message": "First", "pages": pages}
+    )
+    assert response.status_code == 201
+    revision = response.json()
+    assert revision["author"] == org_member.username
+    assert revision["message"] == "First"
+
+    current = member_api.get(f"{API}/spaces/{space.id}/pages/").json()["results"]
+    assert [(page["path"], page["body"]) for page in current] == [
+        ("intro", "# Hi\n"),
+        ("setup", ""),
+    ]
+    by_revision = member_api.get(f"{API}/revisions/{revision['id']}/pages/").json()
+    assert by_revision["results"] == current
+    listed = member_api.get(f"{API}/spaces/{space.id}/revisions/").json()["results"]
+    assert [row["id"] for row in listed] == [revision["id"]]
+    event = Event.objects.get(type="space_content_updated")
+    assert event.payload == {"spaceId": space.id, "revisionId": revision["id"]}
+
+
+def test_pages_of_another_organizations_revision_are_not_found(member_api):
+    page = PageFactory()
+    response = member_api.get(f"{API}/revisions/{page.revision_id}/pages/")
+    assert response.status_code == 404
+
+
+def test_git_sync_start_and_completion_fire_their_events(member_api, space):
+    assert member_api.post(f"{API}/spaces/{space.id}/gitsync/start/").status_code == 204
+    response = member_api.post(f"{API}/spaces/{space.id}/gitsync/complete/", {"status": "failure"})
+    assert response.status_code == 204
+    assert Event.objects.get(type="space_gitsync_started").payload["status"] == "running"
+    completed = Event.objects.get(type="space_gitsync_completed").payload
+    assert completed == {"spaceId": space.id, "revisionId": None, "status": "failure"}
+
+
+def test_a_space_view_takes_the_visitor_from_the_request(member_api, space):
+    member_api.cookies["site_pref"] = "dark"
+    response = member_api.post(
+        f"{API}/spaces/{space.id}/views/",
+        HTTP_USER_AGENT="Reader/1.0",
+        REMOTE_ADDR="203.0.113.7",
+    )
+    assert response.status_code == 204
+    visitor = Event.objects.get(type="space_view").payload["visitor"]
+    assert visitor["userAgent"] == "Reader/1.0"
+    assert visitor["ip"] == "203.0.113.7"
+    assert visitor["cookies"] == {"site_pref": "dark"}
+    assert visitor["anonymousId"] == response.cookies["dp_visitor"].value
+
+
+def test_sites_list_their_spaces(member_api, site, space):
+    body = member_api.get(f"{API}/orgs/acme/sites/").json()
+    assert [(row["id"], row["spaces"]) for row in body["results"]] == [(site.id, [space.id])]
+    assert member_api.get(f"{API}/sites/{site.id}/").json()["spaces"] == [space.id]
+
+
+def test_events_of_an_organization_filtered_by_type(member_api, space):
+    member_api.post(f"{API}/spaces/{space.id}/gitsync/start/")
+    member_api.patch(f"{API}/spaces/{space.id}/", {"visibility": "public"})
+    other = SpaceFactory()
+    member_api.post(f"{API}/spaces/{other.id}/gitsync/start/")  # not a member: 404
+
+    everything = member_api.get(f"{API}/orgs/acme/events/").json()
+    assert sorted(row["type"] for row in everything["results"]) == [
+        "space_gitsync_started",
+        "space_visibility_updated",
+    ]
+    filtered = member_api.get(f"{API}/orgs/acme/events/?type=space_gitsync_started").json()
+    assert [row["type"] for row in filtered["results"]] == ["space_gitsync_started"]
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body", "attrs"),
+    [
+        ("patch", "/spaces/{space}/", {"visibility": "secret"}, ["visibility"]),
+        ("patch", "/spaces/{space}/", {}, ["visibility"]),
+        ("post", "/spaces/{space}/revisions/", {}, ["pages"]),
+        ("post", "/spaces/{space}/revisions/", {"pages": []}, ["pages"]),
+        ("post", "/spaces/{space}/revisions/", {"pages": "intro"}, ["pages"]),
+        (
+            "post",
+            "/spaces/{space}/revisions/",
+            {"pages": [{"path": " ", "title": "T"}]},
+            ["pages.0.path"],
+        ),
+        (
+            "post",
+            "/spaces/{space}/revisions/",
+            {"pages": [{"path": "p" * 301, "title": "T", "body": ["x"]}]},
+            ["pages.0.body", "pages.0.path"],
+        ),
+        (
+            "post",
+            "/spaces/{space}/revisions/",
+            {"message": "m" * 501, "pages": [{"path": "a", "title": "A"}]},
+            ["message"],
+        ),
+        (
+            "post",
+            "/spaces/{space}/revisions/",
+            {"pages": [{"path": "a", "title": "A"}, {"path": "a", "title": "B"}]},
+            ["pages.1.path"],
+        ),
+        ("post", "/spaces/{space}/gitsync/complete/", {"status": "maybe"}, ["status"]),
+        ("post", "/spaces/{space}/gitsync/complete/", {}, ["status"]),
+    ],
+)
+def test_bad_bodies_get_field_errors_and_write_nothing(
+    member_api, space, method, path, body, attrs
+):
+    before = row_counts()
+    response = getattr(member_api, method)(API + path.format(space=space.id), body)
+    assert response.status_code == 400
+    assert error_attrs(response) == attrs
+    assert row_counts() == before
+    assert Revision.objects.count() == 0
+    assert Space.objects.get().visibility == "private"

@@ -1,0 +1,110 @@
+"""No input reaches a 500: every endpoint, every method, odd bodies, as a member and as an
+installation token."""
+
+import json
+
+import pytest
+from django.core.cache import cache
+from django.urls import reverse
+
+from docplatform.urls import api_v1
+from integrations.models import Delivery
+from integrations.services.installations import installation_create
+from tests.api_helpers import api_client
+from tests.factories import PageFactory, RevisionFactory, SiteFactory, SpaceFactory
+
+pytestmark = pytest.mark.django_db
+
+ODD_VALUES = [None, 5, -1.5e308, True, "", "x" * 10_000, "\u2028\ufeff", [], [None], {}, {"a": []}]
+FIELDS = [
+    "integration",
+    "configuration",
+    "installToken",
+    "spaceSelection",
+    "selectedSpaces",
+    "externalIds",
+    "pages",
+    "message",
+    "visibility",
+    "status",
+    "url",
+    "referrer",
+    "pageId",
+    "rating",
+    "comment",
+    "bundle",
+    "tracking_id",
+]
+BODIES = [
+    b"{",
+    b"[]",
+    b'"text"',
+    b"null",
+    b"{}",
+    *(json.dumps(dict.fromkeys(FIELDS, value)).encode() for value in ODD_VALUES),
+    json.dumps({"pages": [{"path": ["a"], "title": {"b": 1}, "body": None}] * 3}).encode(),
+]
+
+
+@pytest.fixture(autouse=True)
+def fresh_throttles():
+    yield
+    cache.clear()
+
+
+@pytest.fixture
+def world(publish, org_admin, organization):
+    space = SpaceFactory(organization=organization)
+    revision = RevisionFactory(space=space)
+    page = PageFactory(revision=revision)
+    site = SiteFactory(organization=organization)
+    site.spaces.add(space)
+    integration = publish(
+        org_admin,
+        name="tool",
+        scopes=["space:content:read", "space:content:write", "space:metadata:write"],
+        configurations={
+            "account": {
+                "properties": {"tracking_id": {"type": "string", "title": "T", "description": "d"}}
+            }
+        },
+    )
+    installation = installation_create(
+        user=org_admin, integration=integration, organization=organization
+    )
+    return {
+        "org": organization.subdomain,
+        "space_id": space.id,
+        "site_id": site.id,
+        "revision_id": revision.id,
+        "installation_id": installation.id,
+        "delivery_id": Delivery.objects.filter(installation=installation).first().id,
+        "name": integration.name,
+        "page": page,
+        "token": installation.api_token,
+    }
+
+
+def urls(world) -> list[str]:
+    result = []
+    for pattern in api_v1:
+        kwargs = {name: world[name] for name in pattern.pattern.converters}
+        result.append(reverse(f"api:{pattern.name}", kwargs=kwargs))
+    return result
+
+
+@pytest.mark.parametrize("as_installation", [False, True], ids=["member", "installation"])
+def test_no_endpoint_answers_500_to_any_body(world, org_member, as_installation):
+    client = api_client(token=world["token"]) if as_installation else api_client(org_member)
+    client.raise_request_exception = True
+    for url in urls(world):
+        cache.clear()  # the throttles' counts: each endpoint gets the whole budget
+        for method in ("GET", "POST", "PUT", "PATCH", "DELETE"):
+            if method == "DELETE" and "installations/" in url:
+                continue  # deleting works, and would leave the rest nothing to call
+            for body in BODIES if method != "GET" else [b""]:
+                response = client.generic(method, url, body, content_type="application/json")
+                assert response.status_code < 500, (method, url, body[:80], response.content)
+                assert response.status_code != 429
+                if response.status_code != 204:
+                    assert response["Content-Type"] == "application/json", (method, url)

@@ -1,0 +1,94 @@
+"""The pages in a real browser: Debian's Chromium driven by Playwright, against a live server.
+
+Skipped when Playwright or Chromium is missing (CI has both). Screenshots of the catalogue and
+of a configuration page land in the system's temporary folder for a look.
+"""
+
+import io
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.db import connections
+
+from integrations.models import Installation
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SCREENSHOTS = Path(tempfile.gettempdir())
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def browser_page(monkeypatch):
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not shutil.which(CHROMIUM):
+        pytest.skip(f"Chromium is not installed at {CHROMIUM}")
+    # Playwright's sync API runs an event loop in this thread; the test's own ORM calls are
+    # still synchronous.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.set_default_timeout(15_000)
+        yield page
+        browser.close()
+        # The ORM calls made while Playwright ran have connections of their own (its event
+        # loop's context): close them, or the test database cannot be dropped at the end.
+        connections.close_all()
+
+
+def test_a_member_signs_in_installs_and_configures_an_integration(live_server, browser_page):
+    call_command("seed_demo", stdout=io.StringIO())
+    page = browser_page
+
+    page.goto(f"{live_server.url}/marketplace/")
+    page.fill("input[name=username]", "alice")
+    page.fill("input[name=password]", "demo-password")
+    page.click("button:has-text('Sign in')")
+
+    page.wait_for_selector("h1:has-text('Integrations')")
+    cards = page.locator(".card h2").all_inner_texts()
+    assert {"Page analytics", "Release notes", "Slack notifications"} <= set(cards)
+    assert "Partner search" not in cards  # globex's unlisted integration
+    page.wait_for_function("Array.from(document.images).every(i => i.complete && i.naturalWidth)")
+    page.screenshot(path=str(SCREENSHOTS / "marketplace-catalogue.png"), full_page=True)
+
+    page.select_option("select[name=category]", "analytics")
+    page.click("button:has-text('Filter')")
+    assert page.locator(".card h2").all_inner_texts() == ["Page analytics"]
+
+    page.click("text=Page analytics")
+    page.wait_for_selector("h1:has-text('Page analytics')")
+    assert "See the page views of your sites" in page.inner_text(".scopes")
+    page.select_option("#install-site", label="Acme Inc. docs")
+    page.click("form:has(#install-site) button")
+
+    page.wait_for_selector(".status-panel .badge:has-text('Pending')")
+    assert "configuration.tracking_id" in page.inner_text(".reasons")
+    page.fill("input[name=configuration-tracking_id]", "UA-1234")
+    page.select_option("select[name=configuration-region]", "us")
+    page.fill("input[name=configuration-sample_rate]", "50")
+    page.screenshot(path=str(SCREENSHOTS / "marketplace-configuration.png"), full_page=True)
+    page.click("button:has-text('Save configuration')")
+
+    page.wait_for_selector(".status-panel .badge:has-text('Active')")
+    assert "Saved. The installation is active." in page.inner_text(".messages")
+    installation = Installation.objects.get(level="site", integration__name="page-analytics")
+    assert installation.status == "active"
+    assert installation.configuration == {
+        "tracking_id": "UA-1234",
+        "region": "us",
+        "anonymize_ip": True,
+        "sample_rate": 50,
+    }

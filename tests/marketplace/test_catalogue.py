@@ -1,0 +1,302 @@
+"""The catalogue, the integration page, install links and installing, as members use them."""
+
+import pytest
+from django.urls import reverse
+
+from docplatform.models import Membership
+from integrations.models import Installation, IntegrationAsset
+from tests.factories import MembershipFactory, OrganizationFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def catalogue_names(response):
+    """The names listed, leaving out what the platform itself provides (the webhook one)."""
+    return sorted(
+        card["integration"].name
+        for card in response.context["cards"]
+        if not card["integration"].organization.internal
+    )
+
+
+def integration_url(organization, integration):
+    return reverse("marketplace:integration", args=[organization.subdomain, integration.name])
+
+
+def test_pages_ask_anonymous_visitors_to_sign_in(client, organization):
+    response = client.get(reverse("marketplace:catalogue", args=["acme"]))
+    assert response.status_code == 302
+    assert response["Location"].startswith(reverse("marketplace:login"))
+
+
+def test_signing_in_leads_to_the_catalogue_of_the_users_organization(client, org_member):
+    response = client.post(
+        reverse("marketplace:login"), {"username": org_member.username, "password": "password"}
+    )
+    assert response.status_code == 302
+    response = client.get(response["Location"])
+    assert response["Location"] == reverse("marketplace:catalogue", args=["acme"])
+
+
+def test_signing_out(member_client):
+    response = member_client.post(reverse("marketplace:logout"))
+    assert response.status_code == 302
+    assert member_client.get(reverse("marketplace:home")).status_code == 302
+
+
+def test_a_user_without_organization_is_told_so(client, outsider):
+    client.force_login(outsider)
+    response = client.get(reverse("marketplace:home"))
+    assert response.status_code == 200
+    assert b"not a member of any organization" in response.content
+
+
+def test_members_see_public_integrations_and_their_organizations_own(
+    member_client, notifier, acme_private, globex_private, globex_unlisted
+):
+    response = member_client.get(reverse("marketplace:catalogue", args=["acme"]))
+    assert response.status_code == 200
+    assert catalogue_names(response) == ["acme-internal", "notifier"]
+    assert b"Acme internal" in response.content
+    assert b"visibility-private" in response.content
+
+
+def test_another_organizations_member_does_not_see_its_private_integration(
+    client, globex_member, notifier, acme_private, globex_private, globex_unlisted
+):
+    client.force_login(globex_member)
+    response = client.get(reverse("marketplace:catalogue", args=["globex"]))
+    assert catalogue_names(response) == ["globex-secret", "notifier", "partner-search"]
+
+
+def test_a_non_member_gets_404_for_another_organizations_pages(member_client, globex, notifier):
+    for url in [
+        reverse("marketplace:catalogue", args=["globex"]),
+        reverse("marketplace:installations", args=["globex"]),
+        integration_url(globex, notifier),
+        reverse("marketplace:catalogue", args=["no-such-org"]),
+    ]:
+        assert member_client.get(url).status_code == 404, url
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("category=collaboration", ["notifier"]),
+        ("category=content", ["acme-internal"]),
+        ("q=notif", ["notifier"]),
+        ("q=nothing-like-this", []),
+        ("category=not-a-category&q=acme", ["acme-internal"]),
+    ],
+)
+def test_the_catalogue_filters_and_searches(member_client, notifier, acme_private, query, expected):
+    response = member_client.get(reverse("marketplace:catalogue", args=["acme"]) + "?" + query)
+    assert response.status_code == 200
+    assert catalogue_names(response) == expected
+
+
+def test_the_catalogue_marks_installed_integrations(
+    member_client, org_member, organization, notifier
+):
+    member_client.post(integration_url(organization, notifier), {"level": "organization"})
+    response = member_client.get(reverse("marketplace:catalogue", args=["acme"]))
+    assert b"Installed" in response.content
+    assert b"status-pending" in response.content
+
+
+def test_a_member_of_several_organizations_switches_between_them(member_client, org_member, globex):
+    MembershipFactory(organization=globex, user=org_member, role=Membership.Role.ADMIN)
+    response = member_client.get(reverse("marketplace:catalogue", args=["acme"]))
+    assert response.context["other_organizations"] == [
+        (globex, reverse("marketplace:catalogue", args=["globex"]))
+    ]
+    assert member_client.get(reverse("marketplace:catalogue", args=["globex"])).status_code == 200
+
+
+def test_the_integration_page(member_client, organization, notifier):
+    response = member_client.get(integration_url(organization, notifier))
+    assert response.status_code == 200
+    content = response.content.decode()
+    assert "<h3>Overview</h3>" in content
+    assert "<strong>every</strong>" in content
+    assert "&lt;b&gt;bold&lt;/b&gt; stays text" in content
+    assert "Read the content of your spaces" in content
+    assert 'href="https://example.com/docs"' in content
+    preview = IntegrationAsset.objects.get(version=notifier.latest_version, kind="preview")
+    assert reverse("marketplace:asset", args=[preview.pk]) in content
+    assert "Install in Acme" in content
+
+
+def test_a_private_integration_of_another_organization_is_a_404(
+    member_client, organization, globex_private
+):
+    assert member_client.get(integration_url(organization, globex_private)).status_code == 404
+    response = member_client.post(
+        integration_url(organization, globex_private), {"level": "organization"}
+    )
+    assert response.status_code == 404
+    assert not Installation.objects.exists()
+
+
+def test_an_unlisted_integration_is_reachable_only_through_its_install_link(
+    member_client, organization, globex_unlisted
+):
+    link = reverse("marketplace:install-link", args=[globex_unlisted.name])
+    assert member_client.get(integration_url(organization, globex_unlisted)).status_code == 404
+    assert member_client.get(link).status_code == 404
+    assert member_client.get(link + "?token=wrong").status_code == 404
+
+    with_token = f"{link}?token={globex_unlisted.install_link_token}"
+    response = member_client.get(with_token)
+    assert response.status_code == 200
+    assert b"through its install link" in response.content
+    icon = IntegrationAsset.objects.get(version=globex_unlisted.latest_version)
+    icon_url = reverse("marketplace:asset", args=[icon.pk])
+    assert member_client.get(icon_url).status_code == 404
+    assert (
+        member_client.get(f"{icon_url}?token={globex_unlisted.install_link_token}").status_code
+        == 200
+    )
+
+    response = member_client.post(with_token, {"level": "organization"})
+    assert response.status_code == 302
+    installation = Installation.objects.get(integration=globex_unlisted)
+    assert installation.organization == organization
+    # Once installed, its page and icon are the organization's to see.
+    assert member_client.get(response["Location"]).status_code == 200
+    assert member_client.get(icon_url).status_code == 200
+
+
+def test_the_install_link_acts_for_the_chosen_organization(
+    member_client, org_member, globex_unlisted
+):
+    other = OrganizationFactory(subdomain="initech")
+    MembershipFactory(organization=other, user=org_member)
+    link = reverse("marketplace:install-link", args=[globex_unlisted.name])
+    token = globex_unlisted.install_link_token
+    response = member_client.post(f"{link}?token={token}&org=initech", {"level": "organization"})
+    assert response.status_code == 302
+    assert Installation.objects.get(integration=globex_unlisted).organization == other
+
+
+def test_installing_in_the_organization(member_client, org_member, organization, notifier):
+    response = member_client.post(
+        integration_url(organization, notifier), {"level": "organization"}
+    )
+    installation = Installation.objects.get(integration=notifier)
+    assert response["Location"] == reverse(
+        "marketplace:installation", args=["acme", installation.pk]
+    )
+    assert installation.level == "organization"
+    assert installation.organization == organization
+    assert installation.created_by == org_member
+    assert installation.status == "pending"
+
+    response = member_client.post(
+        integration_url(organization, notifier), {"level": "organization"}
+    )
+    assert response.status_code == 400
+    assert b"already installed" in response.content
+    assert Installation.objects.count() == 1
+
+
+def test_installing_into_a_space(member_client, organization, acme_private, acme_space):
+    response = member_client.post(
+        integration_url(organization, acme_private), {"level": "space", "space": acme_space.pk}
+    )
+    assert response.status_code == 302
+    installation = Installation.objects.get(level="space")
+    assert installation.space == acme_space
+    assert installation.parent.level == "organization"
+    # The space is now taken: the install form offers no space any more.
+    response = member_client.get(integration_url(organization, acme_private))
+    assert b"Installed in every space already" in response.content
+
+
+def test_installing_into_a_site(member_client, organization, notifier, acme_site):
+    response = member_client.post(
+        integration_url(organization, notifier), {"level": "site", "site": acme_site.pk}
+    )
+    assert response.status_code == 302
+    installation = Installation.objects.get(level="site")
+    assert installation.site == acme_site
+    assert installation.status == "pending"
+    assert installation.status_reasons == [
+        {"path": "configuration.tracking_id", "message": "is required"}
+    ]
+
+
+def test_the_target_decides_where_an_integration_installs(
+    member_client, organization, acme_private, acme_site
+):
+    page = member_client.get(integration_url(organization, acme_private)).content.decode()
+    assert 'name="space"' in page
+    assert 'name="site"' not in page
+    response = member_client.post(
+        integration_url(organization, acme_private), {"level": "site", "site": acme_site.pk}
+    )
+    assert response.status_code == 400
+    assert b"installs into: space" in response.content
+    assert not Installation.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"level": "space", "space": "GLOBEX_SPACE"},
+        {"level": "site", "site": "GLOBEX_SITE"},
+        {"level": "space", "space": "no-such-space"},
+        {"level": "space"},
+        {"level": "site", "site": ("1", "2")},
+        {"level": "galaxy"},
+        {},
+    ],
+)
+def test_tampered_install_requests_are_refused_without_writing(
+    member_client, organization, notifier, acme_space, globex_space, globex_site, data
+):
+    replacements = {"GLOBEX_SPACE": globex_space.pk, "GLOBEX_SITE": globex_site.pk}
+    data = {key: replacements.get(value, value) for key, value in data.items()}
+    response = member_client.post(integration_url(organization, notifier), data)
+    assert response.status_code == 400
+    assert not Installation.objects.exists()
+
+
+def test_icons_are_served_only_for_integrations_the_user_may_see(
+    member_client, notifier, globex_private
+):
+    visible = IntegrationAsset.objects.get(version=notifier.latest_version, kind="icon")
+    response = member_client.get(reverse("marketplace:asset", args=[visible.pk]))
+    assert response.status_code == 200
+    assert response["Content-Type"] == "image/png"
+    assert response["X-Content-Type-Options"] == "nosniff"
+    assert response.content.startswith(b"\x89PNG")
+
+    hidden = IntegrationAsset.objects.get(version=globex_private.latest_version)
+    assert member_client.get(reverse("marketplace:asset", args=[hidden.pk])).status_code == 404
+    assert member_client.get("/marketplace/assets/999999/").status_code == 404
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/marketplace/orgs/acme/?q=%00&category=%00",
+        "/marketplace/orgs/acme/?q=" + "x" * 5000,
+        "/marketplace/orgs/acme/?category=analytics&category=<script>",
+        "/marketplace/install/partner-search/?token=%00&org=%00",
+        "/marketplace/install/partner-search/?token=" + "t" * 500,
+        "/marketplace/install/partner-search/?org=acme&org=zz",
+        "/marketplace/assets/99999999999999999999999/",
+        "/marketplace/assets/1/?token=%00",
+        "/marketplace/orgs/acme/integrations/%00/",
+        "/marketplace/orgs/%00/",
+    ],
+)
+def test_odd_queries_never_fail(member_client, notifier, globex_unlisted, url):
+    assert member_client.get(url).status_code in (200, 404)
+
+
+def test_odd_install_posts_never_fail(member_client, organization, notifier):
+    for data in ({"level": "space", "space": "\x00"}, {"level": "\x00"}):
+        response = member_client.post(integration_url(organization, notifier), data)
+        assert response.status_code == 400

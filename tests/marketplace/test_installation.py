@@ -1,0 +1,291 @@
+"""The installation pages: configuration form, status, space selection, pause, uninstall."""
+
+import pytest
+from django.urls import reverse
+
+from docplatform import services as platform_services
+from docplatform.models import Event
+from integrations.models import Installation
+from integrations.services.installations import installation_create
+from tests.factories import IntegrationFactory, MembershipFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def installation(org_member, organization, notifier):
+    return installation_create(user=org_member, integration=notifier, organization=organization)
+
+
+def page_url(installation, name="marketplace:installation"):
+    return reverse(name, args=[installation.organization.subdomain, installation.pk])
+
+
+def configuration_data(**values):
+    return {f"configuration-{name}": value for name, value in values.items()}
+
+
+def setup_events():
+    return list(Event.objects.filter(type="installation_setup").order_by("created_at"))
+
+
+def test_the_form_has_a_field_per_property_type(member_client, installation):
+    response = member_client.get(page_url(installation))
+    assert response.status_code == 200
+    # Required properties first, then by title, on every database.
+    assert list(response.context["form"].fields) == [
+        "channel",
+        "region",
+        "mention_authors",
+        "sample_rate",
+    ]
+    content = response.content.decode()
+    assert '<select name="configuration-region"' in content
+    assert '<option value="eu" selected>eu</option>' in content
+    assert '<option value="us">us</option>' in content
+    assert 'type="checkbox" name="configuration-mention_authors"' in content
+    assert 'type="number" name="configuration-sample_rate" value="100"' in content
+    assert 'type="text" name="configuration-channel"' in content
+    # The OAuth property shows its state only, and no field.
+    assert "Slack workspace" in content
+    assert "Not connected" in content
+    assert "configuration-slack" not in content
+    assert "configuration.channel" in content  # the status reason
+
+
+def test_the_list_shows_every_level(member_client, org_member, organization, notifier, acme_site):
+    installation_create(
+        user=org_member, integration=notifier, organization=organization, site=acme_site
+    )
+    response = member_client.get(reverse("marketplace:installations", args=["acme"]))
+    assert response.status_code == 200
+    levels = sorted(row["installation"].level for row in response.context["rows"])
+    assert levels == ["organization", "site"]
+    assert b"Site \xc2\xb7 Acme docs" in response.content
+
+
+def test_a_valid_save_makes_the_installation_active(member_client, installation):
+    before = len(setup_events())
+    response = member_client.post(
+        page_url(installation),
+        configuration_data(channel="#docs", region="eu", sample_rate="100", mention_authors="on"),
+    )
+    assert response.status_code == 302
+    installation.refresh_from_db()
+    assert installation.status == "active"
+    assert installation.status_reasons == []
+    assert installation.configuration == {
+        "channel": "#docs",
+        "region": "eu",
+        "sample_rate": 100,
+        "mention_authors": True,
+    }
+    events = setup_events()
+    assert len(events) == before + 1
+    # Only the properties that changed reach the setup flow.
+    assert events[-1].payload["changed"] == ["channel", "mention_authors"]
+    page = member_client.get(page_url(installation))
+    assert b"Saved. The installation is active." in page.content
+
+
+def test_numbers_and_unset_values_are_stored_as_json(member_client, installation):
+    member_client.post(
+        page_url(installation), configuration_data(channel="#docs", region="", sample_rate="12.5")
+    )
+    installation.refresh_from_db()
+    assert installation.configuration["sample_rate"] == 12.5
+    assert "region" not in installation.configuration
+
+
+def test_saving_nothing_changed_writes_nothing(member_client, installation):
+    before = len(setup_events())
+    response = member_client.post(
+        page_url(installation), configuration_data(region="eu", sample_rate="100")
+    )
+    assert response.status_code == 302
+    assert len(setup_events()) == before
+
+
+@pytest.mark.parametrize(
+    ("data", "field", "message"),
+    [
+        ({"region": "mars", "channel": "#docs"}, "region", "must be one of 'eu', 'us'"),
+        ({"sample_rate": "lots", "channel": "#docs"}, "sample_rate", "Enter a number."),
+        ({"sample_rate": "1e999", "channel": "#docs"}, "sample_rate", "Enter a number."),
+    ],
+)
+def test_an_invalid_value_is_refused_next_to_its_field_and_nothing_is_written(
+    member_client, installation, data, field, message
+):
+    before = len(setup_events())
+    response = member_client.post(page_url(installation), configuration_data(**data))
+    assert response.status_code == 400
+    assert message in response.context["form"].errors[field][0]
+    assert message.replace("'", "&#x27;") in response.content.decode()
+    installation.refresh_from_db()
+    assert installation.configuration == {
+        "region": "eu",
+        "sample_rate": 100,
+        "mention_authors": False,
+    }
+    assert installation.status == "pending"
+    assert len(setup_events()) == before
+
+
+def test_pause_and_resume(member_client, installation):
+    assert (
+        member_client.get(page_url(installation, "marketplace:installation-pause")).status_code
+        == 405
+    )
+    response = member_client.post(page_url(installation, "marketplace:installation-pause"))
+    assert response.status_code == 302
+    installation.refresh_from_db()
+    assert installation.status == "paused"
+    assert b"Resume" in member_client.get(page_url(installation)).content
+
+    member_client.post(page_url(installation, "marketplace:installation-resume"))
+    installation.refresh_from_db()
+    assert installation.status == "pending"
+
+
+def test_uninstall_asks_for_confirmation(
+    member_client, org_member, organization, notifier, installation, acme_site
+):
+    installation_create(
+        user=org_member, integration=notifier, organization=organization, site=acme_site
+    )
+    url = page_url(installation, "marketplace:installation-uninstall")
+    response = member_client.get(url)
+    assert response.status_code == 200
+    assert b"Uninstall Notifier?" in response.content
+    assert b"Acme docs" in response.content  # the site installation goes too
+    assert Installation.objects.count() == 2
+
+    response = member_client.post(url)
+    assert response["Location"] == reverse("marketplace:installations", args=["acme"])
+    assert not Installation.objects.exists()
+    assert member_client.get(page_url(installation)).status_code == 404
+
+
+def test_choosing_the_spaces_of_an_organization_installation(
+    member_client, installation, acme_space, globex_space
+):
+    url = page_url(installation, "marketplace:installation-spaces")
+    response = member_client.post(url, {"space_selection": "selected", "spaces": [acme_space.pk]})
+    assert response.status_code == 302
+    installation.refresh_from_db()
+    assert installation.space_selection == "selected"
+    assert list(installation.selected_spaces.all()) == [acme_space]
+
+    for data in (
+        {"space_selection": "selected", "spaces": [globex_space.pk]},
+        {"space_selection": "some"},
+        {"spaces": ["nonsense"]},
+    ):
+        response = member_client.post(url, data)
+        assert response.status_code == 400, data
+    installation.refresh_from_db()
+    assert installation.space_selection == "selected"
+    assert list(installation.selected_spaces.all()) == [acme_space]
+
+
+def test_a_space_installation_has_its_own_configuration_and_no_space_selection(
+    member_client, org_member, organization, acme_private, acme_space
+):
+    installation = installation_create(
+        user=org_member, integration=acme_private, organization=organization, space=acme_space
+    )
+    response = member_client.get(page_url(installation))
+    content = response.content.decode()
+    assert 'name="configuration-max_entries"' in content
+    assert "configuration-channel" not in content
+    assert response.context["spaces_form"] is None
+    assert (
+        member_client.post(
+            page_url(installation, "marketplace:installation-spaces"), {"space_selection": "all"}
+        ).status_code
+        == 400
+    )
+
+
+def test_an_integration_that_renders_its_own_configuration_screen(
+    member_client, org_member, organization
+):
+    integration = IntegrationFactory(
+        organization=organization, configurations={"account": {"componentId": "settings"}}
+    )
+    installation = installation_create(
+        user=org_member, integration=integration, organization=organization
+    )
+    response = member_client.get(page_url(installation))
+    assert b"renders its own configuration screen" in response.content
+    assert b"configuration-form" not in response.content
+
+
+def test_recent_deliveries_are_listed(member_client, installation, acme_space):
+    member_client.post(page_url(installation), configuration_data(channel="#docs"))
+    platform_services.space_content_update(
+        space=acme_space, pages=[{"path": "index", "title": "Home"}]
+    )
+    response = member_client.get(page_url(installation))
+    types = [delivery.event.type for delivery in response.context["deliveries"]]
+    assert "space_content_updated" in types
+    assert "installation_setup" in types
+
+
+def test_another_organizations_installation_is_a_404(
+    client, globex, globex_member, installation, globex_space
+):
+    client.force_login(globex_member)
+    for name in ("marketplace:installation", "marketplace:installation-uninstall"):
+        assert client.get(page_url(installation, name)).status_code == 404
+        url = reverse(name, args=["globex", installation.pk])
+        assert client.get(url).status_code == 404
+    for name in (
+        "marketplace:installation",
+        "marketplace:installation-pause",
+        "marketplace:installation-uninstall",
+        "marketplace:installation-spaces",
+    ):
+        url = reverse(name, args=["globex", installation.pk])
+        assert client.post(url, configuration_data(channel="x")).status_code == 404
+    installation.refresh_from_db()
+    assert installation.status == "pending"
+
+
+def test_a_member_of_both_organizations_cannot_reach_an_installation_through_the_other(
+    member_client, org_member, globex, installation
+):
+    MembershipFactory(organization=globex, user=org_member)
+    assert (
+        member_client.get(
+            reverse("marketplace:installation", args=["globex", installation.pk])
+        ).status_code
+        == 404
+    )
+
+
+@pytest.mark.parametrize("installation_id", ["nope", "0" * 32, "%00", "a" * 500])
+def test_bad_installation_ids_are_404(member_client, installation_id):
+    response = member_client.get(f"/marketplace/orgs/acme/installations/{installation_id}/")
+    assert response.status_code == 404
+
+
+def test_odd_configuration_posts_never_fail(member_client, installation, acme_space):
+    for data in (
+        configuration_data(channel="a\x00b"),
+        configuration_data(sample_rate="\x00"),
+        configuration_data(region="\x00"),
+    ):
+        assert member_client.post(page_url(installation), data).status_code == 400
+    response = member_client.post(
+        page_url(installation, "marketplace:installation-spaces"),
+        {"space_selection": "selected", "spaces": ["\x00"]},
+    )
+    assert response.status_code == 400
+    installation.refresh_from_db()
+    assert installation.configuration == {
+        "region": "eu",
+        "sample_rate": 100,
+        "mention_authors": False,
+    }

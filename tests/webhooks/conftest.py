@@ -1,0 +1,133 @@
+"""A real local HTTP receiver and webhook installations for the delivery tests."""
+
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from docplatform.models import Revision
+from integrations.models import Integration
+from integrations.services.installations import installation_create
+from tests.factories import SiteFactory, SpaceFactory
+
+
+@dataclass
+class Received:
+    path: str
+    headers: dict
+    body: bytes
+    at: float
+
+
+@dataclass
+class Receiver:
+    """Answers each POST with the next planned response (the last one repeats)."""
+
+    server: ThreadingHTTPServer
+    plan: list = field(default_factory=lambda: [(200, {}, b'{"ok":true}', 0.0)])
+    requests: list = field(default_factory=list)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_port}/hooks"
+
+    def respond(self, *responses):
+        """Plan the answers: each an int status or (status, headers, body, delay seconds)."""
+        self.plan = [(r, {}, b"", 0.0) if isinstance(r, int) else (*r, 0.0)[:4] for r in responses]
+
+    def next_response(self):
+        with self.lock:
+            return self.plan.pop(0) if len(self.plan) > 1 else self.plan[0]
+
+    def wait_for(self, count: int, timeout: float = 20.0) -> list[Received]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if len(self.requests) >= count:
+                return self.requests
+            time.sleep(0.02)
+        raise AssertionError(f"expected {count} requests, got {len(self.requests)}")
+
+
+def _handler(receiver: Receiver):
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            receiver.requests.append(
+                Received(self.path, dict(self.headers.items()), body, time.monotonic())
+            )
+            status, headers, payload, delay = receiver.next_response()
+            if delay:
+                time.sleep(delay)
+            self.send_response(status)
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, format, *args):
+            pass
+
+    return Handler
+
+
+@pytest.fixture
+def receiver():
+    server = ThreadingHTTPServer(("127.0.0.1", 0), None)
+    receiver = Receiver(server=server)
+    server.RequestHandlerClass = _handler(receiver)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield receiver
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def webhook_settings(settings):
+    """Loopback allowed (the receiver runs here) and short retry delays."""
+    settings.WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.0/8", "::1/128"]
+    settings.WEBHOOK_RETRY_BASE_DELAY = 0.05
+    settings.WEBHOOK_RESPONSE_TIMEOUT = 2.0
+    return settings
+
+
+@pytest.fixture
+def webhook_integration(db):
+    return Integration.objects.get(name="webhook")
+
+
+@pytest.fixture
+def space(organization):
+    space = SpaceFactory(organization=organization)
+    space.current_revision = Revision.objects.create(space=space, message="first")
+    space.save()
+    return space
+
+
+@pytest.fixture
+def site(organization, space):
+    site = SiteFactory(organization=organization)
+    site.spaces.add(space)
+    return site
+
+
+@pytest.fixture
+def install_webhook(webhook_integration, org_admin, organization):
+    def install(*, space=None, site=None, **configuration):
+        return installation_create(
+            user=org_admin,
+            integration=webhook_integration,
+            organization=organization,
+            space=space,
+            site=site,
+            configuration=configuration,
+        )
+
+    return install

@@ -1,0 +1,79 @@
+"""``python manage.py webhooks ACTION``: operators' view of webhook installations."""
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+
+from integrations.models import Delivery, Installation
+from integrations.services.deliveries import delivery_redeliver
+from webhooks.services import (
+    WEBHOOK_INTEGRATION,
+    signing_secret_current,
+    signing_secret_rotate,
+    webhook_ping,
+)
+
+
+class Command(BaseCommand):
+    help = "Webhook signing secrets, deliveries, redelivery and test pings."
+
+    def add_arguments(self, parser):
+        actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+        for name, text in [
+            ("secret", "Print the installation's current signing secret."),
+            ("rotate-secret", "Make a new signing secret; the old one signs for 24 more hours."),
+            ("ping", "Send a test ping to the installation's URL."),
+        ]:
+            actions.add_parser(name, help=text).add_argument("installation")
+        deliveries = actions.add_parser("deliveries", help="List webhook deliveries.")
+        deliveries.add_argument("--installation", help="Only this installation's deliveries.")
+        deliveries.add_argument("--limit", type=int, default=50)
+        redeliver = actions.add_parser("redeliver", help="Send a delivery again (same eventId).")
+        redeliver.add_argument("delivery", type=int)
+
+    def handle(self, *args, action, **options):
+        return getattr(self, "handle_" + action.replace("-", "_"))(**options)
+
+    def handle_secret(self, *, installation, **options):
+        self.stdout.write(signing_secret_current(self._installation(installation)))
+
+    def handle_rotate_secret(self, *, installation, **options):
+        self.stdout.write(signing_secret_rotate(self._installation(installation)))
+
+    def handle_ping(self, *, installation, **options):
+        event = webhook_ping(installation=self._installation(installation))
+        delivery = event.deliveries.first()
+        if delivery is None:
+            raise CommandError("the installation is paused: no ping was sent", returncode=1)
+        self.stdout.write(f"ping queued as delivery {delivery.pk} (eventId {delivery.event_uuid})")
+
+    def handle_deliveries(self, *, installation, limit, **options):
+        deliveries = Delivery.objects.filter(consumer="webhook").select_related("event")
+        if installation:
+            deliveries = deliveries.filter(installation_id=installation)
+        self.stdout.write(f"{'id':>8}  {'event':<22} {'status':<10} {'attempts':>8}  outcome")
+        for delivery in deliveries.order_by("-created_at", "-id")[:limit]:
+            self.stdout.write(
+                f"{delivery.pk:>8}  {delivery.event.type:<22} {delivery.status:<10} "
+                f"{delivery.attempts:>8}  {delivery.outcome or delivery.last_error}"
+            )
+
+    def handle_redeliver(self, *, delivery, **options):
+        row = Delivery.objects.filter(pk=delivery, consumer="webhook").first()
+        if row is None:
+            raise CommandError(f"{delivery}: no such webhook delivery", returncode=2)
+        try:
+            row = delivery_redeliver(row)
+        except ValidationError as exc:
+            raise CommandError(exc.messages[0], returncode=1) from exc
+        self.stdout.write(f"delivery {row.pk} queued again (attempt chain {row.chain})")
+
+    @staticmethod
+    def _installation(installation_id: str) -> Installation:
+        installation = (
+            Installation.objects.filter(pk=installation_id, integration__name=WEBHOOK_INTEGRATION)
+            .exclude(level=Installation.Level.ORGANIZATION)
+            .first()
+        )
+        if installation is None:
+            raise CommandError(f"{installation_id}: no such webhook installation", returncode=2)
+        return installation

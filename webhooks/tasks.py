@@ -1,0 +1,13 @@
+from celery import shared_task
+
+from . import services
+
+
+@shared_task(name="webhooks.tasks.deliver")
+def deliver(delivery_id: int) -> None:
+    services.webhook_deliver(delivery_id)
+
+
+@shared_task(name="webhooks.tasks.purge_deliveries")
+def purge_deliveries() -> int:
+    return services.deliveries_purge()
