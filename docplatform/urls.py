@@ -4,7 +4,6 @@ from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from integrations.api import catalogue, installations
-from webhooks import api as webhooks_api
 
 from . import api
 from .api_inputs import (
@@ -119,29 +118,9 @@ api_v1 = [
         name="installation-deliveries",
     ),
     path(
-        "installations/<id:installation_id>/webhook/ping/",
-        webhooks_api.WebhookPingApi.as_view(),
-        name="installation-webhook-ping",
-    ),
-    path(
-        "installations/<id:installation_id>/webhook/secret/",
-        webhooks_api.WebhookSecretApi.as_view(),
-        name="installation-webhook-secret",
-    ),
-    path(
-        "installations/<id:installation_id>/webhook/secret/rotate/",
-        webhooks_api.WebhookSecretRotateApi.as_view(),
-        name="installation-webhook-secret-rotate",
-    ),
-    path(
         "deliveries/<deliveryid:delivery_id>/",
         installations.DeliveryDetailApi.as_view(),
         name="delivery",
-    ),
-    path(
-        "deliveries/<deliveryid:delivery_id>/redeliver/",
-        installations.DeliveryRedeliverApi.as_view(),
-        name="delivery-redeliver",
     ),
     path("installation/", installations.OwnInstallationApi.as_view(), name="own-installation"),
 ]
