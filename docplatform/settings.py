@@ -172,6 +172,7 @@ SPECTACULAR_SETTINGS = {
     | {
         "SpaceVisibilityEnum": "docplatform.models.Space.Visibility",
         "IntegrationVisibilityEnum": "integrations.models.Integration.Visibility",
+        "DeliveryStatusEnum": "integrations.models.Delivery.Status",
     },
     "POSTPROCESSING_HOOKS": ["drf_standardized_errors.openapi_hooks.postprocess_schema_enums"],
 }
@@ -246,3 +247,16 @@ CELERY_BEAT_SCHEDULE["purge-webhook-deliveries"] = {
     "task": "webhooks.tasks.purge_deliveries",
     "schedule": 3600.0,
 }
+
+# --- The integration runtime ---------------------------------------------------------------------
+# Where the platform is reached from outside (the API endpoint and installations' public
+# endpoints given to integration code) and where the runtime host listens.
+PLATFORM_URL = env.str("PLATFORM_URL", default="http://127.0.0.1:8000").rstrip("/")
+RUNTIME_URL = env.str("RUNTIME_URL", default="http://127.0.0.1:8100").rstrip("/")
+# The key that signs every envelope to the runtime host (the host is started with the same
+# one: `manage.py runtime_host` passes it). Without one, it is derived from SECRET_KEY.
+RUNTIME_SIGNING_KEY = env.str("RUNTIME_SIGNING_KEY", default="")
+RUNTIME_CONNECT_TIMEOUT = env.float("RUNTIME_CONNECT_TIMEOUT", default=3.0)
+RUNTIME_RESPONSE_TIMEOUT = env.float("RUNTIME_RESPONSE_TIMEOUT", default=15.0)
+# Requests relayed to an integration's public endpoint: body size and answer size limits.
+PUBLIC_ENDPOINT_MAX_BODY = env.int("PUBLIC_ENDPOINT_MAX_BODY", default=1024 * 1024)

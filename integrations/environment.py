@@ -1,0 +1,89 @@
+"""What integration code is told about itself: ``context.environment`` (spec and DESIGN.md)."""
+
+import hashlib
+import hmac
+
+from django.conf import settings
+from django.urls import reverse
+
+from .models import Installation, Integration, IntegrationVersion
+
+
+def runtime_signing_key() -> str:
+    """The platform-to-runtime key: the setting, or one derived from SECRET_KEY."""
+    if settings.RUNTIME_SIGNING_KEY:
+        return settings.RUNTIME_SIGNING_KEY
+    return hmac.new(
+        settings.SECRET_KEY.encode(), b"runtime-signing-key", hashlib.sha256
+    ).hexdigest()
+
+
+def integration_public_endpoint(integration: Integration) -> str:
+    """Served by the runtime host (DESIGN.md): ``{RUNTIME_URL}/integrations/{name}``."""
+    return f"{settings.RUNTIME_URL}/integrations/{integration.name}"
+
+
+def installation_public_endpoint(installation: Installation) -> str:
+    """A platform URL the world calls; requests are relayed to the integration's ``fetch``."""
+    path = reverse(
+        "installation-endpoint",
+        kwargs={"installation_id": installation.id, "path": ""},
+    )
+    return settings.PLATFORM_URL + path.rstrip("/")
+
+
+def _installation_part(installation: Installation) -> dict:
+    configuration = {**installation.configuration, **(installation.credentials or {})}
+    return {
+        "id": installation.id,
+        "status": installation.status,
+        "configuration": configuration,
+        "externalIds": list(installation.external_ids),
+        "urls": {"publicEndpoint": installation_public_endpoint(installation)},
+    }
+
+
+def environment_for(version: IntegrationVersion, installation: Installation | None = None) -> dict:
+    """The environment of one call: the integration's, and its installation's when there is one.
+
+    For a space or site installation, ``installation`` is its organization installation and
+    ``spaceInstallation``/``siteInstallation`` the local one.
+    """
+    integration = version.integration
+    environment = {
+        "apiEndpoint": settings.PLATFORM_URL + "/api/v1",
+        "apiTokens": {"integration": None},
+        "integration": {
+            "name": integration.name,
+            "version": version.number,
+            "contentHash": version.content_hash,
+            "configurations": integration.configurations,
+            "urls": {"publicEndpoint": integration_public_endpoint(integration)},
+        },
+        "secrets": dict(version.secrets or {}),
+    }
+    if installation is None:
+        return environment
+    environment["apiTokens"]["installation"] = installation.api_token
+    organization_installation = installation.parent or installation
+    environment["installation"] = {
+        **_installation_part(organization_installation),
+        "space_selection": {
+            "type": organization_installation.space_selection,
+            "spaces": sorted(
+                organization_installation.selected_spaces.values_list("id", flat=True)
+            ),
+        },
+        "target": integration.target,
+    }
+    if installation.level == Installation.Level.SPACE:
+        environment["spaceInstallation"] = {
+            "space": installation.space_id,
+            **_installation_part(installation),
+        }
+    elif installation.level == Installation.Level.SITE:
+        environment["siteInstallation"] = {
+            "site": installation.site_id,
+            **_installation_part(installation),
+        }
+    return environment

@@ -1,0 +1,130 @@
+"""Run one envelope's event against a loaded integration (inside a worker process).
+
+``dispatch`` answers an ``Answer``: the HTTP status, headers and body the host sends back.
+Exceptions from integration code propagate; the worker turns them into error answers.
+"""
+
+import asyncio
+import inspect
+import json
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from .context import Context
+from .definition import Integration
+from .http_messages import Request, Response
+from .jsonobject import JSONObject, wrap
+
+
+@dataclass
+class Answer:
+    status: int
+    body: bytes
+    headers: list[tuple[str, str]] = field(default_factory=list)
+
+    @classmethod
+    def json(cls, status: int, data) -> "Answer":
+        return cls(status, json.dumps(data).encode(), [("Content-Type", "application/json")])
+
+
+class IntegrationContractError(TypeError):
+    """Integration code returned something the runtime cannot use."""
+
+
+async def _resolve(value):
+    """``value``, awaited for as long as it is awaitable: handlers may be plain or async."""
+    while inspect.isawaitable(value):
+        value = await value
+    return value
+
+
+class Dispatcher:
+    """Calls the handlers of one integration, on one event loop kept for the worker's life."""
+
+    def __init__(self, integration: Integration):
+        self.integration = integration
+        self.loop = asyncio.new_event_loop()
+
+    def call(self, handler, *args):
+        return self.loop.run_until_complete(_resolve(handler(*args)))
+
+    def dispatch(self, event: dict, environment: dict, fetch_body: bytes | None) -> Answer:
+        context = Context(environment)
+        event_type = event["type"]
+        if event_type == "fetch":
+            return self.fetch(event, context, fetch_body or b"")
+        if event_type == "ui_render":
+            return self.render(event, context)
+        handler = self.integration.events.get(event_type)
+        if handler is None:
+            return Answer.json(200, {"handled": False})
+        self.call(handler, wrap(event), context)
+        return Answer.json(200, {"handled": True})
+
+    def fetch(self, event: dict, context: Context, body: bytes) -> Answer:
+        if self.integration.fetch is None:
+            return Answer.json(
+                404, {"error": "not_handled", "message": "the integration has no fetch handler"}
+            )
+        described = event["request"]
+        request = Request(
+            described["method"],
+            described["url"],
+            described.get("headers") or {},
+            body,
+            route=_route(described["url"], context.environment.public_endpoints),
+        )
+        response = self.call(self.integration.fetch, request, context)
+        if not isinstance(response, Response):
+            raise IntegrationContractError(
+                f"fetch must return a Response, not {type(response).__name__}"
+            )
+        return Answer(response.status, response.body, _header_list(response.headers))
+
+    def render(self, event: dict, context: Context) -> Answer:
+        component_id = event["componentId"]
+        component = self.integration.components.get(component_id)
+        if component is None:
+            return Answer.json(404, {"error": "unknown_component", "componentId": component_id})
+        props = event.get("props") or {}
+        state = event.get("state")
+        if state is None:
+            state = (
+                self.call(component.initial_state, wrap(props)) if component.initial_state else {}
+            )
+        element = _element(component_id, props, state, event.get("context"))
+        action = event.get("action")
+        if action and component.action:
+            result = self.call(component.action, element, wrap(action), context) or {}
+            if not isinstance(result, dict):
+                raise IntegrationContractError(
+                    f"action must return a dict, not {type(result).__name__}"
+                )
+            if "state" in result:
+                state = result["state"]
+                element = _element(component_id, props, state, event.get("context"))
+        markup = self.call(component.render, element, context)
+        return Answer.json(200, {"element": markup, "state": state, "props": props})
+
+
+def _element(component_id: str, props, state, ui_context) -> JSONObject:
+    """The ``element`` a component's handlers receive: ``element.props``, ``element.state``."""
+    return JSONObject(componentId=component_id, props=props, state=state, context=ui_context)
+
+
+def _route(url: str, public_endpoints: list[str]) -> str | None:
+    """The path of ``url`` below the first public endpoint it falls under."""
+    path = urlsplit(url).path or "/"
+    for endpoint in public_endpoints:
+        prefix = urlsplit(endpoint).path.rstrip("/")
+        if path == prefix or path.startswith(prefix + "/"):
+            return path[len(prefix) :] or "/"
+    return None
+
+
+def _header_list(headers) -> list[tuple[str, str]]:
+    pairs = [(str(name), str(value)) for name, value in headers.items()]
+    for name, value in pairs:
+        if any(character in name + value for character in "\r\n"):
+            raise IntegrationContractError(f"the response header {name!r} contains a line break")
+    return pairs

@@ -1,0 +1,173 @@
+"""The envelope the platform sends (``POST /integrations/{name}/v1``): read, authenticate,
+parse and check it. Every refusal is an EnvelopeError carrying the HTTP answer."""
+
+import json
+from dataclasses import dataclass
+from io import BytesIO
+
+import multipart
+
+from . import signing
+
+PARTS = ("event", "environment", "fetch-body", "script")
+REQUIRED_PARTS = ("event", "environment")
+OPTIONAL_OBJECTS = ("apiTokens", "secrets", "installation", "spaceInstallation", "siteInstallation")
+
+
+class EnvelopeError(Exception):
+    def __init__(self, status: int, body: dict):
+        super().__init__(body.get("message") or body["error"])
+        self.status, self.body = status, body
+
+
+def _malformed(part: str | None, message: str) -> EnvelopeError:
+    return EnvelopeError(400, {"error": "malformed_envelope", "part": part, "message": message})
+
+
+@dataclass(frozen=True)
+class Envelope:
+    event: dict
+    environment: dict
+    fetch_body: bytes | None
+    script: str | None
+
+    @property
+    def content_hash(self) -> str:
+        return self.environment["integration"]["contentHash"]
+
+
+def read_body(environ: dict, limit: int) -> bytes:
+    """The raw request body, refused (413) over ``limit`` bytes."""
+    too_large = EnvelopeError(
+        413, {"error": "envelope_too_large", "limit": limit, "message": f"over {limit} bytes"}
+    )
+    declared = environ.get("CONTENT_LENGTH") or ""
+    if declared:
+        if not declared.isdigit():
+            raise _malformed(None, "the Content-Length header is not a number")
+        if int(declared) > limit:
+            raise too_large
+        body = environ["wsgi.input"].read(int(declared))
+    else:
+        body = environ["wsgi.input"].read(limit + 1)
+    if len(body) > limit:
+        raise too_large
+    return body
+
+
+def authenticate(body: bytes, header: str | None, keys: list[str], tolerance: int):
+    """401 unless ``header`` signs ``body`` with one of ``keys`` within ``tolerance`` seconds."""
+    reasons = {
+        signing.MissingSignature: "missing",
+        signing.MalformedSignature: "malformed",
+        signing.StaleSignature: "stale",
+        signing.SignatureMismatch: "mismatch",
+    }
+    try:
+        signing.verify(body, header, keys, tolerance=tolerance)
+    except signing.SignatureError as error:
+        raise EnvelopeError(
+            401,
+            {"error": "invalid_signature", "reason": reasons[type(error)], "message": str(error)},
+        ) from error
+
+
+def _read_parts(body: bytes, content_type: str) -> dict[str, bytes]:
+    media_type, options = multipart.parse_options_header(content_type or "")
+    if media_type != "multipart/form-data" or not options.get("boundary"):
+        raise _malformed(None, "the envelope is not multipart/form-data with a boundary")
+    parser = multipart.MultipartParser(
+        BytesIO(body),
+        options["boundary"],
+        len(body),
+        part_limit=len(PARTS),
+        spool_limit=len(body) + 1,
+        memory_limit=len(body) + 1,
+    )
+    parts = {}
+    try:
+        for part in parser:
+            if part.name not in PARTS:
+                raise _malformed(part.name, f"unknown part {part.name!r}; parts are {PARTS}")
+            if part.name in parts:
+                raise _malformed(part.name, f"the {part.name} part is given twice")
+            parts[part.name] = part.raw
+    except multipart.MultipartError as error:
+        raise _malformed(None, f"the multipart body is malformed: {error}") from error
+    for name in REQUIRED_PARTS:
+        if name not in parts:
+            raise _malformed(name, f"the {name} part is missing")
+    return parts
+
+
+def _json_object(parts: dict[str, bytes], name: str) -> dict:
+    try:
+        value = json.loads(parts[name])
+    except ValueError as error:
+        raise _malformed(name, f"the {name} part is not valid JSON: {error}") from error
+    if not isinstance(value, dict):
+        raise _malformed(name, f"the {name} part is not a JSON object")
+    return value
+
+
+def _require(condition: bool, part: str, message: str):
+    if not condition:
+        raise _malformed(part, message)
+
+
+def _check_event(event: dict):
+    event_type = event.get("type")
+    _require(isinstance(event_type, str) and event_type, "event", "event.type must be a string")
+    if event_type == "fetch":
+        request = event.get("request")
+        _require(isinstance(request, dict), "event", "event.request must be an object")
+        for key in ("method", "url"):
+            _require(isinstance(request.get(key), str), "event", f"event.request.{key}: a string")
+        headers = request.get("headers", {})
+        _require(
+            isinstance(headers, dict) and all(isinstance(v, str) for v in headers.values()),
+            "event",
+            "event.request.headers must be an object of strings",
+        )
+    elif event_type == "ui_render":
+        _require(isinstance(event.get("componentId"), str), "event", "event.componentId: a string")
+        for key in ("props", "action"):
+            _require(isinstance(event.get(key), dict | None), "event", f"event.{key}: an object")
+
+
+def _check_environment(environment: dict, integration_name: str):
+    integration = environment.get("integration")
+    _require(isinstance(integration, dict), "environment", "environment.integration: an object")
+    _require(
+        integration.get("name") == integration_name,
+        "environment",
+        f"environment.integration.name is not {integration_name!r}, the integration of the URL",
+    )
+    content_hash = integration.get("contentHash")
+    _require(
+        isinstance(content_hash, str) and content_hash,
+        "environment",
+        "environment.integration.contentHash must be a string",
+    )
+    for key in OPTIONAL_OBJECTS:
+        _require(
+            isinstance(environment.get(key), dict | None),
+            "environment",
+            f"environment.{key} must be an object",
+        )
+
+
+def parse(body: bytes, content_type: str, integration_name: str) -> Envelope:
+    """The envelope in ``body``; 400 naming the part at fault."""
+    parts = _read_parts(body, content_type)
+    event = _json_object(parts, "event")
+    _check_event(event)
+    environment = _json_object(parts, "environment")
+    _check_environment(environment, integration_name)
+    script = None
+    if "script" in parts:
+        try:
+            script = parts["script"].decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise _malformed("script", "the script part is not UTF-8 text") from error
+    return Envelope(event, environment, parts.get("fetch-body"), script)

@@ -1,0 +1,120 @@
+"""The platform's side of the envelope protocol: calls into the runtime host.
+
+``POST {RUNTIME_URL}/integrations/{name}/v1`` with the parts ``event``, ``environment`` and
+``fetch-body`` (multipart/form-data), the raw body signed with the platform-to-runtime key
+(the webhook scheme). The host keeps scripts by content hash; when it does not have this
+version's script it answers 409 ``script_required`` and the envelope is sent again with the
+extension part ``script``.
+"""
+
+import json
+import time
+from dataclasses import dataclass
+
+import requests
+from django.conf import settings
+from urllib3.filepost import encode_multipart_formdata
+
+from .environment import environment_for, runtime_signing_key
+from .models import Installation, IntegrationVersion
+from .runtime import signing
+
+OUTCOME_HEADER = "X-Runtime-Outcome"
+#: Outcomes that are the host's own answer, not the integration's.
+HOST_FAILURES = {
+    "timeout": "the integration did not answer in time",
+    "worker_crashed": "the integration's worker crashed",
+    "integration_error": "the integration raised an error",
+    "busy": "the runtime is busy",
+    "runtime_error": "the runtime failed",
+}
+
+
+class RuntimeUnavailable(Exception):
+    """The runtime host could not be reached or refused the envelope."""
+
+
+@dataclass(frozen=True)
+class RuntimeAnswer:
+    status: int
+    headers: dict
+    body: bytes
+    outcome: str
+    duration_ms: int
+
+    @property
+    def failure(self) -> str | None:
+        """Why the integration's code did not answer, or None when it did."""
+        return HOST_FAILURES.get(self.outcome)
+
+    def json(self):
+        return json.loads(self.body)
+
+
+_session = requests.Session()
+_session.trust_env = False
+
+
+def envelope_url(integration_name: str) -> str:
+    return f"{settings.RUNTIME_URL}/integrations/{integration_name}/v1"
+
+
+def _envelope(event: dict, environment: dict, fetch_body: bytes | None, script: bytes | None):
+    fields = [
+        ("event", ("event.json", json.dumps(event).encode(), "application/json")),
+        ("environment", ("environment.json", json.dumps(environment).encode(), "application/json")),
+    ]
+    if fetch_body is not None:
+        fields.append(("fetch-body", ("body", fetch_body, "application/octet-stream")))
+    if script is not None:
+        fields.append(("script", ("script.py", script, "text/x-python")))
+    return encode_multipart_formdata(fields)
+
+
+def call_runtime(
+    event: dict,
+    *,
+    version: IntegrationVersion,
+    installation: Installation | None = None,
+    fetch_body: bytes | None = None,
+) -> RuntimeAnswer:
+    """Send one envelope and return the host's answer (integration code's, or the host's)."""
+    environment = environment_for(version, installation)
+    started = time.perf_counter()
+    answer = _post(version, event, environment, fetch_body, script=None)
+    if answer.status_code == 409 and answer.headers.get(OUTCOME_HEADER) == "script_required":
+        answer = _post(version, event, environment, fetch_body, script=bytes(version.script))
+    duration_ms = int((time.perf_counter() - started) * 1000)
+    outcome = answer.headers.get(OUTCOME_HEADER, "")
+    if outcome != "ok" and outcome not in HOST_FAILURES:
+        # The envelope itself was refused (signature, shape, size): the platform's fault.
+        raise RuntimeUnavailable(
+            f"the runtime refused the envelope ({answer.status_code} {outcome or 'no outcome'})"
+        )
+    return RuntimeAnswer(
+        status=answer.status_code,
+        headers=dict(answer.headers),
+        body=answer.content,
+        outcome=outcome,
+        duration_ms=duration_ms,
+    )
+
+
+def _post(version, event, environment, fetch_body, script) -> requests.Response:
+    body, content_type = _envelope(event, environment, fetch_body, script)
+    headers = {
+        "Content-Type": content_type,
+        signing.HEADER: signing.sign(body, runtime_signing_key()),
+    }
+    try:
+        return _session.post(
+            envelope_url(version.integration.name),
+            data=body,
+            headers=headers,
+            timeout=(settings.RUNTIME_CONNECT_TIMEOUT, settings.RUNTIME_RESPONSE_TIMEOUT),
+            allow_redirects=False,
+        )
+    except requests.RequestException as exc:
+        raise RuntimeUnavailable(
+            f"the runtime host cannot be reached ({exc.__class__.__name__})"
+        ) from exc

@@ -1,0 +1,33 @@
+import pytest
+
+from .support import EnvelopeClient, RunningHost
+
+# Small limits keep the hostile-script tests fast.
+HOST_ENVIRONMENT = {
+    "RUNTIME_CALL_TIMEOUT": "2",
+    "RUNTIME_QUEUE_TIMEOUT": "1",
+    "RUNTIME_WORKERS_PER_VERSION": "2",
+    "RUNTIME_WORKER_MEMORY_MB": "256",
+    "RUNTIME_MAX_ENVELOPE_MB": "1",
+    # What a hostile script must not see, although the host's own environment has it.
+    "DATABASE_URL": "postgres://platform:database-password@db.internal/platform",
+    "DJANGO_SETTINGS_MODULE": "docplatform.settings",
+    "SECRET_KEY": "platform-secret-key",
+}
+
+
+def start_host(tmp_path_factory, **overrides) -> RunningHost:
+    log = tmp_path_factory.mktemp("runtime") / "host.log"
+    return RunningHost("test-runtime-key", log, **{**HOST_ENVIRONMENT, **overrides})
+
+
+@pytest.fixture(scope="module")
+def runtime_host(tmp_path_factory):
+    host = start_host(tmp_path_factory)
+    yield host
+    host.stop()
+
+
+@pytest.fixture(scope="module")
+def client(runtime_host):
+    return EnvelopeClient(runtime_host)

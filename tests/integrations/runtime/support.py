@@ -1,0 +1,147 @@
+"""A real runtime host in a subprocess, and a client that sends it signed envelopes as the
+platform does (reusable by the platform's end-to-end tests)."""
+
+import hashlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import requests
+
+from integrations.runtime import signing
+
+PROJECT_ROOT = Path(__file__).resolve().parents[3]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class RunningHost:
+    """``python -m integrations.runtime.host`` on a free port; its log goes to ``log_path`` and
+    its temporary directories beside it."""
+
+    def __init__(self, signing_key: str, log_path: Path, **environment: str):
+        self.signing_key = signing_key
+        self.log_path = log_path
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._log = log_path.open("wb")
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "integrations.runtime.host", "--port", str(self.port)],
+            cwd=PROJECT_ROOT,
+            env={
+                **os.environ,
+                "RUNTIME_SIGNING_KEY": signing_key,
+                "TMPDIR": str(log_path.parent),
+                **environment,
+            },
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
+        )
+        wait_for_health(self.url, self.process)
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self._log.close()
+
+
+def wait_for_health(url: str, process: subprocess.Popen, timeout: float = 20):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the runtime host exited with {process.returncode}")
+        try:
+            if requests.get(f"{url}/health", timeout=1).status_code == 200:
+                return
+        except requests.ConnectionError:
+            time.sleep(0.05)
+    raise RuntimeError("the runtime host did not answer /health in time")
+
+
+def content_hash(name: str, script: str) -> str:
+    return hashlib.sha256(f"{name}\n{script}".encode()).hexdigest()
+
+
+def environment_for(name: str, script: str, host_url: str = "http://runtime", **extra) -> dict:
+    """An environment as the platform sends it, for an organization installation."""
+    return {
+        "apiEndpoint": "http://platform.invalid/api/v1",
+        "apiTokens": {"integration": "integration-token", "installation": "installation-token"},
+        "integration": {
+            "name": name,
+            "version": 1,
+            "contentHash": content_hash(name, script),
+            "urls": {"publicEndpoint": f"{host_url}/integrations/{name}"},
+        },
+        "secrets": {"API_KEY": "secret-of-" + name},
+        "installation": {
+            "id": "inst-1",
+            "status": "active",
+            "configuration": {},
+            "externalIds": [],
+            "target": "all",
+            "space_selection": {"all": True},
+            "urls": {"publicEndpoint": f"http://platform.invalid/installations/inst-1/{name}"},
+        },
+        **extra,
+    }
+
+
+def envelope_parts(event=None, environment=None, fetch_body=None, script=None) -> dict:
+    """The multipart parts of an envelope; a value given as bytes is sent as it is."""
+
+    def encoded(value):
+        return value if isinstance(value, bytes) else json.dumps(value).encode()
+
+    parts = {}
+    if event is not None:
+        parts["event"] = (None, encoded(event), "application/json")
+    if environment is not None:
+        parts["environment"] = (None, encoded(environment), "application/json")
+    if fetch_body is not None:
+        parts["fetch-body"] = ("fetch-body", fetch_body, "application/octet-stream")
+    if script is not None:
+        parts["script"] = ("script.py", script.encode(), "text/x-python")
+    return parts
+
+
+class EnvelopeClient:
+    """Sends envelopes to a host, signed with its key unless told otherwise."""
+
+    def __init__(self, host: RunningHost):
+        self.host = host
+        self.session = requests.Session()
+
+    def post(self, name, parts, version="v1", signature=None, sign=True, timeout=30):
+        prepared = requests.Request(
+            "POST", f"{self.host.url}/integrations/{name}/{version}", files=parts
+        ).prepare()
+        if signature is not None:
+            prepared.headers[signing.HEADER] = signature
+        elif sign:
+            prepared.headers[signing.HEADER] = signing.sign(prepared.body, self.host.signing_key)
+        return self.session.send(prepared, timeout=timeout)
+
+    def call(self, name, script, event, environment=None, fetch_body=None):
+        """Send the envelope as the platform does: without the script first, and again with it
+        when the host answers 409 script_required."""
+        environment = environment or environment_for(name, script, self.host.url)
+        answer = self.post(name, envelope_parts(event, environment, fetch_body))
+        if answer.status_code == 409 and answer.json()["error"] == "script_required":
+            answer = self.post(name, envelope_parts(event, environment, fetch_body, script))
+        return answer

@@ -1,0 +1,237 @@
+"""Hostile integration code is contained: it runs in scrubbed, limited worker processes that
+the host replaces when they fail (limits of the module's host: 2 s per call, 256 MiB)."""
+
+import contextlib
+import json
+import threading
+import time
+
+import pytest
+import requests
+
+from .conftest import start_host
+from .support import PROJECT_ROOT, EnvelopeClient, environment_for
+
+FETCH = {
+    "type": "fetch",
+    "eventId": "e",
+    "request": {"method": "GET", "url": "http://p/x", "headers": {}},
+}
+
+
+@pytest.fixture(scope="module")
+def single_worker(tmp_path_factory):
+    """A host with one worker per version, so a replaced worker shows as a new pid."""
+    host = start_host(tmp_path_factory, RUNTIME_WORKERS_PER_VERSION="1")
+    yield EnvelopeClient(host)
+    host.stop()
+
+
+def hostile(body: str) -> str:
+    """A script whose fetch runs ``body`` unless the request asks for ``?pid``."""
+    indented = "\n".join("    " + line for line in body.strip().splitlines())
+    return f"""
+import os
+from integrations.runtime import Response, create_integration
+
+def fetch(request, context):
+    if request.query.get("pid"):
+        return Response.json({{"pid": os.getpid()}})
+{indented}
+
+integration = create_integration(fetch=fetch)
+"""
+
+
+def pid_event():
+    return {**FETCH, "request": {**FETCH["request"], "url": "http://p/x?pid=1"}}
+
+
+def worker_pid(client, name, script):
+    answer = client.call(name, script, pid_event())
+    assert answer.status_code == 200, answer.text
+    return answer.json()["pid"]
+
+
+def test_an_exception_is_reported_without_its_stack(client):
+    answer = client.call("raiser", hostile("raise ValueError('boom')"), FETCH)
+    assert answer.status_code == 500
+    assert answer.json() == {"error": "integration_error", "message": "ValueError: boom"}
+    assert "Traceback" not in answer.text and "line " not in answer.text
+    assert "Traceback" in client.host.log()  # the stack goes to the host's log, for its developer
+
+
+@pytest.mark.parametrize(
+    ("name", "body", "status", "error"),
+    [
+        ("looper", "while True:\n    pass", 504, {"error": "timeout"}),
+        ("exiter", "os._exit(1)", 502, {"error": "worker_crashed"}),
+        ("segfaulter", "import ctypes\nctypes.string_at(0)", 502, {"error": "worker_crashed"}),
+    ],
+)
+def test_a_hang_or_crash_is_reported_and_the_worker_replaced(
+    single_worker, name, body, status, error
+):
+    script = hostile(body)
+    before = worker_pid(single_worker, name, script)
+    answer = single_worker.call(name, script, FETCH)
+    assert answer.status_code == status
+    assert answer.json() == error
+    assert answer.headers["X-Runtime-Outcome"] == error["error"]
+    assert worker_pid(single_worker, name, script) != before
+
+
+def test_a_memory_blow_up_is_contained_and_the_worker_replaced(single_worker):
+    script = hostile("hoard = []\nwhile True:\n    hoard.append(bytearray(16 * 1024 * 1024))")
+    before = worker_pid(single_worker, "hoarder", script)
+    answer = single_worker.call("hoarder", script, FETCH)
+    assert answer.status_code == 500
+    assert answer.json()["error"] == "integration_error"
+    assert answer.json()["message"].startswith("MemoryError")
+    assert worker_pid(single_worker, "hoarder", script) != before
+
+
+PROBE = """
+import os, sys
+from integrations.runtime import Response, create_integration
+
+def can_import(name):
+    try:
+        __import__(name)
+    except ImportError as error:
+        return type(error).__name__
+    return "imported"
+
+def settings_state():
+    try:
+        from django.conf import settings
+    except ImportError:
+        return "django absent"
+    try:
+        settings.DATABASES
+    except Exception as error:
+        return type(error).__name__
+    return "configured"
+
+def dumpable():
+    import ctypes
+    return ctypes.CDLL(None).prctl(3, 0, 0, 0, 0)
+
+def fetch(request, context):
+    print("integration code printing to stdout does not break the protocol")
+    return Response.json({
+        "environ": dict(os.environ),
+        "cwd": os.getcwd(),
+        "cwd_entries": os.listdir("."),
+        "sys_path": sys.path,
+        "docplatform": can_import("docplatform"),
+        "integrations_models": can_import("integrations.models"),
+        "webhooks": can_import("webhooks"),
+        "sdk": can_import("integrations.runtime"),
+        "django_settings": settings_state(),
+        "dumpable": dumpable(),
+    })
+
+integration = create_integration(fetch=fetch)
+"""
+
+
+def test_integration_code_cannot_reach_the_platforms_settings(client):
+    answer = client.call("prober", PROBE, FETCH)
+    assert answer.status_code == 200, answer.text
+    seen = answer.json()
+    assert set(seen["environ"]) <= {"PATH", "LANG", "TZ"}
+    for secret in ("DATABASE_URL", "DJANGO_SETTINGS_MODULE", "SECRET_KEY", "RUNTIME_SIGNING_KEY"):
+        assert secret not in json.dumps(seen["environ"])
+    assert seen["docplatform"] == "ModuleNotFoundError"
+    assert seen["integrations_models"] == "ModuleNotFoundError"
+    assert seen["webhooks"] == "ModuleNotFoundError"
+    assert seen["sdk"] == "imported"
+    assert seen["django_settings"] in ("ImproperlyConfigured", "django absent")
+    assert seen["cwd_entries"] == []
+    assert str(PROJECT_ROOT) not in seen["sys_path"] and "" not in seen["sys_path"]
+    assert seen["dumpable"] == 0
+
+
+def test_one_integration_does_not_see_anothers_secrets_or_globals(client):
+    keeper = hostile(
+        "import builtins\n"
+        "builtins.stolen = context.environment.secrets.API_KEY\n"
+        "return Response.text('kept')"
+    )
+    thief = hostile("import builtins\nreturn Response.text(getattr(builtins, 'stolen', 'nothing'))")
+    assert client.call("keeper", keeper, FETCH).text == "kept"
+    assert client.call("thief", thief, FETCH).text == "nothing"
+
+
+def call_in_thread(client, name, script, event, answers):
+    thread = threading.Thread(target=lambda: answers.append(client.call(name, script, event)))
+    thread.start()
+    return thread
+
+
+def test_a_hanging_integration_does_not_block_another(client):
+    sleeper = hostile("import time\ntime.sleep(60)")
+    echo = hostile("return Response.text('still here')")
+    client.call("echoer", echo, FETCH)  # warm
+    hung = []
+    threads = [call_in_thread(client, "sleeper", sleeper, FETCH, hung) for _ in range(3)]
+    time.sleep(0.3)
+    for _ in range(5):
+        answer = client.call("echoer", echo, FETCH)
+        assert answer.status_code == 200
+        assert answer.text == "still here"
+    assert not hung, "the other integration answered while the sleeper was still hanging"
+    for thread in threads:
+        thread.join()
+    # two workers per version: two calls time out, the third waits its turn in vain
+    assert sorted(answer.status_code for answer in hung) == [503, 504, 504]
+    assert {"error": "busy"} in [answer.json() for answer in hung]
+    assert worker_pid(client, "sleeper", sleeper)  # both killed workers were replaced
+
+
+def test_a_version_is_served_by_several_pre_started_workers(client):
+    script = hostile("import time\ntime.sleep(0.5)\nreturn Response.json({'pid': os.getpid()})")
+    client.call("parallel", script, pid_event())
+    time.sleep(1)  # the second worker starts in the background
+    answers = []
+    threads = [call_in_thread(client, "parallel", script, FETCH, answers) for _ in range(2)]
+    for thread in threads:
+        thread.join()
+    assert [answer.status_code for answer in answers] == [200, 200]
+    assert len({answer.json()["pid"] for answer in answers}) == 2
+
+
+def test_the_platform_sees_each_call_with_its_own_environment(client):
+    script = hostile("return Response.text(context.environment.installation.id)")
+    environment = environment_for("per-call", script, client.host.url)
+    environment["installation"] = {**environment["installation"], "id": "inst-2"}
+    assert client.call("per-call", script, FETCH, environment).text == "inst-2"
+
+
+def test_workers_end_with_their_host(tmp_path_factory):
+    host = start_host(tmp_path_factory, RUNTIME_WORKERS_PER_VERSION="1", RUNTIME_CALL_TIMEOUT="30")
+    client = EnvelopeClient(host)
+    script = hostile("import time\ntime.sleep(600)")
+    pid = worker_pid(client, "orphan", script)
+
+    def hang():
+        with contextlib.suppress(requests.ConnectionError):
+            client.call("orphan", script, FETCH)
+
+    threading.Thread(target=hang, daemon=True).start()
+    time.sleep(0.3)
+    host.process.kill()  # no chance to clean up: the worker must notice on its own
+    host.stop()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and process_exists(pid):
+        time.sleep(0.1)
+    assert not process_exists(pid)
+
+
+def process_exists(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(") ")[1][0] != "Z"  # a zombie has ended
+    except FileNotFoundError:
+        return False
