@@ -258,5 +258,9 @@ RUNTIME_URL = env.str("RUNTIME_URL", default="http://127.0.0.1:8100").rstrip("/"
 RUNTIME_SIGNING_KEY = env.str("RUNTIME_SIGNING_KEY", default="")
 RUNTIME_CONNECT_TIMEOUT = env.float("RUNTIME_CONNECT_TIMEOUT", default=3.0)
 RUNTIME_RESPONSE_TIMEOUT = env.float("RUNTIME_RESPONSE_TIMEOUT", default=15.0)
+# Deliveries wait 1x, 2x, 4x this before trying an unreachable runtime host again.
+RUNTIME_RETRY_BASE_DELAY = env.float("RUNTIME_RETRY_BASE_DELAY", default=2.0)
 # Requests relayed to an integration's public endpoint: body size and answer size limits.
 PUBLIC_ENDPOINT_MAX_BODY = env.int("PUBLIC_ENDPOINT_MAX_BODY", default=1024 * 1024)
+# How long an OAuth state issued to an integration stays valid (seconds).
+OAUTH_STATE_MAX_AGE = env.int("OAUTH_STATE_MAX_AGE", default=600)

@@ -3,7 +3,7 @@ from django.urls import include, path, register_converter
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from integrations.api import catalogue, installations
+from integrations.api import catalogue, installations, oauth
 
 from . import api
 from .api_inputs import (
@@ -123,11 +123,18 @@ api_v1 = [
         name="delivery",
     ),
     path("installation/", installations.OwnInstallationApi.as_view(), name="own-installation"),
+    path("installation/oauth/state", oauth.OAuthStateApi.as_view(), name="oauth-state"),
+    path(
+        "installation/oauth/state/consume",
+        oauth.OAuthStateConsumeApi.as_view(),
+        name="oauth-state-consume",
+    ),
 ]
 
 urlpatterns = [
     path("", RedirectView.as_view(url="/marketplace/", permanent=False)),
     path("admin/", admin.site.urls),
+    path("endpoints/", include("integrations.urls")),
     path("marketplace/", include("marketplace.urls")),
     path("api/v1/", include((api_v1, "api"))),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

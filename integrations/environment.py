@@ -25,11 +25,8 @@ def integration_public_endpoint(integration: Integration) -> str:
 
 def installation_public_endpoint(installation: Installation) -> str:
     """A platform URL the world calls; requests are relayed to the integration's ``fetch``."""
-    path = reverse(
-        "installation-endpoint",
-        kwargs={"installation_id": installation.id, "path": ""},
-    )
-    return settings.PLATFORM_URL + path.rstrip("/")
+    path = reverse("installation-endpoint", kwargs={"installation_id": installation.id, "path": ""})
+    return settings.PLATFORM_URL + path
 
 
 def _installation_part(installation: Installation) -> dict:

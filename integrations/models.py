@@ -279,6 +279,9 @@ class Delivery(models.Model):
     lease_expires_at = models.DateTimeField(null=True, blank=True)
     next_attempt_at = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True)
+    duration_ms = models.PositiveIntegerField(
+        null=True, blank=True, help_text="How long the last attempt took."
+    )
     outcome = models.CharField(max_length=200, blank=True, help_text="What the consumer did.")
     created_at = models.DateTimeField(auto_now_add=True)
     completed_at = models.DateTimeField(null=True, blank=True)
@@ -292,3 +295,19 @@ class Delivery(models.Model):
 
     def __str__(self):
         return f"{self.event.type} -> {self.installation_id} ({self.status})"
+
+
+class OAuthState(models.Model):
+    """An OAuth ``state`` issued to an installation: it expires, and it is consumed once."""
+
+    nonce = models.CharField(max_length=64, unique=True)
+    installation = models.ForeignKey(
+        Installation, on_delete=models.CASCADE, related_name="oauth_states"
+    )
+    property_name = models.CharField(max_length=100)
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    consumed_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self):
+        return f"OAuth state of {self.installation_id}"

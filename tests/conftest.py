@@ -61,3 +61,28 @@ def wait_until(condition, *, timeout=20.0, interval=0.05):
             return
         time.sleep(interval)
     raise AssertionError(f"condition not met within {timeout} s")
+
+
+@pytest.fixture(scope="session")
+def runtime_host(tmp_path_factory):
+    """A real runtime host process, started as operators start it (with the platform's key)."""
+    from integrations.environment import runtime_signing_key
+    from tests.integrations.runtime.support import RunningHost
+
+    host = RunningHost(
+        runtime_signing_key(),
+        tmp_path_factory.mktemp("runtime") / "host.log",
+        RUNTIME_CALL_TIMEOUT="3",
+        RUNTIME_WORKERS_PER_VERSION="1",
+    )
+    yield host
+    host.stop()
+
+
+@pytest.fixture
+def runtime(runtime_host, settings, live_server):
+    """The platform wired to the runtime host: envelopes go there, and the environment's
+    API endpoint and public endpoints point at the live test server."""
+    settings.RUNTIME_URL = runtime_host.url
+    settings.PLATFORM_URL = live_server.url
+    return runtime_host

@@ -30,8 +30,10 @@ class Environment(JSONObject):
 
     @property
     def installation_endpoint(self) -> str | None:
-        """The public endpoint of the installation this call concerns, if any."""
-        for key in OPTIONAL_ENVIRONMENT_KEYS:
+        """The public endpoint of the installation this call concerns, if any: the space's or
+        site's installation when there is one (its token is the one in apiTokens), else the
+        organization's."""
+        for key in INSTALLATION_KEYS_MOST_SPECIFIC_FIRST:
             endpoint = _public_endpoint(self.get(key))
             if endpoint:
                 return endpoint
@@ -39,9 +41,16 @@ class Environment(JSONObject):
 
     @property
     def public_endpoints(self) -> list[str]:
-        """The public endpoints of this call: the installation's, then the integration's."""
-        endpoints = [self.installation_endpoint, _public_endpoint(self.get("integration"))]
+        """The public endpoints of this call, most specific first: the space's or site's
+        installation, the organization's installation, the integration's."""
+        endpoints = [
+            _public_endpoint(self.get(key))
+            for key in (*INSTALLATION_KEYS_MOST_SPECIFIC_FIRST, "integration")
+        ]
         return [endpoint for endpoint in endpoints if endpoint]
+
+
+INSTALLATION_KEYS_MOST_SPECIFIC_FIRST = ("spaceInstallation", "siteInstallation", "installation")
 
 
 def _public_endpoint(holder) -> str | None:

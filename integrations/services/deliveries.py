@@ -151,6 +151,7 @@ def delivery_finish(delivery: Delivery, *, status: str, outcome: str = "", error
         update_fields=[
             "status",
             "attempts",
+            "duration_ms",
             "outcome",
             "last_error",
             "lease_expires_at",

@@ -1,0 +1,16 @@
+from django.urls import re_path
+
+from . import views
+
+urlpatterns = [
+    re_path(
+        r"^installations/(?P<installation_id>[A-Za-z0-9]{1,32})(?P<path>/.*)?$",
+        views.installation_endpoint,
+        name="installation-endpoint",
+    ),
+    re_path(
+        r"^integrations/(?P<name>[a-z0-9]+(?:-[a-z0-9]+)*)(?P<path>/.*)?$",
+        views.integration_endpoint,
+        name="integration-endpoint",
+    ),
+]
