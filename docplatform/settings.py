@@ -199,9 +199,11 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_DEFAULT_QUEUE = "default"
+# Webhook deliveries and runtime calls wait on the network: each has a queue of its own, so
+# a slow receiver or integration never holds up the outbox's bookkeeping on `default`.
 CELERY_TASK_ROUTES = {
-    "webhooks.*": {"queue": "webhooks"},
-    "integrations.tasks.dispatch_*": {"queue": "runtime"},
+    "webhooks.tasks.deliver": {"queue": "webhooks"},
+    "integrations.tasks.run_delivery": {"queue": "runtime"},
 }
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_SERIALIZER = "json"

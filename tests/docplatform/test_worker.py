@@ -18,6 +18,10 @@ def test_tasks_are_acknowledged_late_and_routed_to_their_queues():
     assert app.conf.task_acks_late is True
     assert app.conf.task_reject_on_worker_lost is True
     assert app.amqp.router.route({}, "webhooks.tasks.deliver")["queue"].name == "webhooks"
+    assert app.amqp.router.route({}, "integrations.tasks.run_delivery")["queue"].name == "runtime"
+    assert app.amqp.router.route({}, "integrations.tasks.sweep_deliveries")["queue"].name == (
+        "default"
+    )
     assert app.amqp.router.route({}, "docplatform.tasks.answer_worker_ping")["queue"].name == (
         "default"
     )
