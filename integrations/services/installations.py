@@ -48,9 +48,34 @@ def _require_installable(integration: Integration, organization, install_token) 
     raise Http404("No such integration.")
 
 
-def _new_installation(**fields) -> Installation:
+def _new_installation(configuration: dict | None, **fields) -> Installation:
+    """Save a new installation: defaults, then the given values, then the setup flow."""
     raw = Installation.TOKEN_PREFIX + secrets.token_urlsafe(32)
-    return Installation(api_token=raw, api_token_hash=hash_token(raw), **fields)
+    installation = Installation(api_token=raw, api_token_hash=hash_token(raw), **fields)
+    installation.configuration = config_rules.defaults(_definition(installation))
+    if configuration:
+        _apply_changes(installation, configuration)
+    _evaluate(installation)
+    try:
+        with transaction.atomic():
+            installation.save()
+    except IntegrityError as exc:
+        where = "organization" if installation.level == "organization" else installation.level
+        raise ValidationError(
+            {
+                "integration": [
+                    f"{installation.integration.name} is already installed in this {where}"
+                ]
+            }
+        ) from exc
+    return installation
+
+
+def _check_selection(space_selection: str, spaces: list, organization_id: str) -> None:
+    if space_selection not in Installation.SpaceSelection.values:
+        raise ValidationError({"space_selection": ["must be 'all' or 'selected'"]})
+    if any(space.organization_id != organization_id for space in spaces):
+        raise ValidationError({"selected_spaces": ["every space must belong to the organization"]})
 
 
 def _definition(installation: Installation) -> dict:
@@ -176,6 +201,7 @@ def installation_create(
     elif space is not None and org_installation.space_selection == "selected":
         org_installation.selected_spaces.add(space)
     installation = _new_installation(
+        configuration,
         integration=integration,
         organization=organization,
         level=level,
@@ -184,17 +210,6 @@ def installation_create(
         site=site,
         created_by=user,
     )
-    installation.configuration = config_rules.defaults(_definition(installation))
-    if configuration:
-        _apply_changes(installation, configuration)
-    _evaluate(installation)
-    try:
-        with transaction.atomic():
-            installation.save()
-    except IntegrityError as exc:
-        raise ValidationError(
-            {"integration": [f"{integration.name} is already installed in this {level}"]}
-        ) from exc
     _fire_setup(f"{level}_installation_setup", installation)
     return installation
 
@@ -203,29 +218,16 @@ def _create_organization_installation(
     user, integration, organization, configuration, space_selection, selected_spaces
 ) -> Installation:
     selection = space_selection or Installation.SpaceSelection.ALL
-    if selection not in Installation.SpaceSelection.values:
-        raise ValidationError({"space_selection": ["must be 'all' or 'selected'"]})
     spaces = list(selected_spaces)
-    if any(space.organization_id != organization.pk for space in spaces):
-        raise ValidationError({"selected_spaces": ["every space must belong to the organization"]})
+    _check_selection(selection, spaces, organization.pk)
     installation = _new_installation(
+        configuration,
         integration=integration,
         organization=organization,
         level=Installation.Level.ORGANIZATION,
         space_selection=selection,
         created_by=user,
     )
-    installation.configuration = config_rules.defaults(_definition(installation))
-    if configuration:
-        _apply_changes(installation, configuration)
-    _evaluate(installation)
-    try:
-        with transaction.atomic():
-            installation.save()
-    except IntegrityError as exc:
-        raise ValidationError(
-            {"integration": [f"{integration.name} is already installed in this organization"]}
-        ) from exc
     if spaces:
         installation.selected_spaces.set(spaces)
     _fire_setup("installation_setup", installation, changed=[])
@@ -258,11 +260,8 @@ def installation_select_spaces(
 ) -> Installation:
     if installation.level != Installation.Level.ORGANIZATION:
         raise ValidationError({"space_selection": ["only an organization installation has one"]})
-    if space_selection not in Installation.SpaceSelection.values:
-        raise ValidationError({"space_selection": ["must be 'all' or 'selected'"]})
     spaces = list(spaces)
-    if any(space.organization_id != installation.organization_id for space in spaces):
-        raise ValidationError({"selected_spaces": ["every space must belong to the organization"]})
+    _check_selection(space_selection, spaces, installation.organization_id)
     installation.space_selection = space_selection
     installation.save(update_fields=["space_selection", "updated_at"])
     installation.selected_spaces.set(spaces)
