@@ -3,7 +3,8 @@ from django.urls import include, path, register_converter
 from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from integrations.api import catalogue, installations, oauth
+from integrations.api import catalogue, completion, components, installations, oauth
+from webhooks import api as webhooks_api
 
 from . import api
 from .api_inputs import (
@@ -98,6 +99,11 @@ api_v1 = [
         name="installation-configuration",
     ),
     path(
+        "installations/<id:installation_id>/configuration/<str:property_name>/options/",
+        completion.CompletionOptionsApi.as_view(),
+        name="installation-completion-options",
+    ),
+    path(
         "installations/<id:installation_id>/space-selection/",
         installations.InstallationSpaceSelectionApi.as_view(),
         name="installation-space-selection",
@@ -118,9 +124,34 @@ api_v1 = [
         name="installation-deliveries",
     ),
     path(
+        "installations/<id:installation_id>/webhook/ping/",
+        webhooks_api.WebhookPingApi.as_view(),
+        name="installation-webhook-ping",
+    ),
+    path(
+        "installations/<id:installation_id>/webhook/secret/",
+        webhooks_api.WebhookSecretApi.as_view(),
+        name="installation-webhook-secret",
+    ),
+    path(
+        "installations/<id:installation_id>/webhook/secret/rotate/",
+        webhooks_api.WebhookSecretRotateApi.as_view(),
+        name="installation-webhook-secret-rotate",
+    ),
+    path(  # a componentId is any text without spaces, slashes included
+        "installations/<id:installation_id>/components/<path:component_id>/render/",
+        components.ComponentRenderApi.as_view(),
+        name="installation-component-render",
+    ),
+    path(
         "deliveries/<deliveryid:delivery_id>/",
         installations.DeliveryDetailApi.as_view(),
         name="delivery",
+    ),
+    path(
+        "deliveries/<deliveryid:delivery_id>/redeliver/",
+        installations.DeliveryRedeliverApi.as_view(),
+        name="delivery-redeliver",
     ),
     path("installation/", installations.OwnInstallationApi.as_view(), name="own-installation"),
     path("installation/oauth/state", oauth.OAuthStateApi.as_view(), name="oauth-state"),

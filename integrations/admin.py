@@ -1,11 +1,12 @@
 import json
 
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.utils.html import format_html
 
 from .manifest import CATEGORIES
-from .models import Integration, IntegrationAsset, IntegrationVersion
-from .selectors import json_list_has
+from .models import Installation, Integration, IntegrationAsset, IntegrationVersion
+from .selectors import json_list_has, shown_configuration
+from .services.installations import installation_pause, installation_resume
 
 
 class CategoryFilter(admin.SimpleListFilter):
@@ -110,3 +111,59 @@ class IntegrationVersionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+
+@admin.register(Installation)
+class InstallationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    """Installations change through their setup flow, so operators only pause and resume them
+    here. Credentials and the installation's API token are never shown."""
+
+    list_display = ["id", "integration", "organization", "level", "where", "status", "created_at"]
+    list_filter = ["status", "level", "integration", "organization"]
+    search_fields = ["id", "integration__name", "organization__subdomain"]
+    list_select_related = ["integration", "organization", "space", "site"]
+    fields = [
+        "id",
+        "integration",
+        "organization",
+        "level",
+        "parent",
+        "where",
+        "status",
+        "reasons",
+        "shown_configuration",
+        "external_ids",
+        "space_selection",
+        "created_by",
+        "created_at",
+        "updated_at",
+    ]
+    readonly_fields = fields
+    actions = ["pause", "resume"]
+
+    def has_delete_permission(self, request, obj=None):
+        return False  # uninstalling runs the uninstall service, from the marketplace or API
+
+    @admin.display(description="installed in")
+    def where(self, obj):
+        return obj.space or obj.site or obj.organization
+
+    @admin.display(description="status reasons")
+    def reasons(self, obj):
+        return _pretty_json(obj.status_reasons)
+
+    @admin.display(description="configuration (button credentials redacted)")
+    def shown_configuration(self, obj):
+        return _pretty_json(shown_configuration(obj))
+
+    @admin.action(description="Pause the selected installations")
+    def pause(self, request, queryset):
+        for installation in queryset:
+            installation_pause(installation=installation)
+        self.message_user(request, f"{len(queryset)} paused.", messages.SUCCESS)
+
+    @admin.action(description="Resume the selected installations")
+    def resume(self, request, queryset):
+        statuses = [installation_resume(installation=i).status for i in queryset]
+        summary = ", ".join(f"{statuses.count(s)} {s}" for s in sorted(set(statuses)))
+        self.message_user(request, f"Resumed: {summary}.", messages.SUCCESS)

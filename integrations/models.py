@@ -311,3 +311,37 @@ class OAuthState(models.Model):
 
     def __str__(self):
         return f"OAuth state of {self.installation_id}"
+
+
+class ComponentState(models.Model):
+    """The props and state of one component instance of an installation: its configuration
+    screen (instance ``configuration``) or one block inserted from the quick insert menu.
+
+    ``revision`` goes up with each stored render, so two actions racing on one instance cannot
+    silently overwrite each other's state.
+    """
+
+    CONFIGURATION_INSTANCE = "configuration"
+
+    installation = models.ForeignKey(
+        Installation, on_delete=models.CASCADE, related_name="component_states"
+    )
+    component_id = models.CharField(max_length=64)
+    instance = models.CharField(max_length=64)
+    props = models.JSONField(default=dict, blank=True)
+    state = models.JSONField(default=dict, blank=True)
+    revision = models.PositiveIntegerField(default=1)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["installation_id", "component_id", "created_at"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["installation", "component_id", "instance"],
+                name="one_state_per_component_instance",
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.component_id}[{self.instance}] of {self.installation_id}"

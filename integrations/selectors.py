@@ -7,7 +7,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from docplatform.events import EVENT_SCOPES, SPACE_EVENTS
 from docplatform.models import Membership, Site, Space, hash_token
 
-from .models import Delivery, Installation, Integration
+from .models import ComponentState, Delivery, Installation, Integration
 
 
 def json_list_has(field: str, value: str) -> Q:
@@ -184,4 +184,42 @@ def is_receiving(installation: Installation) -> bool:
     active = Installation.Status.ACTIVE
     return installation.status == active and (
         installation.parent is None or installation.parent.status == active
+    )
+
+
+def is_paused(installation: Installation) -> bool:
+    """Paused itself, or under a paused organization installation."""
+    paused = Installation.Status.PAUSED
+    return installation.status == paused or (
+        installation.parent is not None and installation.parent.status == paused
+    )
+
+
+def block_ids(integration: Integration) -> list[str]:
+    """The components of the integration's quick insert menu entries (manifest ``blocks``)."""
+    return [block["id"] for block in integration.blocks]
+
+
+def configuration_screen_ids(integration: Integration) -> set[str]:
+    """The components that render configuration screens (configurations' ``componentId``)."""
+    return {
+        definition["componentId"]
+        for definition in integration.configurations.values()
+        if "componentId" in definition
+    }
+
+
+def manifest_component_ids(integration: Integration) -> set[str]:
+    """The components the manifest names: its blocks and its configuration screens."""
+    return set(block_ids(integration)) | configuration_screen_ids(integration)
+
+
+def inserted_blocks(installation: Installation) -> QuerySet:
+    """The block instances inserted for an installation, newest first."""
+    return (
+        ComponentState.objects.filter(
+            installation=installation, component_id__in=block_ids(installation.integration)
+        )
+        .exclude(instance=ComponentState.CONFIGURATION_INSTANCE)
+        .order_by("-created_at", "-id")
     )

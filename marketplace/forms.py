@@ -6,6 +6,7 @@ from django.core.exceptions import ValidationError
 from integrations.configuration import properties_of
 from integrations.manifest import CATEGORIES
 from integrations.models import Installation
+from integrations.services.completion import Completion
 
 
 class CatalogueFilterForm(forms.Form):
@@ -67,18 +68,32 @@ class ConfigurationForm(forms.Form):
     """An installation's configuration properties, one field per property of the manifest.
 
     ``button`` properties (OAuth connections) have no field: their values are credentials
-    that the OAuth flow writes and nobody types in.
+    that the OAuth flow writes and nobody types in. A property with a ``completion_url`` is a
+    dropdown of the options in ``completions`` (a text input when they could not be had).
     """
 
     prefix = "configuration"
 
-    def __init__(self, *args, definition: dict, configuration: dict, **kwargs):
+    def __init__(
+        self,
+        *args,
+        definition: dict,
+        configuration: dict,
+        completions: dict[str, Completion] | None = None,
+        **kwargs,
+    ):
         super().__init__(*args, initial=dict(configuration), **kwargs)
         required = list(definition.get("required") or [])
         self.required_names = set(required)
         properties = properties_of(definition)
+        completions = completions or {}
         for name in sorted(properties, key=lambda name: _position(name, properties, required)):
-            field = _field_for(properties[name])
+            if name in completions:
+                field = _completed_field(
+                    properties[name], completions[name], configuration.get(name)
+                )
+            else:
+                field = _field_for(properties[name])
             if field is not None:
                 self.fields[name] = field
 
@@ -102,8 +117,28 @@ def _position(name: str, properties: dict, required: list) -> tuple:
     return (1, 0, str(properties[name].get("title") or name).lower())
 
 
+def _common(prop: dict) -> dict:
+    return {"required": False, "label": prop.get("title"), "help_text": prop.get("description")}
+
+
+def _completed_field(prop: dict, completion: Completion, current) -> forms.Field:
+    """A dropdown of the integration's options (the current value kept even when no longer
+    offered); a text input with the reason when there are no options to show."""
+    common = _common(prop)
+    if completion.problem:
+        note = f"The options could not be loaded from the integration ({completion.problem}); "
+        note += "type the value instead."
+        common["help_text"] = " ".join(filter(None, [common["help_text"], note]))
+        return forms.CharField(**common)
+    options = [(option["value"], option["label"]) for option in completion.options]
+    if current and current not in {value for value, _ in options}:
+        options.append((current, f"{current} (no longer offered)"))
+    # A plain CharField, like an enum's: the integration decides which values it accepts.
+    return forms.CharField(widget=forms.Select(choices=[("", "—"), *options]), **common)
+
+
 def _field_for(prop: dict) -> forms.Field | None:
-    common = {"required": False, "label": prop.get("title"), "help_text": prop.get("description")}
+    common = _common(prop)
     kind = prop.get("type")
     if kind == "string" and "enum" in prop:
         # A plain CharField: whether the value is one of the options is the service's rule.

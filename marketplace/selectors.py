@@ -134,6 +134,10 @@ def organization_spaces(organization: Organization) -> QuerySet:
 
 
 def recent_deliveries(installation: Installation) -> QuerySet:
-    return Delivery.objects.filter(installation=installation).select_related("event")[
-        :RECENT_DELIVERIES
-    ]
+    """The installation's latest deliveries, newest first, with their (webhook) attempts."""
+    deliveries = Delivery.objects.filter(installation=installation).select_related("event")
+    return deliveries.prefetch_related("attempts_log")[:RECENT_DELIVERIES]
+
+
+def installation_delivery(installation: Installation, delivery_id: int) -> Delivery | None:
+    return Delivery.objects.filter(installation=installation, pk=delivery_id).first()

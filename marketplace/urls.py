@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path, reverse_lazy
 
-from . import views
+from . import component_views, views
 
 app_name = "marketplace"
 
@@ -35,6 +35,36 @@ organization_pages = [
         "installations/<slug:installation_id>/uninstall/",
         views.InstallationUninstallView.as_view(),
         name="installation-uninstall",
+    ),
+    path(
+        "installations/<slug:installation_id>/webhook/ping/",
+        views.WebhookPingView.as_view(),
+        name="webhook-ping",
+    ),
+    path(
+        "installations/<slug:installation_id>/webhook/rotate-secret/",
+        views.WebhookSecretRotateView.as_view(),
+        name="webhook-rotate-secret",
+    ),
+    path(  # ``deliveryid`` (at most 18 digits) is registered by docplatform.urls
+        "installations/<slug:installation_id>/deliveries/<deliveryid:delivery_id>/redeliver/",
+        views.DeliveryRedeliverView.as_view(),
+        name="delivery-redeliver",
+    ),
+    path(  # a componentId is any text without spaces, slashes included
+        "installations/<slug:installation_id>/components/<path:component_id>/actions/",
+        component_views.ComponentActionView.as_view(),
+        name="component-actions",
+    ),
+    path(
+        "installations/<slug:installation_id>/components/<path:component_id>/insert/",
+        component_views.BlockInsertView.as_view(),
+        name="block-insert",
+    ),
+    path(
+        "installations/<slug:installation_id>/components/<path:component_id>/remove/",
+        component_views.BlockRemoveView.as_view(),
+        name="block-remove",
     ),
 ]
 

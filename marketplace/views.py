@@ -6,15 +6,19 @@ Every page acts for one organization the signed-in user belongs to; anything out
 
 from django.contrib import messages
 from django.contrib.auth.mixins import LoginRequiredMixin
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse, reverse_lazy
 from django.utils.http import urlencode
 from django.views import View
 
+from docplatform.selectors import is_organization_admin
 from integrations.configuration import button_properties, definition_for, properties_of
-from integrations.models import Installation
+from integrations.environment import installation_public_endpoint
+from integrations.models import Delivery, Installation
+from integrations.services.completion import installation_completions
+from integrations.services.deliveries import delivery_redeliver
 from integrations.services.installations import (
     installation_configure,
     installation_create,
@@ -23,8 +27,11 @@ from integrations.services.installations import (
     installation_select_spaces,
     installation_uninstall,
 )
+from webhooks.selectors import is_webhook_installation, signing_secrets_in_overlap
+from webhooks.services_admin import webhook_ping_send, webhook_secret_read, webhook_secret_rotate
 
 from . import selectors
+from .components import block_panel, configuration_screen
 from .forms import (
     CatalogueFilterForm,
     ConfigurationForm,
@@ -228,7 +235,10 @@ class InstallationPageMixin:
 
     def configuration_form(self, installation, data=None) -> ConfigurationForm:
         return ConfigurationForm(
-            data, definition=self.definition(installation), configuration=installation.configuration
+            data,
+            definition=self.definition(installation),
+            configuration=installation.configuration,
+            completions=installation_completions(installation=installation),
         )
 
     def spaces_form(self, installation, data=None) -> SpaceSelectionForm:
@@ -258,17 +268,39 @@ class InstallationPageMixin:
                     installation.integration_id
                 ),
                 "form": form if form is not None else self.configuration_form(installation),
-                "component_id": definition.get("componentId"),
+                "configuration_screen": configuration_screen(installation, definition),
+                "block_panel": block_panel(installation),
                 "connections": [
-                    {"property": properties[name], "connected": name in credentials}
+                    {
+                        "property": properties[name],
+                        "connected": name in credentials,
+                        "connect_url": installation_public_endpoint(installation)
+                        + properties[name]["callback_url"],
+                    }
                     for name in sorted(button_properties(definition))
                 ],
                 "spaces_form": spaces_form,
                 "children": installation.children.select_related("space", "site"),
                 "deliveries": selectors.recent_deliveries(installation),
+                "open_statuses": Delivery.OPEN_STATUSES,
+                "webhook": self.webhook_panel(installation),
             },
             status=status,
         )
+
+    def webhook_panel(self, installation) -> dict | None:
+        """What the page shows of a webhook installation: its secret only to admins."""
+        if not is_webhook_installation(installation):
+            return None
+        is_admin = is_organization_admin(user=self.request.user, organization=self.organization)
+        secret = None
+        if is_admin:
+            secret = webhook_secret_read(user=self.request.user, installation=installation)
+        return {
+            "is_admin": is_admin,
+            "secret": secret,
+            "previous_secrets": signing_secrets_in_overlap(installation),
+        }
 
 
 class InstallationView(InstallationPageMixin, OrganizationView):
@@ -345,6 +377,61 @@ class InstallationUninstallView(InstallationPageMixin, OrganizationView):
         installation_uninstall(installation=installation)
         messages.success(request, f"{installation.integration.title} is uninstalled.")
         return redirect("marketplace:installations", self.organization.subdomain)
+
+
+class WebhookPingView(InstallationPageMixin, OrganizationView):
+    """POST: send a test ping to a webhook installation's URL."""
+
+    def post(self, request, installation_id):
+        installation = self.installation(installation_id)
+        try:
+            ping = webhook_ping_send(installation=installation)
+        except ValidationError as error:
+            messages.error(request, f"No ping was sent: {error.messages[0]}.")
+        else:
+            messages.success(request, f"Test ping sent (eventId {ping.event_uuid}).")
+        return self.back_to(installation)
+
+
+class WebhookSecretRotateView(InstallationPageMixin, OrganizationView):
+    """Admins only. GET asks for confirmation; POST makes a new signing secret."""
+
+    def webhook_installation(self, installation_id) -> Installation:
+        installation = self.installation(installation_id)
+        if not is_webhook_installation(installation):
+            raise Http404("Not a webhook installation.")
+        if not is_organization_admin(user=self.request.user, organization=self.organization):
+            raise PermissionDenied("only the organization's admins rotate the signing secret")
+        return installation
+
+    def get(self, request, installation_id):
+        installation = self.webhook_installation(installation_id)
+        return self.page("marketplace/rotate_secret.html", {"installation": installation})
+
+    def post(self, request, installation_id):
+        installation = self.webhook_installation(installation_id)
+        webhook_secret_rotate(user=request.user, installation=installation)
+        messages.success(
+            request, "A new signing secret is made. The previous one also signs for 24 hours."
+        )
+        return self.back_to(installation)
+
+
+class DeliveryRedeliverView(InstallationPageMixin, OrganizationView):
+    """POST: send a finished delivery of the installation again (same eventId)."""
+
+    def post(self, request, installation_id, delivery_id):
+        installation = self.installation(installation_id)
+        delivery = selectors.installation_delivery(installation, delivery_id)
+        if delivery is None:
+            raise Http404("No such delivery.")
+        try:
+            delivery_redeliver(delivery)
+        except ValidationError as error:
+            messages.error(request, f"Not redelivered: {error.messages[0]}.")
+        else:
+            messages.success(request, f"Delivery {delivery.pk} is on its way again.")
+        return self.back_to(installation)
 
 
 class AssetView(LoginRequiredMixin, View):

@@ -86,3 +86,12 @@ def runtime(runtime_host, settings, live_server):
     settings.RUNTIME_URL = runtime_host.url
     settings.PLATFORM_URL = live_server.url
     return runtime_host
+
+
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    """Each test starts with an empty cache: the API throttles count there, per user id and
+    address, and ids repeat between tests."""
+    from django.core.cache import cache
+
+    cache.clear()

@@ -38,3 +38,9 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F4
     DATABASES["default"]["TEST"] = {  # noqa: F405
         "NAME": str(Path(tempfile.mkdtemp(prefix="docplatform-test-db-")) / "test.sqlite3")
     }
+
+# A real OAuth 2 authorization server for the OAuth tests (django-oauth-toolkit, in the test
+# extra), served by the live test server through tests/integrations/oauth_provider.py. The
+# product never depends on it.
+INSTALLED_APPS = [*INSTALLED_APPS, "oauth2_provider"]  # noqa: F405
+OAUTH2_PROVIDER = {"SCOPES": {"projects:read": "Read your projects"}, "PKCE_REQUIRED": False}

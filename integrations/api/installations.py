@@ -29,6 +29,7 @@ from ..selectors import (
     published_integration,
     shown_configuration,
 )
+from ..services.deliveries import delivery_redeliver
 from ..services.installations import (
     installation_configure,
     installation_create,
@@ -102,11 +103,43 @@ class DeliveryOutput(serializers.Serializer):
     installation = serializers.CharField(source="installation_id")
     consumer = serializers.ChoiceField(choices=Delivery.Consumer.choices)
     status = serializers.ChoiceField(choices=Delivery.Status.choices)
-    attempts = serializers.IntegerField()
+    chain = serializers.IntegerField(help_text="1, and one more for each manual redelivery.")
+    attempts = serializers.IntegerField(help_text="Attempts in the current chain.")
     outcome = serializers.CharField()
     lastError = serializers.CharField(source="last_error")
+    nextAttemptAt = serializers.DateTimeField(
+        source="next_attempt_at", allow_null=True, help_text="When a retrying delivery retries."
+    )
     createdAt = serializers.DateTimeField(source="created_at")
     completedAt = serializers.DateTimeField(source="completed_at", allow_null=True)
+
+
+class DeliveryAttemptOutput(serializers.Serializer):
+    chain = serializers.IntegerField()
+    number = serializers.IntegerField(help_text="1 for the first attempt of its chain.")
+    startedAt = serializers.DateTimeField(source="started_at")
+    durationMs = serializers.IntegerField(source="duration_ms")
+    statusCode = serializers.IntegerField(source="status_code", allow_null=True)
+    error = serializers.CharField(help_text="A network error or a refused URL, if any.")
+    outcome = serializers.CharField(help_text="succeeded, retry, failed or refused.")
+    responseHeaders = serializers.DictField(
+        child=serializers.CharField(), source="response_headers"
+    )
+    responseBody = serializers.CharField(
+        source="response_body", help_text="The first 1 KB of the response body."
+    )
+    nextDelay = serializers.FloatField(
+        source="next_delay", allow_null=True, help_text="Seconds until the retry it scheduled."
+    )
+
+
+class DeliveryDetailOutput(DeliveryOutput):
+    attemptLog = DeliveryAttemptOutput(
+        many=True,
+        source="attempts_log",
+        help_text="Each HTTP attempt of a webhook delivery, every chain; runtime deliveries "
+        "log none.",
+    )
 
 
 def installation_rows(queryset):
@@ -355,6 +388,9 @@ class InstallationResumeApi(APIView):
 
 class DeliveryFilter(serializers.Serializer):
     status = serializers.ChoiceField(choices=Delivery.Status.values, required=False)
+    type = serializers.CharField(
+        required=False, max_length=64, help_text="The event type, e.g. ping.", source="event__type"
+    )
 
 
 class InstallationDeliveriesApi(generics.ListAPIView):
@@ -374,13 +410,29 @@ class InstallationDeliveriesApi(generics.ListAPIView):
         return installation.deliveries.filter(**query.validated_data).select_related("event")
 
 
-class DeliveryDetailApi(APIView):
-    """One delivery to an installation of one of the caller's organizations."""
+def delivery_for(request, delivery_id: int) -> Delivery:
+    deliveries = deliveries_visible_to(request.user).select_related("event")
+    return get_object_or_404(deliveries, pk=delivery_id)
 
-    @extend_schema(responses=DeliveryOutput)
+
+class DeliveryDetailApi(APIView):
+    """One delivery to an installation of one of the caller's organizations, with its
+    attempt log."""
+
+    @extend_schema(responses=DeliveryDetailOutput)
     def get(self, request, delivery_id):
-        deliveries = deliveries_visible_to(request.user).select_related("event")
-        return Response(DeliveryOutput(get_object_or_404(deliveries, pk=delivery_id)).data)
+        delivery = delivery_for(request, delivery_id)
+        return Response(DeliveryDetailOutput(delivery).data)
+
+
+class DeliveryRedeliverApi(APIView):
+    """Send a finished delivery again: the same eventId, a new chain of attempts. A delivery
+    still in progress (pending or retrying) is refused."""
+
+    @extend_schema(request=None, responses={202: DeliveryOutput})
+    def post(self, request, delivery_id):
+        delivery = delivery_redeliver(delivery_for(request, delivery_id))
+        return Response(DeliveryOutput(delivery).data, status=status.HTTP_202_ACCEPTED)
 
 
 # --- An installation token's own installation -----------------------------------------------

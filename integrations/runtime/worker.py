@@ -83,6 +83,8 @@ def take_protocol_pipes():
     os.dup2(devnull, 0)
     os.close(devnull)
     os.dup2(2, 1)
+    # What integration code prints reaches the host's log line by line (`integration dev`).
+    sys.stdout.reconfigure(line_buffering=True)
     return reader, writer
 
 

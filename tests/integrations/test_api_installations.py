@@ -396,13 +396,15 @@ def test_deliveries_of_an_installation_filtered_by_status(make_tool, org_member,
         "installation": installation_id,
         "consumer": "runtime",
         "status": "pending",
+        "chain": 1,
         "attempts": 0,
         "outcome": "",
         "lastError": "",
+        "nextAttemptAt": None,
         "createdAt": row["createdAt"],
         "completedAt": None,
     }
-    assert client.get(f"{API}/deliveries/{delivery.id}/").json() == row
+    assert client.get(f"{API}/deliveries/{delivery.id}/").json() == {**row, "attemptLog": []}
     failed = client.get(f"{API}/installations/{installation_id}/deliveries/?status=failed")
     assert failed.json()["count"] == 0
     bad = client.get(f"{API}/installations/{installation_id}/deliveries/?status=lost")

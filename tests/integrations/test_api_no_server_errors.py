@@ -34,6 +34,9 @@ FIELDS = [
     "comment",
     "bundle",
     "tracking_id",
+    "instance",
+    "props",
+    "action",
 ]
 BODIES = [
     b"{",
@@ -82,6 +85,8 @@ def world(publish, org_admin, organization):
         "name": integration.name,
         "page": page,
         "token": installation.api_token,
+        "property_name": "tracking_id",
+        "component_id": "settings",
     }
 
 

@@ -1,14 +1,13 @@
 """The platform side of the runtime: events dispatched by a real worker to a real runtime
 host, public endpoints relayed, the integration calling back the platform API."""
 
-import json
 import textwrap
 
 import pytest
 import requests
 
 from docplatform.services import space_content_update
-from integrations.models import Delivery, Installation
+from integrations.models import Delivery
 from integrations.services.installations import installation_create, installation_pause
 from tests.conftest import wait_until
 from tests.factories import SpaceFactory
@@ -85,7 +84,9 @@ def test_an_event_runs_the_handler_which_calls_the_platform_back(runtime, instal
     installation.refresh_from_db()
     assert installation.external_ids == [f"rev:{revision.id}"]
     # Setup events with no handler are answered as such.
-    setup = Delivery.objects.filter(installation=installation, event__type="space_installation_setup")
+    setup = Delivery.objects.filter(
+        installation=installation, event__type="space_installation_setup"
+    )
     wait_until(lambda: setup.get().status == "succeeded")
     assert setup.get().outcome == "the integration has no handler for this event"
 

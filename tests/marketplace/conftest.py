@@ -9,6 +9,7 @@ from tests.factories import (
     SiteFactory,
     SpaceFactory,
 )
+from tests.webhooks.conftest import receiver, webhook_settings  # noqa: F401 - fixtures
 
 #: A configuration with one property of each type, as a manifest declares it.
 CONFIGURATIONS = {

@@ -15,6 +15,8 @@ from dotenv import dotenv_values
 
 from docplatform.models import Site, Space
 from docplatform.selectors import organization_by_ref
+from integrations.authoring.dev import DevSession, dev_run
+from integrations.authoring.scaffold import DEFAULT_ORGANIZATION, ScaffoldError, scaffold_create
 from integrations.configuration import definition_for, value_from_text
 from integrations.selectors import installations_visible_to, integrations_visible_to
 from integrations.services import integration_publish, manifest_check
@@ -39,6 +41,29 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
+
+        new = actions.add_parser("new", help="Scaffold a new integration folder.")
+        new.add_argument("folder", help="The folder to create (it must be empty).")
+        new.add_argument("--name", help="The integration's name (default: the folder's name).")
+        new.add_argument(
+            "--organization",
+            default=DEFAULT_ORGANIZATION,
+            help="The owning organization's id or subdomain.",
+        )
+        new.add_argument("--force", action="store_true", help="Write into a non-empty folder.")
+
+        dev = actions.add_parser(
+            "dev", help="Publish, install and republish on every change; print what it handles."
+        )
+        self._add_path_arguments(dev)
+        self._add_user_argument(dev, "The publishing and installing user (an admin).")
+        dev.add_argument(
+            "--org", help="The organization to install into (default: the owning one)."
+        )
+        dev.add_argument(
+            "--runtime-log",
+            help="The runtime host's log file: print this integration's requests and output.",
+        )
 
         check = actions.add_parser("check", help="Validate a manifest and report every problem.")
         self._add_path_arguments(check)
@@ -137,6 +162,45 @@ class Command(BaseCommand):
             self.stdout.write(
                 f"{version.integration.name} is unchanged: version {version.number} stays current"
             )
+
+    def handle_new(self, *, folder, name, organization, force, **options):
+        try:
+            written = scaffold_create(
+                folder=Path(folder), name=name, organization=organization, force=force
+            )
+        except ScaffoldError as exc:
+            raise usage_error(str(exc)) from exc
+        for path in written:
+            self.stdout.write(f"created {path}")
+        self.stdout.write(
+            self.style.SUCCESS(f"next: python manage.py integration dev {folder} --as USERNAME")
+        )
+
+    def handle_dev(self, *, path, env_file, username, org, runtime_log, **options):
+        folder = self._existing_path(path)
+        if not folder.is_dir():
+            raise usage_error(f"{path}: dev takes an integration folder")
+        organization = organization_by_ref(org) if org else None
+        if org and organization is None:
+            raise usage_error(f"--org {org}: no such organization")
+        if runtime_log and not Path(runtime_log).is_file():
+            raise usage_error(f"--runtime-log {runtime_log}: no such file")
+        self._secrets_env(env_file)  # a missing env file is a usage error at once
+
+        def say(line: str) -> None:
+            self.stdout.write(line)
+            self.stdout.flush()
+
+        dev_run(
+            DevSession(
+                folder=folder,
+                publisher=self._user(username),
+                organization=organization,
+                secrets_env=lambda: self._secrets_env(env_file),
+                say=say,
+                runtime_log=Path(runtime_log) if runtime_log else None,
+            )
+        )
 
     def handle_install(self, *, name, org, space, site, token, settings, username, **options):
         user = self._user(username)

@@ -1,0 +1,276 @@
+"""The round trip of an installation's public endpoint, beside a bare Django view, in one run.
+
+Two contenders answer the same ``GET`` with the same body (``{"message": "Hello, bench!"}``,
+``application/json``) from the same web server, the platform under gunicorn
+(``docplatform.wsgi -w 2 -k gthread --threads 8``, PostgreSQL with persistent connections):
+
+endpoint  ``/endpoints/installations/{id}/``: the platform reads the installation, builds and
+          signs the envelope, POSTs it to the runtime host, which hands it to a pre-started
+          worker running the integration's ``fetch``; the answer is relayed back.
+bare      ``/bench/bare/``: a plain Django view (``public_endpoint_urls.py``, a benchmark-only
+          URLconf), the limit: what the web server and Django cost alone.
+
+The runtime host is ``manage.py runtime_host --gunicorn 1``: gunicorn (gthread, 16 threads) as
+in production, keeping its connections to the platform alive, and one process, because each
+host process keeps its own pool of integration workers (``RUNTIME_WORKERS_PER_VERSION``, 2):
+one process gives a known pool on this two-core machine.
+
+A client in this process keeps ``--concurrency`` HTTP/1.1 connections busy (one thread each),
+in alternating rounds (bare, endpoint, bare, endpoint, ...) after a warm-up, and reports the
+requests per second and the p50 and p99 latency of each, and their ratio.
+
+    .venv/bin/python benchmarks/public_endpoint.py [--concurrency 8] [--seconds 10] [--rounds 3]
+
+Needs PostgreSQL (``--postgres``, trust auth) on 127.0.0.1; the benchmark creates and drops a
+database of its own (``test_bench_public_endpoint``) and stops every process it started.
+"""
+
+import argparse
+import http.client
+import os
+import secrets
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from urllib.parse import urlsplit
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path[:0] = [str(ROOT), str(HERE)]
+
+import requests
+
+DATABASE = "bench_public_endpoint"  # create_test_db() makes test_bench_public_endpoint
+SCRIPT = """\
+from integrations.runtime import Response, create_integration
+
+
+def fetch(request, context):
+    return Response.json({"message": "Hello, bench!"})
+
+
+integration = create_integration(fetch=fetch)
+"""
+MANIFEST = """\
+name: bench-endpoint
+title: Bench endpoint
+description: Answers its public endpoint.
+organization: bench
+visibility: private
+script: main.py
+scopes: []
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def start(stack: ExitStack, command: list[str], *, env: dict, log: Path) -> subprocess.Popen:
+    """Start ``command`` in a session of its own; stopped (SIGTERM, then SIGKILL) on exit."""
+    output = stack.enter_context(log.open("wb"))
+    process = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True
+    )
+
+    def stop():
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+
+    stack.callback(stop)
+    return process
+
+
+def wait_for(url: str, process: subprocess.Popen, log: Path, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{url}: the server exited; see {log}:\n{log.read_text()[-2000:]}")
+        try:
+            if requests.get(url, timeout=2).status_code == 200:
+                return
+        except requests.ConnectionError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"{url} did not answer within {timeout} s")
+
+
+def setup_platform(folder: Path) -> str:
+    """An organization, its admin, the integration published and installed; its id."""
+    from django.contrib.auth import get_user_model
+
+    from docplatform.services import organization_create
+    from integrations.services import integration_publish
+    from integrations.services.installations import installation_create
+
+    admin = get_user_model().objects.create_user("bench-admin")
+    organization = organization_create(subdomain="bench", title="Bench", admin=admin)
+    (folder / "service-manifest.yaml").write_text(MANIFEST)
+    (folder / "main.py").write_text(SCRIPT)
+    integration = integration_publish(path=folder, publisher=admin).version.integration
+    installation = installation_create(
+        user=admin, integration=integration, organization=organization
+    )
+    return installation.id
+
+
+def load(url: str, expected: bytes, concurrency: int, seconds: float) -> tuple[list[float], float]:
+    """Keep ``concurrency`` connections busy for ``seconds``; the latencies (s) and req/s."""
+    parts = urlsplit(url)
+    latencies: list[float] = []
+    failures: list[str] = []
+    lock = threading.Lock()
+    start_line = threading.Barrier(concurrency + 1)
+
+    def client():
+        connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+        mine = []
+        start_line.wait()
+        while time.perf_counter() < stop_at:
+            started = time.perf_counter()
+            connection.request("GET", parts.path)
+            answer = connection.getresponse()
+            body = answer.read()
+            mine.append(time.perf_counter() - started)
+            if answer.status != 200 or body != expected:
+                failures.append(f"{answer.status} {body[:200]!r}")
+        connection.close()
+        with lock:
+            latencies.extend(mine)
+
+    threads = [threading.Thread(target=client) for _ in range(concurrency)]
+    for thread in threads:
+        thread.start()
+    stop_at = time.perf_counter() + seconds
+    started = time.perf_counter()
+    start_line.wait()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - started
+    if failures:
+        raise RuntimeError(f"{len(failures)} bad answers from {url}, e.g. {failures[0]}")
+    return latencies, len(latencies) / elapsed
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--postgres", default="postgres://postgres@127.0.0.1:5432")
+    parser.add_argument("--concurrency", type=int, default=8, help="client connections")
+    parser.add_argument("--seconds", type=float, default=10, help="length of each round")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds per contender")
+    args = parser.parse_args()
+
+    scratch = Path(tempfile.mkdtemp(prefix="bench-public-endpoint-"))
+    os.environ.update(
+        DJANGO_SETTINGS_MODULE="docplatform.settings",
+        DATABASE_URL=f"{args.postgres}/{DATABASE}",
+        SECRET_KEY=secrets.token_urlsafe(32),
+        VAR_DIR=str(scratch),  # the setup's events queue into a broker folder of its own
+        CELERY_BROKER_URL="filesystem://",
+    )
+    import django
+
+    django.setup()
+    from django.db import connection
+
+    creation = connection.creation
+    old_name = connection.settings_dict["NAME"]
+    creation.create_test_db(verbosity=0, autoclobber=True)
+    web_port, runtime_port = free_port(), free_port()
+    web, runtime = f"http://127.0.0.1:{web_port}", f"http://127.0.0.1:{runtime_port}"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), str(HERE)]),
+        "DJANGO_SETTINGS_MODULE": "public_endpoint_settings",
+        "DATABASE_URL": f"{args.postgres}/{connection.settings_dict['NAME']}?conn_max_age=60",
+        "PLATFORM_URL": web,
+        "RUNTIME_URL": runtime,
+    }
+    try:
+        installation_id = setup_platform(scratch)
+        connection.close()
+        with ExitStack() as stack:
+            bin_dir = Path(sys.executable).parent
+            host = start(
+                stack,
+                [sys.executable, "manage.py", "runtime_host", "--gunicorn", "1"],
+                env={**env, "RUNTIME_WORKERS_PER_VERSION": "2"},
+                log=scratch / "runtime.log",
+            )
+            server = start(
+                stack,
+                [str(bin_dir / "gunicorn"), "docplatform.wsgi", "--bind", f"127.0.0.1:{web_port}",
+                 "--workers", "2", "--worker-class", "gthread", "--threads", "8"],
+                env=env,
+                log=scratch / "web.log",
+            )  # fmt: skip
+            wait_for(f"{runtime}/health", host, scratch / "runtime.log")
+            urls = {
+                "bare": f"{web}/bench/bare/",
+                "endpoint": f"{web}/endpoints/installations/{installation_id}/",
+            }
+            wait_for(urls["bare"], server, scratch / "web.log")
+            bodies = {name: requests.get(url, timeout=20).content for name, url in urls.items()}
+            assert bodies["bare"] == bodies["endpoint"], bodies
+            results = {name: ([], []) for name in urls}
+            for name, url in urls.items():  # warm-up: connections, pools, code paths
+                load(url, bodies[name], args.concurrency, 2)
+            for _ in range(args.rounds):
+                for name, url in urls.items():
+                    latencies, rate = load(url, bodies[name], args.concurrency, args.seconds)
+                    results[name][0].extend(latencies)
+                    results[name][1].append(rate)
+        report(args, results)
+    finally:
+        connection.close()
+        creation.destroy_test_db(old_name, verbosity=0)
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def report(args, results: dict) -> None:
+    rows = {}
+    for name, (latencies, rates) in results.items():
+        rows[name] = (
+            len(latencies),
+            statistics.mean(rates),
+            percentile(latencies, 0.50) * 1000,
+            percentile(latencies, 0.99) * 1000,
+        )
+    print(
+        f"PostgreSQL, gunicorn web -w 2 gthread x8, runtime host gunicorn x1 (2 integration "
+        f"workers); {args.concurrency} connections, {args.rounds} rounds of {args.seconds:g} s"
+    )
+    print(f"| {'contender':<28} | {'requests':>8} | {'req/s':>7} | {'p50 ms':>7} | {'p99 ms':>7} |")
+    print(f"| {'-' * 28} | {'-' * 8}:| {'-' * 6}:| {'-' * 6}:| {'-' * 6}:|")
+    labels = {"bare": "bare Django view", "endpoint": "public endpoint (round trip)"}
+    for name, (count, rate, p50, p99) in rows.items():
+        print(f"| {labels[name]:<28} | {count:>8} | {rate:>7.0f} | {p50:>7.2f} | {p99:>7.2f} |")
+    bare, endpoint = rows["bare"], rows["endpoint"]
+    print(
+        f"| {'ratio endpoint / bare':<28} | {'':>8} | {endpoint[1] / bare[1]:>7.2f} "
+        f"| {endpoint[2] / bare[2]:>7.2f} | {endpoint[3] / bare[3]:>7.2f} |"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,168 @@
+"""Render an installation's UI components and dispatch their actions.
+
+Members of the installing organization, and the installation's own token, may call it;
+anyone else gets 404. The component must be one the manifest names: a quick insert block
+(``blocks[].id``) or a configuration screen (``componentId``).
+"""
+
+from django.http import Http404
+from drf_spectacular.utils import (
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+    inline_serializer,
+)
+from rest_framework import serializers
+from rest_framework.exceptions import NotFound
+from rest_framework.response import Response
+from rest_framework.status import is_server_error
+from rest_framework.views import APIView
+
+from docplatform.api_permissions import IsInstallation, IsPerson
+from docplatform.authentication import is_installation
+
+from ..models import ComponentState, Installation
+from ..selectors import block_ids, configuration_screen_ids
+from ..services.components import INSTANCE_RE, ComponentError, component_render, is_action
+from .installations import installation_for
+
+#: HTTP status of each ComponentError code; the rest are the integration's failures (502).
+COMPONENT_ERROR_STATUS = {"installation_paused": 409, "conflict": 409, "busy": 503, "timeout": 504}
+
+
+def component_error_response(error: ComponentError) -> Response:
+    """The error in the API's shape. A 5xx is the integration's failure, not the platform's,
+    so it is answered here rather than reported as a server error."""
+    status_code = COMPONENT_ERROR_STATUS.get(error.code, 502)
+    return Response(
+        {
+            "type": "server_error" if is_server_error(status_code) else "client_error",
+            "errors": [{"code": error.code, "detail": error.message, "attr": None}],
+        },
+        status=status_code,
+    )
+
+
+@extend_schema_field(
+    {
+        "type": "object",
+        "required": ["action"],
+        "properties": {"action": {"type": "string", "minLength": 1}},
+        "additionalProperties": True,
+    }
+)
+class ActionField(serializers.DictField):
+    """``{"action": "<name>", ...}``: what a button's onPress or an input's onChange carries."""
+
+    def to_internal_value(self, data):
+        action = super().to_internal_value(data)
+        if not is_action(action):
+            raise serializers.ValidationError('must be an object like {"action": "<name>", ...}')
+        return action
+
+
+class ComponentRenderInput(serializers.Serializer):
+    instance = serializers.RegexField(
+        INSTANCE_RE,
+        required=False,
+        help_text="The component instance: a block instance's id chosen by the caller. "
+        'Defaults to "configuration" for a configuration screen; a block needs one.',
+    )
+    props = serializers.DictField(
+        required=False,
+        help_text="The instance's props (replacing the stored ones); default: those stored.",
+    )
+    action = ActionField(
+        required=False,
+        help_text="An action to dispatch before rendering, as the markup's onPress or "
+        "onChange gives it; for an input, with its name and new value added.",
+    )
+
+
+class ComponentRenderOutput(serializers.Serializer):
+    instance = serializers.CharField()
+    element = serializers.DictField(help_text='The UI markup: {"type": "block", ...}.')
+    state = serializers.DictField(help_text="The instance's state, as now stored.")
+
+
+ComponentErrorResponse = inline_serializer(
+    "ComponentErrorResponse",
+    {
+        "type": serializers.CharField(help_text="client_error (409) or server_error (5xx)."),
+        "errors": inline_serializer(
+            "ComponentErrorDetail",
+            {
+                "code": serializers.CharField(
+                    help_text="installation_paused, conflict, busy, timeout, "
+                    "integration_error, worker_crashed, invalid_answer, runtime_unavailable, "
+                    "runtime_error."
+                ),
+                "detail": serializers.CharField(),
+                "attr": serializers.CharField(allow_null=True),
+            },
+            many=True,
+        ),
+    },
+)
+
+
+def error_response(description: str) -> OpenApiResponse:
+    return OpenApiResponse(ComponentErrorResponse, description=description)
+
+
+def caller_installation(request, installation_id: str) -> Installation:
+    """The installation, for a member of its organization or for its own token."""
+    if not is_installation(request.user):
+        return installation_for(request, installation_id)
+    if request.auth.pk != installation_id:
+        raise Http404
+    return request.auth
+
+
+def default_instance(installation: Installation, component_id: str) -> str:
+    """A configuration screen's instance; a block's instance is the caller's to name."""
+    integration = installation.integration
+    if component_id in block_ids(integration) and component_id not in configuration_screen_ids(
+        integration
+    ):
+        raise serializers.ValidationError({"instance": ["give the block instance's id"]})
+    return ComponentState.CONFIGURATION_INSTANCE
+
+
+class ComponentRenderApi(APIView):
+    """Render a component instance, after dispatching ``action`` when one is given. An action
+    whose result carries a state replaces the instance's state; an unhandled one leaves it.
+    A failing component (an error, a timeout, a crash) changes nothing: 502, 503 or 504;
+    a paused installation, or another action on the instance meanwhile: 409."""
+
+    permission_classes = [IsPerson | IsInstallation]
+
+    @extend_schema(
+        operation_id="installation_component_render",
+        request=ComponentRenderInput,
+        responses={
+            200: ComponentRenderOutput,
+            409: error_response("The installation is paused, or the instance changed meanwhile."),
+            502: error_response("The component failed: an error, a crash, an invalid answer."),
+            503: error_response("The runtime is busy."),
+            504: error_response("The component did not answer in time."),
+        },
+    )
+    def post(self, request, installation_id, component_id):
+        installation = caller_installation(request, installation_id)
+        data = ComponentRenderInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = data.validated_data
+        try:
+            rendered = component_render(
+                installation=installation,
+                component_id=component_id,
+                instance=fields.get("instance") or default_instance(installation, component_id),
+                props=fields.get("props"),
+                action=fields.get("action"),
+            )
+        except Http404 as error:  # the component, not the installation: say which
+            raise NotFound(str(error)) from error
+        except ComponentError as error:
+            return component_error_response(error)
+        return Response(ComponentRenderOutput(rendered).data)

@@ -1,0 +1,281 @@
+"""UI components: rendered by the integration's code in the runtime, their state kept here.
+
+Each component instance (an installation's configuration screen, or one block inserted from
+the quick insert menu) has its own props and state. ``component_render`` sends one
+``ui_render`` event: no action renders; an action goes to the component's ``action``
+handler, whose result with ``state`` replaces the state before the component renders again;
+``{}`` (not handled) leaves it as it was. A failing component changes nothing.
+"""
+
+import json
+import re
+import uuid
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.http import Http404
+from django.utils import timezone
+
+from ..models import ComponentState, Installation
+from ..runtime_client import RuntimeUnavailable, call_runtime
+from ..selectors import is_paused, manifest_component_ids
+
+INSTANCE_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
+MAX_JSON_BYTES = 64 * 1024
+MAX_MARKUP_DEPTH = 32
+MAX_MARKUP_ELEMENTS = 1000
+
+#: The fields each markup element type requires, and what each field must be.
+MARKUP_FIELDS = {
+    "block": {"children": "elements"},
+    "text": {"text": "text"},
+    "button": {"label": "text", "onPress": "action"},
+    "link": {"label": "text", "url": "web_url"},
+    "text_input": {"name": "text", "value": "text"},
+    "select": {"name": "text", "options": "options"},
+    "switch": {"name": "text", "value": "boolean"},
+}
+OPTIONAL_MARKUP_FIELDS = {
+    "text_input": {"label": "text", "placeholder": "text", "onChange": "action"},
+    "select": {"label": "text", "value": "scalar", "onChange": "action"},
+    "switch": {"label": "text", "onChange": "action"},
+}
+
+
+class ComponentError(Exception):
+    """The component could not be rendered; ``code`` names why and nothing was stored.
+
+    Codes: ``installation_paused``, ``conflict`` (another action changed the instance
+    meanwhile), ``invalid_answer``, ``runtime_unavailable``, and the runtime host's failures
+    ``integration_error``, ``timeout``, ``worker_crashed``, ``busy``, ``runtime_error``.
+    """
+
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True)
+class RenderedComponent:
+    instance: str
+    element: dict
+    state: dict
+    props: dict
+
+
+def component_render(
+    *,
+    installation: Installation,
+    component_id: str,
+    instance: str,
+    props: dict | None = None,
+    action: dict | None = None,
+) -> RenderedComponent:
+    """Render one component instance, dispatching ``action`` first when given; store its state.
+
+    ``props`` replace the instance's stored props (none stored: ``{}``); the stored state is
+    sent along, or none for a new instance, whose state the component's ``initial_state``
+    makes. Raises Http404 for a component the manifest does not name, ValidationError for bad
+    input, ComponentError when the component cannot be rendered.
+    """
+    _check_input(instance=instance, props=props, action=action)
+    integration = installation.integration
+    if component_id not in manifest_component_ids(integration):
+        raise Http404(f"the integration has no component {component_id!r}")
+    version = integration.latest_version
+    if version is None or not version.script:
+        raise Http404("the integration has no code to run")
+    if is_paused(installation):
+        raise ComponentError("installation_paused", "the installation is paused")
+    stored = ComponentState.objects.filter(
+        installation=installation, component_id=component_id, instance=instance
+    ).first()
+    if props is None:
+        props = stored.props if stored else {}
+    event = {
+        "type": "ui_render",
+        "eventId": str(uuid.uuid4()),
+        "installationId": installation.pk,
+        "componentId": component_id,
+        "props": props,
+        "state": stored.state if stored else None,
+        "action": action,
+        "context": _ui_context(installation, instance),
+    }
+    try:
+        answer = call_runtime(event, version=version, installation=installation)
+    except RuntimeUnavailable as exc:
+        raise ComponentError("runtime_unavailable", str(exc)) from exc
+    if answer.failure:
+        raise ComponentError(answer.outcome, answer.failure)
+    body = _answer_body(answer)
+    if answer.status == 404 and body.get("error") == "unknown_component":
+        raise Http404(f"the integration's code has no component {component_id!r}")
+    element, state = _checked_answer(body)
+    if stored is None or (stored.props, stored.state) != (props, state):
+        _store(installation, component_id, instance, stored, props=props, state=state)
+    return RenderedComponent(instance=instance, element=element, state=state, props=props)
+
+
+def component_state_delete(*, installation: Installation, component_id: str, instance: str):
+    """Forget one component instance (a removed block): its next render starts afresh."""
+    ComponentState.objects.filter(
+        installation=installation, component_id=component_id, instance=instance
+    ).delete()
+
+
+def _check_input(*, instance, props, action) -> None:
+    if not isinstance(instance, str) or not INSTANCE_RE.fullmatch(instance):
+        raise ValidationError({"instance": ["must be 1 to 64 letters, digits, '-' or '_'"]})
+    if props is not None and not isinstance(props, dict):
+        raise ValidationError({"props": ["must be an object"]})
+    if props is not None and _json_size(props) > MAX_JSON_BYTES:
+        raise ValidationError({"props": [f"must be at most {MAX_JSON_BYTES} bytes of JSON"]})
+    if action is not None and not is_action(action):
+        raise ValidationError({"action": ['must be an object like {"action": "<name>", ...}']})
+
+
+def is_action(value) -> bool:
+    """Whether ``value`` is an action object: ``{"action": "<name>", ...}``."""
+    return (
+        isinstance(value, dict) and isinstance(value.get("action"), str) and bool(value["action"])
+    )
+
+
+def _json_size(value) -> int:
+    return len(json.dumps(value).encode())
+
+
+def _ui_context(installation: Installation, instance: str) -> dict:
+    """What the component's ``element.context`` tells it about where it is shown."""
+    context = {"installationId": installation.pk, "instance": instance}
+    if installation.space_id:
+        context["spaceId"] = installation.space_id
+    if installation.site_id:
+        context["siteId"] = installation.site_id
+    return context
+
+
+def _answer_body(answer) -> dict:
+    try:
+        body = answer.json()
+    except ValueError:
+        body = None
+    if not isinstance(body, dict):
+        raise ComponentError("invalid_answer", "the component's answer is not a JSON object")
+    return body
+
+
+def _checked_answer(body: dict) -> tuple[dict, dict]:
+    """The answer's element and state, once both are what the platform can use."""
+    state = body.get("state")
+    if not isinstance(state, dict):
+        raise ComponentError("invalid_answer", "the component's state must be an object")
+    if _json_size(state) > MAX_JSON_BYTES:
+        raise ComponentError(
+            "invalid_answer", f"the component's state is over {MAX_JSON_BYTES} bytes of JSON"
+        )
+    problem = _markup_problem(body.get("element"))
+    if problem:
+        raise ComponentError("invalid_answer", f"the component's element is not markup: {problem}")
+    return body["element"], state
+
+
+def _markup_problem(root) -> str | None:
+    """Why ``root`` is not UI markup (elements of known types, fields of the right kind)."""
+    pending = [(root, "element", 1)]
+    seen = 0
+    while pending:
+        element, path, depth = pending.pop()
+        seen += 1
+        if seen > MAX_MARKUP_ELEMENTS:
+            return f"more than {MAX_MARKUP_ELEMENTS} elements"
+        if depth > MAX_MARKUP_DEPTH:
+            return f"{path} is nested deeper than {MAX_MARKUP_DEPTH} levels"
+        if not isinstance(element, dict):
+            return f"{path} must be an object with a type"
+        kind = element.get("type")
+        if kind not in MARKUP_FIELDS:
+            known = ", ".join(MARKUP_FIELDS)
+            return f"{path} has the unknown type {kind!r} (known: {known})"
+        required = MARKUP_FIELDS[kind]
+        optional = OPTIONAL_MARKUP_FIELDS.get(kind, {})
+        for field, rule in {**required, **optional}.items():
+            if field not in element:
+                if field in required:
+                    return f"{path} ({kind}) needs {field}"
+                continue
+            problem = _field_problem(element[field], rule)
+            if problem:
+                return f"{path}.{field} {problem}"
+        if kind == "block":
+            pending.extend(
+                (child, f"{path}.children[{position}]", depth + 1)
+                for position, child in enumerate(element["children"])
+            )
+    return None
+
+
+def _field_problem(value, rule: str) -> str | None:
+    if rule == "text" and not isinstance(value, str):
+        return "must be a string"
+    if rule == "boolean" and not isinstance(value, bool):
+        return "must be true or false"
+    if rule == "scalar" and not _is_scalar(value):
+        return "must be a string, a number or null"
+    if rule == "elements" and not isinstance(value, list):
+        return "must be a list of elements"
+    if rule == "action" and not is_action(value):
+        return 'must be an object like {"action": "<name>"}'
+    if rule == "web_url" and not (
+        isinstance(value, str) and urlsplit(value).scheme in ("http", "https")
+    ):
+        return "must be an http or https URL"
+    if rule == "options" and not (
+        isinstance(value, list)
+        and all(
+            isinstance(option, dict)
+            and _is_scalar(option.get("value"))
+            and option.get("value") is not None
+            and isinstance(option.get("label"), str)
+            for option in value
+        )
+    ):
+        return "must be a list of {value, label} objects"
+    return None
+
+
+def _is_scalar(value) -> bool:
+    return value is None or isinstance(value, str | int | float)
+
+
+def _store(installation, component_id, instance, stored, *, props, state) -> None:
+    """Write the instance's props and state, unless another render wrote them meanwhile."""
+    if stored is None:
+        try:
+            with transaction.atomic():
+                ComponentState.objects.create(
+                    installation=installation,
+                    component_id=component_id,
+                    instance=instance,
+                    props=props,
+                    state=state,
+                )
+        except IntegrityError:
+            raise _conflict() from None
+        return
+    written = ComponentState.objects.filter(pk=stored.pk, revision=stored.revision).update(
+        props=props, state=state, revision=F("revision") + 1, updated_at=timezone.now()
+    )
+    if not written:
+        raise _conflict()
+
+
+def _conflict() -> ComponentError:
+    return ComponentError(
+        "conflict", "the component instance changed meanwhile; render it again and retry"
+    )

@@ -1,0 +1,68 @@
+"""REST API of the webhook integration (``/api/v1/installations/{id}/webhook/...``): a test ping
+and the signing secret of a webhook space or site installation.
+
+Members of the installing organization send pings; only its admins read and rotate the secret
+(403 for members). Anyone else gets 404. Another integration's installation is a 400.
+"""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from integrations.api.installations import DeliveryOutput, installation_for
+
+from .selectors import signing_secrets_in_overlap
+from .services_admin import webhook_ping_send, webhook_secret_read, webhook_secret_rotate
+
+
+class PreviousSecretOutput(serializers.Serializer):
+    createdAt = serializers.DateTimeField(source="created_at")
+    expiresAt = serializers.DateTimeField(source="expires_at")
+
+
+class SigningSecretOutput(serializers.Serializer):
+    secret = serializers.CharField(
+        help_text="The current signing secret: its UTF-8 bytes are the HMAC-SHA256 key."
+    )
+    previous = PreviousSecretOutput(
+        many=True,
+        help_text="Rotated-out secrets that still sign until they expire (24 hours after the "
+        "rotation); their values are never shown.",
+    )
+
+
+def signing_secret_response(installation, secret: str) -> Response:
+    previous = signing_secrets_in_overlap(installation)
+    return Response(SigningSecretOutput({"secret": secret, "previous": previous}).data)
+
+
+class WebhookPingApi(APIView):
+    """Send a test ping (``{"type": "ping", "eventId", "installationId"}``) to the
+    installation's URL; 400 when the installation is paused or not yet active."""
+
+    @extend_schema(request=None, responses={202: DeliveryOutput})
+    def post(self, request, installation_id):
+        delivery = webhook_ping_send(installation=installation_for(request, installation_id))
+        return Response(DeliveryOutput(delivery).data, status=status.HTTP_202_ACCEPTED)
+
+
+class WebhookSecretApi(APIView):
+    """The installation's current signing secret (admins of the organization)."""
+
+    @extend_schema(responses=SigningSecretOutput)
+    def get(self, request, installation_id):
+        installation = installation_for(request, installation_id)
+        secret = webhook_secret_read(user=request.user, installation=installation)
+        return signing_secret_response(installation, secret)
+
+
+class WebhookSecretRotateApi(APIView):
+    """Make a new signing secret (admins); the old one keeps signing for 24 hours, so
+    receivers can switch without losing a delivery."""
+
+    @extend_schema(request=None, responses=SigningSecretOutput)
+    def post(self, request, installation_id):
+        installation = installation_for(request, installation_id)
+        secret = webhook_secret_rotate(user=request.user, installation=installation)
+        return signing_secret_response(installation, secret)
