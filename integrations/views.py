@@ -69,13 +69,15 @@ def _relay(request, *, version, installation=None) -> HttpResponse:
 
 def _runnable_version(integration: Integration):
     version = integration.latest_version
-    return version if version is not None and version.script else None
+    return version if version is not None and version.script_path else None
 
 
 @csrf_exempt
 def installation_endpoint(request, installation_id: str, path: str = ""):
     installation = (
         Installation.objects.select_related("integration__latest_version", "parent")
+        # The script is sent only when the runtime host asks for it (a deferred read then).
+        .defer("integration__latest_version__script")
         .filter(pk=installation_id)
         .first()
     )
@@ -94,7 +96,12 @@ def installation_endpoint(request, installation_id: str, path: str = ""):
 
 @csrf_exempt
 def integration_endpoint(request, name: str, path: str = ""):
-    integration = Integration.objects.select_related("latest_version").filter(name=name).first()
+    integration = (
+        Integration.objects.select_related("latest_version")
+        .defer("latest_version__script")
+        .filter(name=name)
+        .first()
+    )
     version = _runnable_version(integration) if integration else None
     if version is None:
         return _error(404, "not_found", "no such integration endpoint")
