@@ -13,23 +13,11 @@ from django.http import HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
 from .models import Installation, Integration
+from .runtime.host import UNFORWARDED_HEADERS
 from .runtime_client import RuntimeUnavailable, call_runtime
 
-#: Headers that belong to one connection, or that the platform sets itself.
-UNRELAYED_HEADERS = {
-    "connection",
-    "keep-alive",
-    "proxy-authenticate",
-    "proxy-authorization",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
-    "content-length",
-    "x-runtime-outcome",
-    "server",
-    "date",
-}
+#: Headers that belong to one connection, or that the platform's server sets itself.
+UNRELAYED_HEADERS = UNFORWARDED_HEADERS | {"server", "date"}
 FAILURE_STATUS = {"timeout": 504, "busy": 503}
 
 

@@ -19,10 +19,9 @@ from integrations.models import Delivery, Installation
 from integrations.runtime import signing
 from integrations.services import integration_publish
 from integrations.services.deliveries import (
-    delivery_claim,
     delivery_finish,
     delivery_retry_later,
-    delivery_still_wanted,
+    delivery_start,
 )
 
 from .models import DeliveryAttempt, SigningSecret, new_signing_secret
@@ -167,11 +166,8 @@ def request_body(delivery: Delivery) -> bytes:
 
 def webhook_deliver(delivery_id: int) -> None:
     """Make one attempt of a webhook delivery, then finish it or schedule the retry."""
-    delivery = delivery_claim(delivery_id)
+    delivery = delivery_start(delivery_id)
     if delivery is None:
-        return
-    if not delivery_still_wanted(delivery):
-        delivery_finish(delivery, status=Delivery.Status.CANCELLED, outcome="installation paused")
         return
     installation = delivery.installation
     delivery.attempts += 1

@@ -126,9 +126,26 @@ def delivery_claim(delivery_id: int) -> Delivery | None:
     )
     if not claimed:
         return None
-    return Delivery.objects.select_related(
-        "event", "installation__integration__latest_version", "installation__parent"
-    ).get(pk=delivery_id)
+    return (
+        Delivery.objects.select_related(
+            "event", "installation__integration__latest_version", "installation__parent"
+        )
+        # The script goes to the runtime host only when it asks (a deferred read then).
+        .defer("installation__integration__latest_version__script")
+        .get(pk=delivery_id)
+    )
+
+
+def delivery_start(delivery_id: int) -> Delivery | None:
+    """Claim an open delivery for one attempt; None when there is nothing to do: it is closed,
+    another worker holds it, or its installation was paused meanwhile (then it is cancelled)."""
+    delivery = delivery_claim(delivery_id)
+    if delivery is None:
+        return None
+    if not delivery_still_wanted(delivery):
+        delivery_finish(delivery, status=Delivery.Status.CANCELLED, outcome="installation paused")
+        return None
+    return delivery
 
 
 def delivery_still_wanted(delivery: Delivery) -> bool:

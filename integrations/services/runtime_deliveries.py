@@ -7,10 +7,9 @@ from docplatform import events
 from ..models import Delivery
 from ..runtime_client import RuntimeUnavailable, call_runtime
 from .deliveries import (
-    delivery_claim,
     delivery_finish,
     delivery_retry_later,
-    delivery_still_wanted,
+    delivery_start,
 )
 
 MAX_RETRIES = 3
@@ -23,14 +22,11 @@ def runtime_deliver(delivery_id: int) -> None:
     crash, its time limit): recorded as failed with the reason, not retried — the code would
     fail the same way.
     """
-    delivery = delivery_claim(delivery_id)
+    delivery = delivery_start(delivery_id)
     if delivery is None:
         return
-    if not delivery_still_wanted(delivery):
-        delivery_finish(delivery, status=Delivery.Status.CANCELLED, outcome="installation paused")
-        return
     version = delivery.installation.integration.latest_version
-    if version is None or not version.script:
+    if version is None or not version.script_path:
         delivery_finish(
             delivery,
             status=Delivery.Status.SUCCEEDED,
