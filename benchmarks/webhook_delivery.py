@@ -17,12 +17,12 @@ peer     django-webhook 0.0.15 (in ``.venv-peer``, created on first run): a mini
 
 Each contender, in turn (only its own processes run meanwhile), after a warm-up:
 
-1. **delivery**: N events are committed and queued while its sending is paused (the Celery
-   worker stops consuming, the bare threads wait), then it is let go: deliveries/s = the
-   deliveries received after the resume / (last receipt - resume). The rate of delivery alone.
-2. **end to end**: N events fired as fast as one producer can while the worker delivers:
+1. **end to end**: N events fired as fast as one producer can while the worker delivers:
    N / (last receipt - first commit). Firing (our outbox write, the peer's model save) and
    delivering share the machine's two cores.
+2. **delivery**: N events are committed and queued while its sending is paused (the Celery
+   worker stops consuming, the bare threads wait), then it is let go: deliveries/s = the
+   deliveries received after the resume / (last receipt - resume). The rate of delivery alone.
 3. **latency**: M events fired at a steady rate far below every contender's capacity; p50 and
    p99 of receipt time - commit time (the event's transaction committed; for the bare client,
    the moment the id was handed to the threads), so nothing waits behind a backlog.
@@ -70,6 +70,7 @@ PEER_VENV = HERE / ".venv-peer"
 PEER_REQUIREMENTS = ["django<6", "celery[redis]", "psycopg[binary]", "django-webhook==0.0.15"]
 OURS_DATABASE = "bench_webhook_ours"  # create_test_db() makes test_bench_webhook_ours
 PEER_DATABASE = "bench_webhook_peer"
+TOOLS_VENV = HERE / ".venv-tools"  # py-spy, for --profile
 OUR_QUEUES = "webhooks,default,runtime"
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
@@ -159,7 +160,8 @@ class CpuSnapshot:
             elif name.startswith("redis-server"):
                 parts["redis"] += seconds
         with open("/proc/stat") as stat:
-            ticks = [int(value) for value in stat.readline().split()[1:]]
+            # user nice system idle iowait irq softirq steal (guest time is inside user)
+            ticks = [int(value) for value in stat.readline().split()[1:9]]
         idle = ticks[3] + ticks[4]  # idle + iowait
         return cls(parts, (sum(ticks) - idle) / CLOCK_TICKS, sum(ticks) / CLOCK_TICKS)
 
@@ -187,15 +189,13 @@ class Receiver:
         self.url = f"{self.base}/hooks"
         self.session = requests.Session()
         self.session.trust_env = False
+        self.body_size = 0  # of the last body it recorded (those without X-Service-Delivery)
 
     def records(self) -> list:
         return self.session.get(f"{self.base}/_records", timeout=10).json()
 
     def clear(self) -> None:
         self.records()
-
-    def cpu(self) -> float:
-        return self.session.get(f"{self.base}/_stats", timeout=10).json()["cpu"]
 
     def wait_for(self, expected: set, key, timeout: float) -> dict:
         """Receipt time of each expected id (``key`` reads the id from a record), waiting until
@@ -204,6 +204,8 @@ class Receiver:
         deadline = time.monotonic() + timeout
         while True:
             for at, header, body in self.records():
+                if body is not None:
+                    self.body_size = len(body.encode())
                 delivery = key(header, body)
                 if delivery in expected and delivery not in received:
                     received[delivery] = at
@@ -257,6 +259,7 @@ class Contender:
     broker_url = ""
     queue = ""
     producer_cpu = 0.0  # CPU seconds of the producer during the last fire()
+    body_size = 0  # bytes of a request body
 
     def start(self) -> None:
         pass
@@ -323,6 +326,7 @@ class Ours(Contender):
         self.payload = {"spaceId": space.id, "revisionId": revision.id}
         self.broker_url = _redis_url(args.redis, args.redis_dbs[0])
         self.queue = "webhooks"
+        self.body_size = len(self.sample_request()[0])
 
     def start(self) -> None:
         from django.db import connection
@@ -405,6 +409,7 @@ class Bare(Contender):
         self.url = url
         self.template, self.headers, sample_id = sample
         self.sample_id = sample_id.encode()
+        self.body_size = len(self.template)
         self.secret = ("whsec_" + uuid.uuid4().hex + uuid.uuid4().hex[:11]).encode()
         self.concurrency = concurrency
         self.work = queue.Queue()
@@ -646,10 +651,10 @@ def _measure(contender: Contender, receiver: Receiver, args) -> dict:
     latencies = [steady_received[key] - steady_committed[key] for key in steady_received]
     return {
         "name": contender.name,
+        "body_size": contender.body_size or receiver.body_size,
         "missing": missing,
         "end_to_end_rate": end_to_end_rate,
         "end_to_end_cpu": _per_delivery(end_to_end_cpu, len(received)),
-        "fire_rate": len(committed) / (max(committed.values()) - first or 1e-9),
         "delivery_rate": delivery_rate,
         "delivery_cpu": _per_delivery(delivery_cpu, len(after_resume)),
         "p50": percentile(latencies, 0.5) * 1000 if latencies else float("nan"),
@@ -681,21 +686,21 @@ def report(results: list[dict], receiver_alone: dict, args, machine: str) -> str
         f"{args.concurrency} threads; latency of {args.steady_events} events fired at "
         f"{args.steady_rate:g}/s",
         "",
-        "| contender | deliveries/s | end to end/s | p50 ms | p99 ms | ours ÷ this | "
+        "| contender | body bytes | deliveries/s | end to end/s | p50 ms | p99 ms | ours ÷ this | "
         "ours ÷ this, end to end |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for result in results:
         missing = f" ({result['missing']} missing)" if result["missing"] else ""
         lines.append(
-            f"| {result['name']}{missing} | {result['delivery_rate']:.0f} "
+            f"| {result['name']}{missing} | {result['body_size']} | {result['delivery_rate']:.0f} "
             f"| {result['end_to_end_rate']:.0f} | {result['p50']:.1f} | {result['p99']:.1f} "
             f"| {ratio(result, 'delivery_rate')} | {ratio(result, 'end_to_end_rate')} |"
         )
     lines.append(
         f"| the receiver alone ({receiver_alone['connections']} connections) "
-        f"| {receiver_alone['rate']:.0f} | | {receiver_alone['p50_ms']:.1f} "
-        f"| {receiver_alone['p99_ms']:.1f} | | |"
+        f"| {args.receiver_body_size} | {receiver_alone['rate']:.0f} | "
+        f"| {receiver_alone['p50_ms']:.1f} | {receiver_alone['p99_ms']:.1f} | | |"
     )
     goals = []
     if ours and "bare" in by_kind:
@@ -758,6 +763,17 @@ def ensure_peer_venv() -> None:
     stamp.write_text(wanted)
 
 
+def ensure_py_spy(args) -> None:
+    """Install py-spy into ``.venv-tools`` when ``--profile`` needs it and it is missing."""
+    if Path(args.py_spy).exists():
+        return
+    print(f"installing py-spy into {TOOLS_VENV.relative_to(ROOT)}")
+    subprocess.run([sys.executable, "-m", "venv", str(TOOLS_VENV)], check=True)
+    pip = [str(TOOLS_VENV / "bin" / "python"), "-m", "pip", "install", "--quiet", "py-spy"]
+    subprocess.run(pip, check=True)
+    args.py_spy = str(TOOLS_VENV / "bin" / "py-spy")
+
+
 def recreate_database(postgres: str, name: str, *, drop_only=False) -> None:
     import psycopg
 
@@ -805,14 +821,14 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(
         description="Webhook delivery: ours beside a bare requests.Session and django-webhook."
     )
-    parser.add_argument("--events", type=int, default=2000, help="events in each burst")
+    parser.add_argument("--events", type=int, default=2000, help="events in each measured phase")
     parser.add_argument("--warmup", type=int, default=200, help="warm-up events")
     # threads beat prefork here, for ours and the peer alike (benchmarks/RESULTS.md)
     parser.add_argument("--concurrency", type=int, default=8, help="worker slots / threads")
     parser.add_argument("--pool", choices=["prefork", "threads"], default="threads")
     parser.add_argument("--producers", type=int, default=1, help="threads firing events")
-    parser.add_argument("--steady-events", type=int, default=400, help="events to time")
-    parser.add_argument("--steady-rate", type=float, default=20.0, help="their rate, per s")
+    parser.add_argument("--steady-events", type=int, default=400, help="events timed for latency")
+    parser.add_argument("--steady-rate", type=float, default=20.0, help="their rate, per second")
     parser.add_argument(
         "--contenders", default="bare,ours,peer", help="which to run, in this order"
     )
@@ -830,8 +846,8 @@ def parse_args(argv=None):
     )
     parser.add_argument(
         "--py-spy",
-        default=shutil.which("py-spy") or str(HERE / ".venv-tools" / "bin" / "py-spy"),
-        help="the py-spy executable (pip install py-spy)",
+        default=shutil.which("py-spy") or str(TOOLS_VENV / "bin" / "py-spy"),
+        help="the py-spy executable (by default installed into benchmarks/.venv-tools)",
     )
     args = parser.parse_args(argv)
     args.contenders = [name.strip() for name in args.contenders.split(",") if name.strip()]
@@ -846,19 +862,22 @@ def parse_args(argv=None):
 
 def main(argv=None) -> None:
     args = parse_args(argv)
-    signal.signal(signal.SIGTERM, _raise_interrupt)
-    signal.signal(signal.SIGHUP, _raise_interrupt)
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _raise_interrupt)  # so the clean-up below always runs
     machine = machine_description()
     args.load_at_start = os.getloadavg()[0]
     if "peer" in args.contenders:
         ensure_peer_venv()
+    if args.profile:
+        ensure_py_spy(args)
     with ExitStack() as stack:
         logs = Path(tempfile.mkdtemp(prefix="webhook-bench-"))
         if not args.keep_logs:
             stack.callback(_remove_tree, logs)
         claim_redis_databases(stack, args.redis, args.redis_dbs)
         receiver = Receiver(stack, logs)
-        receiver_alone = receiver.load_alone(connections=32, count=20_000, body_size=160)
+        args.receiver_body_size = 160
+        receiver_alone = receiver.load_alone(32, 20_000, args.receiver_body_size)
         print(
             f"receiver alone: {receiver_alone['rate']:.0f} requests/s "
             f"(p50 {receiver_alone['p50_ms']:.2f} ms)",

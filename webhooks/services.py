@@ -166,7 +166,8 @@ def request_body(delivery: Delivery) -> bytes:
 
 def webhook_deliver(delivery_id: int) -> None:
     """Make one attempt of a webhook delivery, then finish it or schedule the retry."""
-    delivery = delivery_start(delivery_id)
+    # A webhook reads the event and the installation, never the integration's code.
+    delivery = delivery_start(delivery_id, related=("event", "installation__parent"))
     if delivery is None:
         return
     installation = delivery.installation

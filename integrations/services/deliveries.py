@@ -116,7 +116,12 @@ def deliveries_sweep() -> int:
     return deliveries_enqueue(work)
 
 
-def delivery_claim(delivery_id: int) -> Delivery | None:
+#: What a consumer reads of a claimed delivery, by default: its event and installation (with
+#: the organization installation above it), and the integration's current version.
+CLAIM_RELATED = ("event", "installation__integration__latest_version", "installation__parent")
+
+
+def delivery_claim(delivery_id: int, *, related=CLAIM_RELATED) -> Delivery | None:
     """Take the lease on an open delivery, or None when it is closed or another worker holds it."""
     now = timezone.now()
     claimed = (
@@ -126,20 +131,18 @@ def delivery_claim(delivery_id: int) -> Delivery | None:
     )
     if not claimed:
         return None
-    return (
-        Delivery.objects.select_related(
-            "event", "installation__integration__latest_version", "installation__parent"
-        )
+    deliveries = Delivery.objects.select_related(*related)
+    if "installation__integration__latest_version" in related:
         # The script goes to the runtime host only when it asks (a deferred read then).
-        .defer("installation__integration__latest_version__script")
-        .get(pk=delivery_id)
-    )
+        deliveries = deliveries.defer("installation__integration__latest_version__script")
+    return deliveries.get(pk=delivery_id)
 
 
-def delivery_start(delivery_id: int) -> Delivery | None:
+def delivery_start(delivery_id: int, *, related=CLAIM_RELATED) -> Delivery | None:
     """Claim an open delivery for one attempt; None when there is nothing to do: it is closed,
-    another worker holds it, or its installation was paused meanwhile (then it is cancelled)."""
-    delivery = delivery_claim(delivery_id)
+    another worker holds it, or its installation was paused meanwhile (then it is cancelled).
+    ``related`` narrows what is read with it (see CLAIM_RELATED)."""
+    delivery = delivery_claim(delivery_id, related=related)
     if delivery is None:
         return None
     if not delivery_still_wanted(delivery):
