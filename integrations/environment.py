@@ -30,11 +30,10 @@ def installation_public_endpoint(installation: Installation) -> str:
 
 
 def _installation_part(installation: Installation) -> dict:
-    configuration = {**installation.configuration, **(installation.credentials or {})}
     return {
         "id": installation.id,
         "status": installation.status,
-        "configuration": configuration,
+        "configuration": installation.effective_configuration,
         "externalIds": list(installation.external_ids),
         "urls": {"publicEndpoint": installation_public_endpoint(installation)},
     }

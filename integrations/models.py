@@ -235,6 +235,12 @@ class Installation(models.Model):
         return f"{self.integration} in {where}"
 
     @property
+    def effective_configuration(self) -> dict:
+        """The configuration as validated and as integration code sees it: the values and
+        the button properties' credentials."""
+        return {**self.configuration, **(self.credentials or {})}
+
+    @property
     def configuration_level(self) -> str:
         """The manifest configuration that governs this installation."""
         return {"organization": "account", "space": "space", "site": "site"}[self.level]

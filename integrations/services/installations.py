@@ -60,13 +60,9 @@ def _new_installation(configuration: dict | None, **fields) -> Installation:
         with transaction.atomic():
             installation.save()
     except IntegrityError as exc:
-        where = "organization" if installation.level == "organization" else installation.level
+        name, where = installation.integration.name, installation.level
         raise ValidationError(
-            {
-                "integration": [
-                    f"{installation.integration.name} is already installed in this {where}"
-                ]
-            }
+            {"integration": [f"{name} is already installed in this {where}"]}
         ) from exc
     return installation
 
@@ -84,18 +80,13 @@ def _definition(installation: Installation) -> dict:
     )
 
 
-def _merged(installation: Installation) -> dict:
-    """The configuration as validated and as the runtime sees it: values and credentials."""
-    return {**installation.configuration, **(installation.credentials or {})}
-
-
 def _evaluate(installation: Installation) -> None:
     """Validate the whole configuration: ``active`` when it passes, else ``pending``."""
     reasons = config_rules.validation_reasons(
         installation.integration.name,
         installation.configuration_level,
         _definition(installation),
-        _merged(installation),
+        installation.effective_configuration,
     )
     installation.status_reasons = reasons
     if installation.status != Installation.Status.PAUSED:
