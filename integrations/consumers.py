@@ -4,6 +4,11 @@ Every installation's deliveries go to the runtime (which runs the integration's 
 a built-in integration registered a consumer of its own under its name, as the webhook
 integration does. A consumer's ``wants`` filters the events an installation receives
 (the webhook integration forwards only the events its configuration selects).
+
+A consumer with a ``drain_task_name`` takes its fresh deliveries in batches: producers ask
+for one drain task (``services.deliveries.drain_request``) instead of queueing a task per
+delivery, and the drain claims every due delivery of the consumer. ``task_name`` still takes
+single deliveries: retries at their countdown.
 """
 
 from collections.abc import Callable
@@ -16,6 +21,7 @@ class Consumer:
     task_name: str
     #: (recipient, event type) -> whether it takes the event; see selectors.Recipient.
     wants: Callable[[object, str], bool] = lambda recipient, event_type: True
+    drain_task_name: str | None = None
 
 
 RUNTIME = Consumer(name="runtime", task_name="integrations.tasks.run_delivery")

@@ -303,6 +303,22 @@ class Delivery(models.Model):
         return f"{self.event.type} -> {self.installation_id} ({self.status})"
 
 
+class DrainRequest(models.Model):
+    """Whether a drain task of a batch consumer (see ``consumers.Consumer.drain_task_name``)
+    is queued and has not started yet.
+
+    Producers send a drain only when none is waiting: a burst of events then costs one task,
+    not one per delivery. The drain clears the flag before it claims, so whatever commits
+    after that sends the next one.
+    """
+
+    consumer = models.CharField(primary_key=True, max_length=16, choices=Delivery.Consumer.choices)
+    requested_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self):
+        return f"drain of {self.consumer}"
+
+
 class OAuthState(models.Model):
     """An OAuth ``state`` issued to an installation: it expires, and it is consumed once."""
 

@@ -39,6 +39,11 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F4
         "NAME": str(Path(tempfile.mkdtemp(prefix="docplatform-test-db-")) / "test.sqlite3")
     }
 
+# Connections closed after each task and request, as Django's test runner expects: the test
+# database is dropped at the end, which an open connection of a worker thread would prevent.
+CELERY_DB_REUSE_MAX = None
+DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405
+
 # A real OAuth 2 authorization server for the OAuth tests (django-oauth-toolkit, in the test
 # extra), served by the live test server through tests/integrations/oauth_provider.py. The
 # product never depends on it.

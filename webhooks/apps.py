@@ -10,11 +10,21 @@ class WebhooksConfig(AppConfig):
         from integrations.configuration import register_configuration_check
         from integrations.consumers import Consumer, register_consumer
 
-        from .services import WEBHOOK_INTEGRATION, configuration_problems, wants_event
+        from .services import (
+            WEBHOOK_CONSUMER,
+            WEBHOOK_INTEGRATION,
+            configuration_problems,
+            wants_event,
+        )
 
         register_consumer(
             WEBHOOK_INTEGRATION,
-            Consumer(name="webhook", task_name="webhooks.tasks.deliver", wants=wants_event),
+            Consumer(
+                name=WEBHOOK_CONSUMER,
+                task_name="webhooks.tasks.deliver",
+                drain_task_name="webhooks.tasks.deliver_due",
+                wants=wants_event,
+            ),
         )
         register_configuration_check(WEBHOOK_INTEGRATION, configuration_problems)
         post_migrate.connect(_publish_after_migrate, sender=self)

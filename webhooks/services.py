@@ -1,13 +1,15 @@
 """The webhook integration: its publication, settings checks, signing secrets and delivery."""
 
+import functools
 import json
 import logging
 import random
 import time
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from pathlib import Path
 
-import requests
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -19,17 +21,34 @@ from integrations.models import Delivery, Installation
 from integrations.runtime import signing
 from integrations.services import integration_publish
 from integrations.services.deliveries import (
-    delivery_finish,
-    delivery_retry_later,
+    ClaimReads,
+    deliveries_settle,
+    deliveries_start_due,
+    delivery_mark_finished,
+    delivery_mark_retrying,
     delivery_start,
+    drain_request,
+    drain_started,
 )
 
 from .models import DeliveryAttempt, SigningSecret, new_signing_secret
-from .outbound import UnsafeURL, check_url, post
+from .outbound import SendError, Target, UnsafeURL, check_url, post
 
 logger = logging.getLogger(__name__)
 
 WEBHOOK_INTEGRATION = "webhook"
+WEBHOOK_CONSUMER = "webhook"
+#: What a claim reads with each delivery: its event and installation (with the organization
+#: installation above it); never the integration's code, nor the installations' encrypted
+#: credentials and API token.
+CLAIM_READS = ClaimReads(
+    related=("event", "installation__parent"),
+    deferred=tuple(
+        f"{installation}__{column}"
+        for installation in ("installation", "installation__parent")
+        for column in ("credentials", "api_token")
+    ),
+)
 MANIFEST_FOLDER = Path(__file__).resolve().parent / "integration"
 PLATFORM_ORGANIZATION = "platform"
 PLATFORM_PUBLISHER = "platform-publisher"
@@ -98,16 +117,28 @@ def configuration_problems(level: str, configuration: dict) -> list[dict]:
 
 def signing_secrets(installation: Installation) -> list[str]:
     """The secrets that sign now: the current one first, then any still in its overlap."""
-    now = timezone.now()
-    rows = list(
-        SigningSecret.objects.filter(installation=installation)
-        .exclude(expires_at__lte=now)
+    return signing_secrets_for([installation])[installation.pk]
+
+
+def signing_secrets_for(installations: list[Installation]) -> dict[int, list[str]]:
+    """signing_secrets of each installation, read in one query (a current one is made for an
+    installation that has none yet)."""
+    by_id = {installation.pk: installation for installation in installations}
+    current, overlapping = {}, defaultdict(list)
+    rows = (
+        SigningSecret.objects.filter(installation_id__in=by_id)
+        .exclude(expires_at__lte=timezone.now())
         .order_by("expires_at", "-created_at")
     )
-    current = [row.secret for row in rows if row.expires_at is None]
-    if not current:
-        return [signing_secret_current(installation)] + [row.secret for row in rows]
-    return current + [row.secret for row in rows if row.expires_at is not None]
+    for row in rows:
+        if row.expires_at is None:
+            current[row.installation_id] = row.secret
+        else:
+            overlapping[row.installation_id].append(row.secret)
+    return {
+        pk: [current.get(pk) or signing_secret_current(installation), *overlapping[pk]]
+        for pk, installation in by_id.items()
+    }
 
 
 @transaction.atomic
@@ -165,82 +196,139 @@ def request_body(delivery: Delivery) -> bytes:
 
 
 def webhook_deliver(delivery_id: int) -> None:
-    """Make one attempt of a webhook delivery, then finish it or schedule the retry."""
-    # A webhook reads the event and the installation, never the integration's code.
-    delivery = delivery_start(delivery_id, related=("event", "installation__parent"))
-    if delivery is None:
+    """One attempt of one delivery: a retry at its countdown, or one the sweeper sends."""
+    delivery = delivery_start(delivery_id, reads=CLAIM_READS)
+    if delivery is not None:
+        webhook_attempt([delivery])
+
+
+def webhook_deliver_due() -> int:
+    """The drain: attempt every due webhook delivery, a batch at a time, until none is left
+    (or ``WEBHOOK_DRAIN_SECONDS`` passed: then another drain takes over). Returns how many
+    deliveries it claimed."""
+    drain_started(WEBHOOK_CONSUMER)
+    size = settings.WEBHOOK_BATCH_SIZE
+    deadline = time.monotonic() + settings.WEBHOOK_DRAIN_SECONDS
+    claimed_so_far = 0
+    while True:
+        claimed, deliveries = deliveries_start_due(WEBHOOK_CONSUMER, limit=size, reads=CLAIM_READS)
+        more_waiting = claimed == size
+        stopping = not more_waiting or time.monotonic() > deadline
+        if more_waiting and (claimed_so_far == 0 or stopping):
+            # A backlog: another worker slot shares it, or takes over when this drain stops.
+            drain_request(WEBHOOK_CONSUMER)
+        webhook_attempt(deliveries)
+        claimed_so_far += claimed
+        if stopping:
+            return claimed_so_far
+
+
+def webhook_attempt(deliveries: list[Delivery]) -> None:
+    """Make one attempt of each claimed delivery, the POSTs at once (one slow receiver does
+    not hold up the others), then log the attempts and settle the deliveries: finished, or
+    retried at their countdown."""
+    if not deliveries:
         return
-    installation = delivery.installation
-    delivery.attempts += 1
+    secrets = signing_secrets_for([delivery.installation for delivery in deliveries])
+    targets: dict[str, Target | UnsafeURL] = {}  # one resolution per URL and batch
+
+    def attempt_one(delivery: Delivery) -> DeliveryAttempt:
+        return _attempt(delivery, secrets[delivery.installation_id], targets)
+
+    if len(deliveries) == 1:
+        attempts = [attempt_one(deliveries[0])]
+    else:
+        attempts = list(_senders().map(attempt_one, deliveries))
+    finished_at = timezone.now()
+    for delivery, attempt in zip(deliveries, attempts, strict=True):
+        _mark(delivery, attempt, finished_at)
+    DeliveryAttempt.objects.bulk_create(attempts)
+    deliveries_settle(deliveries)
+
+
+@functools.cache
+def _senders() -> ThreadPoolExecutor:
+    """The threads that make a worker process's POSTs; they start as needed and are kept."""
+    return ThreadPoolExecutor(
+        max_workers=settings.WEBHOOK_SENDERS, thread_name_prefix="webhook-sender"
+    )
+
+
+def _attempt(delivery: Delivery, secrets: list[str], targets: dict) -> DeliveryAttempt:
+    """POST the delivery and record how it went in a new (unsaved) attempt."""
+    url = delivery.installation.configuration.get("url")
     attempt = DeliveryAttempt(
         delivery=delivery,
         chain=delivery.chain,
-        number=delivery.attempts,
+        number=delivery.attempts + 1,
         started_at=timezone.now(),
-        url=str(installation.configuration.get("url", ""))[:2048],
+        url=str(url or "")[:2048],
     )
     started = time.perf_counter()
-    status_code, error = _send(delivery, installation, attempt)
+    _send(delivery, secrets, _target(url, targets), attempt)
     attempt.duration_ms = int((time.perf_counter() - started) * 1000)
+    return attempt
+
+
+def _mark(delivery: Delivery, attempt: DeliveryAttempt, finished_at) -> None:
+    """What the attempt's outcome makes of the delivery: done, or a retry after its delay."""
+    delivery.attempts = attempt.number
+    status_code = attempt.status_code
     outcome = "failed" if attempt.outcome == "refused" else classify_response(status_code)
     attempt.outcome = attempt.outcome or outcome
-    detail = error or (f"HTTP {status_code}" if status_code else "")
-
+    detail = attempt.error or (f"HTTP {status_code}" if status_code else "")
     if outcome == "retry" and delivery.attempts <= MAX_RETRIES:
         attempt.next_delay = retry_delay(delivery.attempts)
-        attempt.save()
-        delivery_retry_later(delivery, delay=attempt.next_delay, error=detail)
-        return
-    attempt.save()
-    if outcome == "succeeded":
-        delivery_finish(delivery, status=Delivery.Status.SUCCEEDED, outcome=f"HTTP {status_code}")
+        delivery_mark_retrying(delivery, delay=attempt.next_delay, error=detail)
+    elif outcome == "succeeded":
+        delivery_mark_finished(
+            delivery,
+            status=Delivery.Status.SUCCEEDED,
+            outcome=f"HTTP {status_code}",
+            at=finished_at,
+        )
     else:
         gave_up = " after the last retry" if outcome == "retry" else ""
-        delivery_finish(
-            delivery, status=Delivery.Status.FAILED, outcome=f"{detail}{gave_up}", error=detail
+        delivery_mark_finished(
+            delivery,
+            status=Delivery.Status.FAILED,
+            outcome=f"{detail}{gave_up}",
+            error=detail,
+            at=finished_at,
         )
 
 
-def _send(delivery: Delivery, installation: Installation, attempt: DeliveryAttempt):
-    """POST the delivery; fills the attempt's response fields. Returns (status, error)."""
-    try:
-        target = check_url(installation.configuration.get("url"))
-    except UnsafeURL as exc:
+def _target(url, targets: dict) -> Target | UnsafeURL:
+    if url not in targets:
+        try:
+            targets[url] = check_url(url)
+        except UnsafeURL as exc:
+            targets[url] = exc
+    return targets[url]
+
+
+def _send(delivery: Delivery, secrets: list[str], target, attempt: DeliveryAttempt) -> None:
+    """POST the delivery; fills the attempt's response (or error) fields."""
+    if isinstance(target, UnsafeURL):
         attempt.outcome = "refused"
-        attempt.error = f"refused URL: {exc}"[:500]
-        return None, attempt.error
+        attempt.error = f"refused URL: {target}"[:500]
+        return
     body = request_body(delivery)
     headers = {
         "Content-Type": "application/json",
         "User-Agent": USER_AGENT,
-        signing.HEADER: signing.sign(body, signing_secrets(installation)),
+        signing.HEADER: signing.sign(body, secrets),
         "X-Service-Event": delivery.event.type,
         "X-Service-Delivery": str(delivery.event_uuid),
     }
-    timeout = (settings.WEBHOOK_CONNECT_TIMEOUT, settings.WEBHOOK_RESPONSE_TIMEOUT)
     try:
-        response = post(target, body=body, headers=headers, timeout=timeout)
-    except requests.Timeout as exc:
-        attempt.error = f"timeout: {exc.__class__.__name__}"
-        return None, attempt.error
-    except requests.RequestException as exc:
-        attempt.error = f"network error: {_short(exc)}"[:500]
-        return None, attempt.error
-    try:
-        kept = response.raw.read(RESPONSE_BODY_KEPT, decode_content=True) or b""
-    except Exception:  # a receiver that breaks off its body: the status still counts
-        kept = b""
-    finally:
-        response.close()
-    attempt.status_code = response.status_code
-    attempt.response_headers = dict(response.headers)
-    attempt.response_body = kept.decode("utf-8", errors="replace")
-    return response.status_code, ""
-
-
-def _short(exc: Exception) -> str:
-    reason = exc.args[0] if exc.args else exc
-    return str(getattr(reason, "reason", reason))
+        response = post(target, body=body, headers=headers, keep=RESPONSE_BODY_KEPT)
+    except SendError as exc:
+        attempt.error = str(exc)[:500]
+        return
+    attempt.status_code = response.status
+    attempt.response_headers = response.headers
+    attempt.response_body = response.body_start.decode("utf-8", errors="replace")
 
 
 def webhook_ping(*, installation: Installation):

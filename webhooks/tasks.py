@@ -8,6 +8,12 @@ def deliver(delivery_id: int) -> None:
     services.webhook_deliver(delivery_id)
 
 
+@shared_task(name="webhooks.tasks.deliver_due")
+def deliver_due() -> int:
+    """The drain: fresh deliveries in batches (integrations.consumers explains drains)."""
+    return services.webhook_deliver_due()
+
+
 @shared_task(name="webhooks.tasks.purge_deliveries")
 def purge_deliveries() -> int:
     return services.deliveries_purge()
