@@ -1,4 +1,5 @@
 import time
+from contextlib import contextmanager
 
 import pytest
 from django.conf import settings
@@ -95,3 +96,91 @@ def fresh_cache():
     from django.core.cache import cache
 
     cache.clear()
+
+
+def _reset_broker_pools(app) -> None:
+    app._pool = None
+    app.amqp._producer_pool = None
+
+
+@contextmanager
+def broker_unreachable():
+    """Point the Celery app at a port where no broker listens (connection refused)."""
+    from docplatform.celery import app
+
+    saved = app.conf.broker_write_url, app.conf.broker_transport_options
+    app.conf.broker_write_url = "redis://127.0.0.1:9/0"
+    app.conf.broker_transport_options = {}
+    _reset_broker_pools(app)
+    try:
+        yield
+    finally:
+        app.conf.broker_write_url, app.conf.broker_transport_options = saved
+        _reset_broker_pools(app)
+
+
+class PrivateBroker:
+    """A broker of a test's own (another Redis database, or another folder), so the suite's
+    in-process worker never takes its tasks: the test counts them, or starts workers on it."""
+
+    def __init__(self, tmp_path):
+        self.env = {}
+        self.url = settings.CELERY_BROKER_URL
+        self.folder = None
+        if self.url.startswith("filesystem://"):
+            self.folder = tmp_path / "broker" / "queue"
+            self.folder.mkdir(parents=True)
+            self.env["VAR_DIR"] = str(tmp_path)
+            self.transport_options = {
+                "data_folder_in": str(self.folder),
+                "data_folder_out": str(self.folder),
+                "control_folder": str(tmp_path / "broker" / "control"),
+                "store_processed": False,
+                "polling_interval": 0.05,
+            }
+        else:
+            self.url = self.url.rsplit("/", 1)[0] + "/14"  # another Redis database
+            self.transport_options = {}
+        self.env["CELERY_BROKER_URL"] = self.url
+
+    def _redis(self):
+        import redis
+
+        return redis.Redis.from_url(self.url)
+
+    def empty(self) -> None:
+        if self.folder is None:
+            self._redis().flushdb()
+        else:
+            for message in self.folder.glob("*.msg"):
+                message.unlink()
+
+    def tasks(self, queue: str) -> list[str]:
+        """The names of the tasks waiting in ``queue``."""
+        import json
+
+        if self.folder is None:
+            client = self._redis()
+            raw = [m for key in client.keys(f"{queue}*") for m in client.lrange(key, 0, -1)]
+        else:
+            raw = [path.read_bytes() for path in sorted(self.folder.glob(f"*.{queue}.msg"))]
+        return [json.loads(message)["headers"]["task"] for message in raw]
+
+
+@pytest.fixture
+def private_broker(tmp_path):
+    from docplatform.celery import app
+
+    broker = PrivateBroker(tmp_path)
+    broker.empty()
+    saved = app.conf.broker_write_url, app.conf.broker_transport_options
+    app.conf.broker_write_url = broker.url
+    if broker.folder is not None:
+        app.conf.broker_transport_options = broker.transport_options
+    _reset_broker_pools(app)
+    try:
+        yield broker
+    finally:
+        app.conf.broker_write_url, app.conf.broker_transport_options = saved
+        _reset_broker_pools(app)
+        broker.empty()

@@ -1,12 +1,9 @@
 """Where events go, what they carry, and that none is lost when the broker is down."""
 
-from contextlib import contextmanager
-
 import pytest
 from django.db import transaction
 
 from docplatform import events
-from docplatform.celery import app
 from docplatform.models import Event
 from docplatform.services import (
     page_feedback_record,
@@ -24,7 +21,7 @@ from integrations.services.installations import (
     installation_pause,
     installation_select_spaces,
 )
-from tests.conftest import wait_until
+from tests.conftest import broker_unreachable, wait_until
 from tests.factories import PageFactory, RevisionFactory, SiteFactory, SpaceFactory
 
 VISITOR = events.Visitor(
@@ -215,25 +212,6 @@ def test_a_delivery_is_claimed_by_one_worker_at_a_time(publish, org_admin, space
     delivery = Delivery.objects.get(event__type="space_content_updated")
     assert delivery_claim(delivery.pk) is not None
     assert delivery_claim(delivery.pk) is None
-
-
-@contextmanager
-def broker_unreachable():
-    """Point the Celery app at a port where no broker listens (connection refused)."""
-    saved = app.conf.broker_write_url, app.conf.broker_transport_options
-
-    def reset_pools():
-        app._pool = None
-        app.amqp._producer_pool = None
-
-    app.conf.broker_write_url = "redis://127.0.0.1:9/0"
-    app.conf.broker_transport_options = {}
-    reset_pools()
-    try:
-        yield
-    finally:
-        app.conf.broker_write_url, app.conf.broker_transport_options = saved
-        reset_pools()
 
 
 def test_nothing_is_lost_when_the_broker_is_down_at_commit(

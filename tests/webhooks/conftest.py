@@ -23,10 +23,12 @@ class Received:
 
 @dataclass
 class Receiver:
-    """Answers each POST with the next planned response (the last one repeats)."""
+    """Answers each POST with the next planned response (the last one repeats); a path can
+    have a plan of its own."""
 
     server: ThreadingHTTPServer
     plan: list = field(default_factory=lambda: [(200, {}, b'{"ok":true}', 0.0)])
+    plans_by_path: dict = field(default_factory=dict)
     requests: list = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -34,13 +36,25 @@ class Receiver:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server.server_port}/hooks"
 
-    def respond(self, *responses):
-        """Plan the answers: each an int status or (status, headers, body, delay seconds)."""
-        self.plan = [(r, {}, b"", 0.0) if isinstance(r, int) else (*r, 0.0)[:4] for r in responses]
+    def url_for(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.server.server_port}{path}"
 
-    def next_response(self):
+    def respond(self, *responses, path=None):
+        """Plan the answers (to ``path`` only, if given): each an int status or (status,
+        headers, body, delay seconds)."""
+        plan = [(r, {}, b"", 0.0) if isinstance(r, int) else (*r, 0.0)[:4] for r in responses]
+        if path is None:
+            self.plan = plan
+        else:
+            self.plans_by_path[path] = plan
+
+    def next_response(self, path: str):
         with self.lock:
-            return self.plan.pop(0) if len(self.plan) > 1 else self.plan[0]
+            plan = self.plans_by_path.get(path, self.plan)
+            return plan.pop(0) if len(plan) > 1 else plan[0]
+
+    def to(self, path: str) -> list[Received]:
+        return [request for request in self.requests if request.path == path]
 
     def wait_for(self, count: int, timeout: float = 20.0) -> list[Received]:
         deadline = time.monotonic() + timeout
@@ -60,7 +74,7 @@ def _handler(receiver: Receiver):
             receiver.requests.append(
                 Received(self.path, dict(self.headers.items()), body, time.monotonic())
             )
-            status, headers, payload, delay = receiver.next_response()
+            status, headers, payload, delay = receiver.next_response(self.path)
             if delay:
                 time.sleep(delay)
             self.send_response(status)

@@ -6,14 +6,11 @@ import signal
 import subprocess
 import sys
 import time
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from django.conf import settings as django_settings
 from django.db import connection
 
-from docplatform.celery import app
 from docplatform.services import space_content_update
 from integrations.models import Delivery
 from integrations.services.deliveries import deliveries_sweep
@@ -28,39 +25,6 @@ def database_url() -> str:
         return f"sqlite:///{db['NAME']}"
     host = db["HOST"] or "127.0.0.1"
     return f"postgres://{db['USER']}@{host}:{db['PORT'] or 5432}/{db['NAME']}"
-
-
-@contextmanager
-def private_broker(tmp_path):
-    """A broker of this test's own, so the suite's in-process worker never takes its tasks."""
-    saved = app.conf.broker_write_url, app.conf.broker_transport_options
-    url = django_settings.CELERY_BROKER_URL
-    env = {}
-    if url.startswith("filesystem://"):
-        env["VAR_DIR"] = str(tmp_path)
-        queue = tmp_path / "broker" / "queue"
-        queue.mkdir(parents=True)
-        options = {
-            "data_folder_in": str(queue),
-            "data_folder_out": str(queue),
-            "control_folder": str(tmp_path / "broker" / "control"),
-            "store_processed": False,
-            "polling_interval": 0.05,
-        }
-        app.conf.broker_transport_options = options
-        app.conf.broker_write_url = url
-    else:
-        url = url.rsplit("/", 1)[0] + "/14"  # another Redis database
-        app.conf.broker_write_url = url
-    env["CELERY_BROKER_URL"] = url
-    app._pool = None
-    app.amqp._producer_pool = None
-    try:
-        yield env
-    finally:
-        app.conf.broker_write_url, app.conf.broker_transport_options = saved
-        app._pool = None
-        app.amqp._producer_pool = None
 
 
 def start_worker(env: dict) -> subprocess.Popen:
@@ -83,42 +47,41 @@ def stop(process: subprocess.Popen) -> None:
 
 @pytest.mark.slow
 def test_a_delivery_survives_a_worker_killed_mid_flight(
-    transactional_db, receiver, install_webhook, space, webhook_settings, tmp_path
+    transactional_db, receiver, install_webhook, space, webhook_settings, private_broker
 ):
     webhook_settings.DELIVERY_LEASE_SECONDS = LEASE_SECONDS
     webhook_settings.DELIVERY_SWEEP_GRACE_SECONDS = 1
     receiver.respond((200, {}, b"", 30.0), 200)  # the first attempt hangs: the worker dies
     install_webhook(space=space, url=receiver.url)
 
-    with private_broker(tmp_path) as broker_env:
-        env = {
-            **os.environ,
-            **broker_env,
-            "DJANGO_SETTINGS_MODULE": "docplatform.settings",
-            "DATABASE_URL": database_url(),
-            "WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8",
-            "DELIVERY_LEASE_SECONDS": str(LEASE_SECONDS),
-        }
-        first = start_worker(env)
-        second = None
-        try:
-            space_content_update(space=space, pages=[{"path": "p", "title": "P"}])
-            receiver.wait_for(1, timeout=30)
-            os.killpg(first.pid, signal.SIGKILL)  # killed while waiting for the response
-            first.wait(timeout=10)
-            delivery = Delivery.objects.get(consumer="webhook")
-            assert delivery.status == "pending" and delivery.lease_expires_at is not None
+    env = {
+        **os.environ,
+        **private_broker.env,
+        "DJANGO_SETTINGS_MODULE": "docplatform.settings",
+        "DATABASE_URL": database_url(),
+        "WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8",
+        "DELIVERY_LEASE_SECONDS": str(LEASE_SECONDS),
+    }
+    first = start_worker(env)
+    second = None
+    try:
+        space_content_update(space=space, pages=[{"path": "p", "title": "P"}])
+        receiver.wait_for(1, timeout=30)
+        os.killpg(first.pid, signal.SIGKILL)  # killed while waiting for the response
+        first.wait(timeout=10)
+        delivery = Delivery.objects.get(consumer="webhook")
+        assert delivery.status == "pending" and delivery.lease_expires_at is not None
 
-            second = start_worker(env)
-            started = time.monotonic()
-            while Delivery.objects.get(pk=delivery.pk).status != "succeeded":
-                assert time.monotonic() - started < 60, "not recovered within a minute"
-                deliveries_sweep()  # what beat runs every few seconds
-                time.sleep(0.5)
-        finally:
-            stop(first)
-            if second is not None:
-                stop(second)
+        second = start_worker(env)
+        started = time.monotonic()
+        while Delivery.objects.get(pk=delivery.pk).status != "succeeded":
+            assert time.monotonic() - started < 60, "not recovered within a minute"
+            deliveries_sweep()  # what beat runs every few seconds
+            time.sleep(0.5)
+    finally:
+        stop(first)
+        if second is not None:
+            stop(second)
 
     first_try, recovered = receiver.requests
     assert recovered.body == first_try.body
