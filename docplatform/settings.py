@@ -188,6 +188,7 @@ SPECTACULAR_SETTINGS = {
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://")
 CELERY_BROKER_TRANSPORT_OPTIONS = {}
 if CELERY_BROKER_URL.startswith("filesystem://"):
+    CELERY_BROKER_TRANSPORT = "docplatform.broker:Transport"  # atomic message files
     _broker_dir = VAR_DIR / "broker"
     (_broker_dir / "queue").mkdir(parents=True, exist_ok=True)
     CELERY_BROKER_TRANSPORT_OPTIONS = {

@@ -304,12 +304,12 @@ class Delivery(models.Model):
 
 
 class DrainRequest(models.Model):
-    """Whether a drain task of a batch consumer (see ``consumers.Consumer.drain_task_name``)
-    is queued and has not started yet.
+    """The drain request flag of a batch consumer (see ``consumers.Consumer.drain_task_name``):
+    set while a drain is queued, or running and not yet caught up.
 
-    Producers send a drain only when none is waiting: a burst of events then costs one task,
-    not one per delivery. The drain clears the flag before it claims, so whatever commits
-    after that sends the next one.
+    Producers send a drain only when the flag is clear: a burst of events then costs one
+    task, not one per delivery, and what commits while a drain runs joins its next batch. A
+    drain that caught up clears the flag, then claims once more for what committed before.
     """
 
     consumer = models.CharField(primary_key=True, max_length=16, choices=Delivery.Consumer.choices)

@@ -27,8 +27,8 @@ from integrations.services.deliveries import (
     delivery_mark_finished,
     delivery_mark_retrying,
     delivery_start,
+    drain_release,
     drain_request,
-    drain_started,
 )
 
 from .models import DeliveryAttempt, SigningSecret, new_signing_secret
@@ -203,23 +203,27 @@ def webhook_deliver(delivery_id: int) -> None:
 
 
 def webhook_deliver_due() -> int:
-    """The drain: attempt every due webhook delivery, a batch at a time, until none is left
-    (or ``WEBHOOK_DRAIN_SECONDS`` passed: then another drain takes over). Returns how many
-    deliveries it claimed."""
-    drain_started(WEBHOOK_CONSUMER)
+    """The drain: attempt every due webhook delivery, a batch at a time, until a claim finds
+    none (or ``WEBHOOK_DRAIN_SECONDS`` passed: then a new drain takes over). Until it caught
+    up, its drain request stays set, so what commits meanwhile joins one of its next batches
+    instead of queueing another task. Returns how many deliveries it claimed."""
     size = settings.WEBHOOK_BATCH_SIZE
     deadline = time.monotonic() + settings.WEBHOOK_DRAIN_SECONDS
-    claimed_so_far = 0
+    claimed_so_far, released = 0, False
     while True:
         claimed, deliveries = deliveries_start_due(WEBHOOK_CONSUMER, limit=size, reads=CLAIM_READS)
-        more_waiting = claimed == size
-        stopping = not more_waiting or time.monotonic() > deadline
-        if more_waiting and (claimed_so_far == 0 or stopping):
-            # A backlog: another worker slot shares it, or takes over when this drain stops.
-            drain_request(WEBHOOK_CONSUMER)
+        if claimed == size and claimed_so_far == 0:
+            drain_request(WEBHOOK_CONSUMER, force=True)  # a backlog: another worker slot helps
         webhook_attempt(deliveries)
         claimed_so_far += claimed
-        if stopping:
+        if not claimed:
+            if released:
+                return claimed_so_far
+            drain_release(WEBHOOK_CONSUMER)  # then one more claim, for what committed before
+            released = True
+        elif time.monotonic() > deadline:
+            drain_release(WEBHOOK_CONSUMER)
+            drain_request(WEBHOOK_CONSUMER)  # the next drain takes over
             return claimed_so_far
 
 

@@ -84,15 +84,17 @@ def deliveries_enqueue(work: list[tuple[int, str]], *, countdown: float | None =
     """
     sent = []
     drained = set()
+    if countdown is None:
+        drained = {name for _, name in work if consumer_named(name).drain_task_name}
+    for name in drained:
+        if drain_request(name, force=True):
+            sent += [delivery_id for delivery_id, consumer in work if consumer == name]
+    direct = [(delivery_id, name) for delivery_id, name in work if name not in drained]
     try:
-        for delivery_id, name in work:
-            consumer = consumer_named(name)
-            if consumer.drain_task_name and countdown is None:
-                if name not in drained:
-                    drain_send(name)
-                    drained.add(name)
-            else:
-                current_app.send_task(consumer.task_name, args=[delivery_id], countdown=countdown)
+        for delivery_id, name in direct:
+            current_app.send_task(
+                consumer_named(name).task_name, args=[delivery_id], countdown=countdown
+            )
             sent.append(delivery_id)
     except Exception:
         logger.warning(
@@ -105,12 +107,35 @@ def deliveries_enqueue(work: list[tuple[int, str]], *, countdown: float | None =
     return len(sent)
 
 
-def drain_request(consumer: str) -> bool:
-    """Queue a drain of the consumer's due deliveries, unless one is queued and not started.
+def drain_request(consumer: str, *, force: bool = False) -> bool:
+    """Queue a drain of the consumer's due deliveries, unless the drain request flag is set
+    (a drain is queued, or running and not yet caught up: it takes what commits meanwhile).
+    ``force`` sends one whatever the flag says (the sweeper's way: a flag may be stale, and a
+    drain with a backlog asks for help).
 
-    One statement sets the flag only when it is clear (an upsert, so a missing row is no
-    obstacle); RETURNING tells whether this call set it. Returns whether a drain was sent.
+    Setting the flag only when it is clear is one statement (an upsert, so a missing row is no
+    obstacle); RETURNING tells whether this call set it. A broker failure is logged and clears
+    the flag. Returns whether a drain was sent.
     """
+    if force:
+        DrainRequest.objects.update_or_create(
+            consumer=consumer, defaults={"requested_at": timezone.now()}
+        )
+    elif not _drain_flag_set(consumer):
+        return False
+    try:
+        current_app.send_task(consumer_named(consumer).drain_task_name)
+    except Exception:
+        drain_release(consumer)
+        logger.warning(
+            "broker unavailable: %s deliveries are left to the sweeper", consumer, exc_info=True
+        )
+        return False
+    return True
+
+
+def _drain_flag_set(consumer: str) -> bool:
+    """Set the consumer's drain request flag if it is clear; whether this call set it."""
     table = connection.ops.quote_name(DrainRequest._meta.db_table)
     now = connection.ops.adapt_datetimefield_value(timezone.now())
     with connection.cursor() as cursor:
@@ -120,33 +145,12 @@ def drain_request(consumer: str) -> bool:
             f"WHERE {table}.requested_at IS NULL RETURNING consumer",
             [consumer, now],
         )
-        if cursor.fetchone() is None:
-            return False  # a drain is waiting: it will claim what just committed
-    try:
-        current_app.send_task(consumer_named(consumer).drain_task_name)
-    except Exception:
-        DrainRequest.objects.filter(consumer=consumer).update(requested_at=None)
-        logger.warning(
-            "broker unavailable: %s deliveries are left to the sweeper", consumer, exc_info=True
-        )
-        return False
-    return True
+        return cursor.fetchone() is not None
 
 
-def drain_send(consumer: str) -> None:
-    """Queue a drain whatever the flag says (the sweeper's way: a flag may be stale)."""
-    DrainRequest.objects.update_or_create(
-        consumer=consumer, defaults={"requested_at": timezone.now()}
-    )
-    try:
-        current_app.send_task(consumer_named(consumer).drain_task_name)
-    except Exception:
-        DrainRequest.objects.filter(consumer=consumer).update(requested_at=None)
-        raise
-
-
-def drain_started(consumer: str) -> None:
-    """Called by a drain before it claims: what commits from now on requests a new drain."""
+def drain_release(consumer: str) -> None:
+    """Clear the drain request flag: from now on a commit queues a new drain. A drain calls
+    it once it caught up, then claims once more for what committed before."""
     DrainRequest.objects.filter(consumer=consumer).update(requested_at=None)
 
 

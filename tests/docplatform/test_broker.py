@@ -1,0 +1,50 @@
+"""The embedded broker never hands a consumer a message that is still being written."""
+
+import threading
+
+from kombu import Connection
+
+from docplatform.broker import Transport
+
+MESSAGES = 300
+PADDING = "x" * 256 * 1024  # a longer write: a consumer polling meanwhile sees the file
+
+
+def connection(folder) -> Connection:
+    options = {
+        "data_folder_in": str(folder),
+        "data_folder_out": str(folder),
+        "control_folder": str(folder / "control"),
+        "polling_interval": 0,
+    }
+    return Connection("filesystem://", transport=Transport, transport_options=options)
+
+
+def test_every_message_arrives_whole_while_it_is_being_written(tmp_path):
+    received, errors = [], []
+
+    def consume():
+        with connection(tmp_path) as conn:
+            queue = conn.SimpleQueue("jobs")
+            while len(received) < MESSAGES:
+                try:
+                    message = queue.get(timeout=5)
+                except queue.Empty:
+                    return
+                except Exception as exc:  # a half-written file fails to decode
+                    errors.append(exc)
+                    return
+                received.append(message.payload["n"])
+                message.ack()
+
+    with connection(tmp_path) as conn:
+        queue = conn.SimpleQueue("jobs")  # declared before the consumer starts
+        consumer = threading.Thread(target=consume)
+        consumer.start()
+        for n in range(MESSAGES):
+            queue.put({"n": n, "padding": PADDING})
+    consumer.join(timeout=60)
+
+    assert errors == []
+    assert sorted(received) == list(range(MESSAGES))
+    assert list(tmp_path.glob("*.partial")) == []
