@@ -8,6 +8,7 @@ in TLS for SNI and certificate checks), so a second DNS answer cannot slip in. R
 never followed and proxies from the environment are ignored.
 """
 
+import functools
 import ipaddress
 import socket
 from dataclasses import dataclass
@@ -115,11 +116,21 @@ class Response:
     body_start: bytes  # the first bytes of the (decoded) body, as many as were asked for
 
 
-#: Keep-alive connection pools, one per (scheme, checked address, port, TLS host name), shared
-#: by the threads of a process. urllib3 directly, not requests: a POST costs a third of the CPU.
-_pools = urllib3.PoolManager(
-    num_pools=256, maxsize=16, block=False, retries=False, ca_certs=certifi.where()
-)
+@functools.cache
+def _pools() -> urllib3.PoolManager:
+    """Keep-alive connection pools, one per (scheme, checked address, port, TLS host name),
+    shared by the threads of a process; each keeps as many connections as POSTs can be in
+    flight (``WEBHOOK_SENDERS``), so a burst to one receiver reuses its connections instead of
+    opening and dropping new ones. urllib3 directly: a POST costs a third of requests' CPU."""
+    return urllib3.PoolManager(
+        num_pools=256,
+        maxsize=settings.WEBHOOK_SENDERS,
+        block=False,
+        retries=False,
+        ca_certs=certifi.where(),
+    )
+
+
 #: Beyond this many unread body bytes a connection is closed rather than drained for reuse.
 _DRAIN_LIMIT = 64 * 1024
 
@@ -129,7 +140,7 @@ def post(target: Target, *, body: bytes, headers: dict, keep: int) -> Response:
     answer. 3 s to connect and 10 s in all (``settings.WEBHOOK_CONNECT_TIMEOUT`` and
     ``WEBHOOK_RESPONSE_TIMEOUT``); no redirect followed. Raises SendError."""
     pool_kwargs = {"server_hostname": target.host, "assert_hostname": target.host}
-    pool = _pools.connection_from_host(
+    pool = _pools().connection_from_host(
         target.address,
         target.port,
         target.scheme,

@@ -202,18 +202,20 @@ def webhook_deliver(delivery_id: int) -> None:
         webhook_attempt([delivery])
 
 
-def webhook_deliver_due() -> int:
+def webhook_deliver_due(rank: int = 0) -> int:
     """The drain: attempt every due webhook delivery, a batch at a time, until a claim finds
     none (or ``WEBHOOK_DRAIN_SECONDS`` passed: then a new drain takes over). Until it caught
     up, its drain request stays set, so what commits meanwhile joins one of its next batches
-    instead of queueing another task. Returns how many deliveries it claimed."""
+    instead of queueing another task. A drain whose first batch is full asks another worker
+    slot to share the backlog (``rank`` counts the drains before it, up to
+    ``WEBHOOK_PARALLEL_DRAINS``). Returns how many deliveries it claimed."""
     size = settings.WEBHOOK_BATCH_SIZE
     deadline = time.monotonic() + settings.WEBHOOK_DRAIN_SECONDS
     claimed_so_far, released = 0, False
     while True:
         claimed, deliveries = deliveries_start_due(WEBHOOK_CONSUMER, limit=size, reads=CLAIM_READS)
-        if claimed == size and claimed_so_far == 0:
-            drain_request(WEBHOOK_CONSUMER, force=True)  # a backlog: another worker slot helps
+        if claimed == size and not claimed_so_far and rank + 1 < settings.WEBHOOK_PARALLEL_DRAINS:
+            drain_request(WEBHOOK_CONSUMER, force=True, args=[rank + 1])
         webhook_attempt(deliveries)
         claimed_so_far += claimed
         if not claimed:

@@ -9,9 +9,9 @@ def deliver(delivery_id: int) -> None:
 
 
 @shared_task(name="webhooks.tasks.deliver_due")
-def deliver_due() -> int:
+def deliver_due(rank: int = 0) -> int:
     """The drain: fresh deliveries in batches (integrations.consumers explains drains)."""
-    return services.webhook_deliver_due()
+    return services.webhook_deliver_due(rank)
 
 
 @shared_task(name="webhooks.tasks.purge_deliveries")

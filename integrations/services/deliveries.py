@@ -107,11 +107,11 @@ def deliveries_enqueue(work: list[tuple[int, str]], *, countdown: float | None =
     return len(sent)
 
 
-def drain_request(consumer: str, *, force: bool = False) -> bool:
+def drain_request(consumer: str, *, force: bool = False, args=()) -> bool:
     """Queue a drain of the consumer's due deliveries, unless the drain request flag is set
     (a drain is queued, or running and not yet caught up: it takes what commits meanwhile).
     ``force`` sends one whatever the flag says (the sweeper's way: a flag may be stale, and a
-    drain with a backlog asks for help).
+    drain with a backlog asks for help, passing the drain task's ``args``).
 
     Setting the flag only when it is clear is one statement (an upsert, so a missing row is no
     obstacle); RETURNING tells whether this call set it. A broker failure is logged and clears
@@ -124,7 +124,7 @@ def drain_request(consumer: str, *, force: bool = False) -> bool:
     elif not _drain_flag_set(consumer):
         return False
     try:
-        current_app.send_task(consumer_named(consumer).drain_task_name)
+        current_app.send_task(consumer_named(consumer).drain_task_name, args=list(args))
     except Exception:
         drain_release(consumer)
         logger.warning(
