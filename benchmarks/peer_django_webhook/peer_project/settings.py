@@ -2,8 +2,9 @@
 
 ``PEER_DATABASE_URL`` (``postgres://user@host:port/name``) and ``CELERY_BROKER_URL`` (a Redis
 database of its own). Database and Celery options mirror the platform's own settings
-(``docplatform/settings.py``), so the two differ only in the webhook library: Django's default
-``CONN_MAX_AGE`` (0), late acknowledgement, a prefetch of one, JSON, results ignored.
+(``docplatform/settings.py``), so the two differ only in the webhook library: connections kept
+across requests and tasks (``CONN_MAX_AGE`` 300 s with health checks, ``CELERY_DB_REUSE_MAX``
+1000), late acknowledgement, a prefetch of one, JSON, results ignored.
 django-webhook itself is configured as its documentation says: its app installed and the
 models whose saves fire webhooks listed in ``DJANGO_WEBHOOK["MODELS"]``; everything else is
 its default (events stored, webhook lookups cached).
@@ -38,6 +39,8 @@ DATABASES = {
         "PASSWORD": _database.password or "",
         "HOST": _database.hostname or "127.0.0.1",
         "PORT": _database.port or 5432,
+        "CONN_MAX_AGE": 300,
+        "CONN_HEALTH_CHECKS": True,
     }
 }
 
@@ -45,6 +48,7 @@ DJANGO_WEBHOOK = {"MODELS": ["bench.ContentUpdate"]}
 
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "redis://127.0.0.1:6379/13")
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+CELERY_DB_REUSE_MAX = 1000
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
