@@ -1,8 +1,9 @@
 """The events the platform fires, and the one mechanism that carries them to installations.
 
 ``fire(...)`` writes the event and one delivery per interested installation in the caller's
-transaction (a transactional outbox); after commit, Celery tasks carrying only ids take the
-deliveries to their consumer (the integration runtime, or the webhook integration). A
+transaction (a transactional outbox); after commit, Celery tasks take the deliveries to their
+consumer: one per delivery, carrying its id, to the integration runtime; one drain task per
+burst to the webhook integration, which claims the due deliveries itself. A
 periodic sweeper re-queues deliveries that were committed but never queued (broker down) or
 whose worker died, so nothing is lost.
 """
