@@ -120,7 +120,7 @@ def signing_secrets(installation: Installation) -> list[str]:
     return signing_secrets_for([installation])[installation.pk]
 
 
-def signing_secrets_for(installations: list[Installation]) -> dict[int, list[str]]:
+def signing_secrets_for(installations: list[Installation]) -> dict[str, list[str]]:
     """signing_secrets of each installation, read in one query (a current one is made for an
     installation that has none yet)."""
     by_id = {installation.pk: installation for installation in installations}
