@@ -102,11 +102,7 @@ def check_url(url: str) -> Target:
 
 
 class SendError(Exception):
-    """The request got no HTTP response: a network error or a timeout (``timeout`` says)."""
-
-    def __init__(self, message: str, *, timeout: bool = False):
-        super().__init__(message)
-        self.timeout = timeout
+    """The request got no HTTP response: a network error or a timeout; the message says."""
 
 
 @dataclass(frozen=True)
@@ -164,7 +160,7 @@ def post(target: Target, *, body: bytes, headers: dict, keep: int) -> Response:
     except urllib3.exceptions.NewConnectionError as exc:  # a ConnectTimeoutError in urllib3 2
         raise SendError(f"network error: {_reason(exc)}") from exc
     except urllib3.exceptions.TimeoutError as exc:
-        raise SendError(f"timeout: {exc.__class__.__name__}", timeout=True) from exc
+        raise SendError(f"timeout: {exc.__class__.__name__}") from exc
     except urllib3.exceptions.HTTPError as exc:
         raise SendError(f"network error: {_reason(exc)}") from exc
     try:
