@@ -259,7 +259,7 @@ WEBHOOK_BATCH_SIZE = env.int("WEBHOOK_BATCH_SIZE", default=25)
 WEBHOOK_DRAIN_SECONDS = env.float("WEBHOOK_DRAIN_SECONDS", default=20.0)
 # Drains sharing a backlog, at most (each in a worker slot of its own).
 WEBHOOK_PARALLEL_DRAINS = env.int("WEBHOOK_PARALLEL_DRAINS", default=4)
-# POSTs in flight per worker process, at most. At least the worker's concurrency times
+# POSTs in flight per worker process, at most. At least WEBHOOK_PARALLEL_DRAINS times
 # WEBHOOK_BATCH_SIZE, so a batch never waits behind another batch's slow receivers.
 WEBHOOK_SENDERS = env.int("WEBHOOK_SENDERS", default=200)
 # CIDRs that webhook URLs may reach although they are not public (development, tests).
