@@ -115,14 +115,9 @@ def configuration_problems(level: str, configuration: dict) -> list[dict]:
 # --- signing secrets --------------------------------------------------------------------------
 
 
-def signing_secrets(installation: Installation) -> list[str]:
-    """The secrets that sign now: the current one first, then any still in its overlap."""
-    return signing_secrets_for([installation])[installation.pk]
-
-
 def signing_secrets_for(installations: list[Installation]) -> dict[str, list[str]]:
-    """signing_secrets of each installation, read in one query (a current one is made for an
-    installation that has none yet)."""
+    """The secrets that sign now, by installation: the current one first (made on first use),
+    then any still in its overlap. One query for all."""
     by_id = {installation.pk: installation for installation in installations}
     current, overlapping = {}, defaultdict(list)
     rows = (
