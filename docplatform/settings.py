@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 from dotenv import dotenv_values
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -17,6 +18,20 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 # leaks into what integration secrets are resolved from. The process environment wins.
 env = environ.Env()
 env.ENVIRON = {**dotenv_values(BASE_DIR / ".env"), **os.environ}
+
+
+def env_positive(cast, name: str, default):
+    """A setting that must be a number above zero; anything else stops start-up with an
+    error naming the variable."""
+    raw = env.ENVIRON.get(name)
+    try:
+        value = default if raw is None else cast(raw)
+    except ValueError:
+        value = None
+    if value is None or value <= 0:
+        raise ImproperlyConfigured(f"{name} must be a number above 0, not {raw!r}")
+    return value
+
 
 # Runtime files of the embedded default (SQLite database, file-system broker).
 VAR_DIR = Path(env.str("VAR_DIR", default=str(BASE_DIR / "var")))
@@ -255,13 +270,13 @@ WEBHOOK_CONNECT_TIMEOUT = env.float("WEBHOOK_CONNECT_TIMEOUT", default=3.0)
 WEBHOOK_RESPONSE_TIMEOUT = env.float("WEBHOOK_RESPONSE_TIMEOUT", default=10.0)
 # Fresh deliveries go out in batches (a drain task claims up to this many at once and POSTs
 # them concurrently); a drain hands over to a new one after this many seconds.
-WEBHOOK_BATCH_SIZE = env.int("WEBHOOK_BATCH_SIZE", default=25)
-WEBHOOK_DRAIN_SECONDS = env.float("WEBHOOK_DRAIN_SECONDS", default=20.0)
+WEBHOOK_BATCH_SIZE = env_positive(int, "WEBHOOK_BATCH_SIZE", 25)
+WEBHOOK_DRAIN_SECONDS = env_positive(float, "WEBHOOK_DRAIN_SECONDS", 20.0)
 # Drains sharing a backlog, at most (each in a worker slot of its own).
-WEBHOOK_PARALLEL_DRAINS = env.int("WEBHOOK_PARALLEL_DRAINS", default=4)
+WEBHOOK_PARALLEL_DRAINS = env_positive(int, "WEBHOOK_PARALLEL_DRAINS", 4)
 # POSTs in flight per worker process, at most. At least WEBHOOK_PARALLEL_DRAINS times
 # WEBHOOK_BATCH_SIZE, so a batch never waits behind another batch's slow receivers.
-WEBHOOK_SENDERS = env.int("WEBHOOK_SENDERS", default=200)
+WEBHOOK_SENDERS = env_positive(int, "WEBHOOK_SENDERS", 200)
 # CIDRs that webhook URLs may reach although they are not public (development, tests).
 WEBHOOK_ALLOWED_NETWORKS = env.list("WEBHOOK_ALLOWED_NETWORKS", default=[])
 WEBHOOK_RETENTION_DAYS = env.int("WEBHOOK_RETENTION_DAYS", default=30)
