@@ -2,9 +2,11 @@
 
 Only regular files and folders are written, each inside the destination: absolute paths,
 ``..`` components, links and devices refuse the whole bundle, and so do more than
-``MAX_FILES`` entries or more than ``MAX_EXTRACTED_BYTES`` once unpacked (counted on the bytes
-actually written, so a lying header does not help). Every problem is a ValidationError on
-the ``bundle`` field.
+``MAX_ENTRIES`` files and folders or more than ``MAX_EXTRACTED_BYTES`` once unpacked (counted
+on the bytes actually written, so a lying header does not help). Every entry counts against
+``MAX_ENTRIES``, and so does every folder a path implies, so a zip of 20,000 folders (or one
+20,000 folders deep) is refused before anything is written, a tar as soon as it goes past
+the limit. Every problem is a ValidationError on the ``bundle`` field.
 """
 
 import stat
@@ -20,7 +22,7 @@ from ..manifest import MANIFEST_FILENAME
 MIB = 1024 * 1024
 MAX_BUNDLE_BYTES = 10 * MIB
 MAX_EXTRACTED_BYTES = 20 * MIB
-MAX_FILES = 500
+MAX_ENTRIES = 1000  # files and folders, the archive's own (ignored ones too) and implied ones
 IGNORED_FOLDERS = ("__MACOSX",)  # what macOS adds to the zip files it makes
 _CHUNK = 64 * 1024
 
@@ -45,32 +47,50 @@ def _safe_parts(name: str) -> tuple[str, ...]:
     return tuple(part for part in path.parts if part not in ("", "."))
 
 
+def _too_many_entries() -> BundleError:
+    return BundleError(f"more than {MAX_ENTRIES} files and folders")
+
+
 class _Writer:
-    """Writes entries under ``destination``, counting files and bytes against the limits."""
+    """Writes entries under ``destination``, counting entries (every file and folder, the
+    archive's own and those its paths imply) and bytes against the limits."""
 
     def __init__(self, destination: Path):
         self.destination = destination
-        self.files = 0
+        self.entries = 0
         self.bytes = 0
+        self.folders: set[tuple[str, ...]] = set()
 
-    def target(self, name: str) -> Path | None:
+    def _count(self, entries: int = 1) -> None:
+        self.entries += entries
+        if self.entries > MAX_ENTRIES:
+            raise _too_many_entries()
+
+    def _parts(self, name: str) -> tuple[str, ...] | None:
+        """The entry's path inside the destination, or None for what is skipped; counts
+        the entry and the folders its path implies that were not counted yet."""
         parts = _safe_parts(name)
-        if not parts or parts[0] in IGNORED_FOLDERS:
+        skipped = not parts or parts[0] in IGNORED_FOLDERS
+        self._count()
+        if skipped:
             return None
-        return self.destination.joinpath(*parts)
+        implied = [parts[:depth] for depth in range(1, len(parts))]
+        new = [folder for folder in implied if folder not in self.folders]
+        self._count(len(new))
+        self.folders.update(new)
+        return parts
 
     def folder(self, name: str) -> None:
-        target = self.target(name)
-        if target is not None:
-            target.mkdir(parents=True, exist_ok=True)
+        parts = self._parts(name)
+        if parts is not None and parts not in self.folders:
+            self.folders.add(parts)
+            self.destination.joinpath(*parts).mkdir(parents=True, exist_ok=True)
 
     def file(self, name: str, declared_size: int, source) -> None:
-        target = self.target(name)
-        if target is None:
+        parts = self._parts(name)
+        if parts is None:
             return
-        self.files += 1
-        if self.files > MAX_FILES:
-            raise BundleError(f"more than {MAX_FILES} files")
+        target = self.destination.joinpath(*parts)
         if self.bytes + declared_size > MAX_EXTRACTED_BYTES:
             raise BundleError(f"more than {MAX_EXTRACTED_BYTES // MIB} MiB once unpacked")
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -83,7 +103,10 @@ class _Writer:
 
 
 def _unzip(archive: zipfile.ZipFile, writer: _Writer) -> None:
-    for info in archive.infolist():
+    entries = archive.infolist()
+    if len(entries) > MAX_ENTRIES:  # known from the central directory: refused at once
+        raise _too_many_entries()
+    for info in entries:
         file_type = stat.S_IFMT(info.external_attr >> 16)  # 0 when the zip tool left none
         if file_type == stat.S_IFLNK:
             raise BundleError(f"{info.filename}: links are not allowed")

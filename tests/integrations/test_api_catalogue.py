@@ -288,7 +288,7 @@ def test_a_bundle_too_big_once_unpacked_is_refused(org_admin, archive):
 
 
 def test_a_bundle_with_too_many_files_is_refused(org_admin, monkeypatch):
-    monkeypatch.setattr(bundles, "MAX_FILES", 3)
+    monkeypatch.setattr(bundles, "MAX_ENTRIES", 3)
     files = {MANIFEST: manifest_text(), **{f"f{i}.txt": "x" for i in range(5)}}
     response = upload(api_client(org_admin), zip_bundle(files))
     assert "more than 3 files" in response.json()["errors"][0]["detail"]
