@@ -2,15 +2,16 @@
 parse and check it. Every refusal is an EnvelopeError carrying the HTTP answer."""
 
 import json
+import re
 from dataclasses import dataclass
 from io import BytesIO
 
 import multipart
+from docplatform_sdk import signing
 
-from . import signing
-
-PARTS = ("event", "environment", "fetch-body", "script")
+PARTS = ("event", "environment", "fetch-body", "bundle")
 REQUIRED_PARTS = ("event", "environment")
+HASH_RE = re.compile(r"[0-9a-f]{64}")
 OPTIONAL_OBJECTS = ("apiTokens", "secrets", "installation", "spaceInstallation", "siteInstallation")
 
 
@@ -29,11 +30,12 @@ class Envelope:
     event: dict
     environment: dict
     fetch_body: bytes | None
-    script: str | None
+    bundle: bytes | None
 
     @property
-    def content_hash(self) -> str:
-        return self.environment["integration"]["contentHash"]
+    def bundle_hash(self) -> str:
+        """The SHA-256 of the integration's code, as the platform signed it."""
+        return self.environment["integration"]["bundleHash"]
 
 
 def read_body(environ: dict, limit: int) -> bytes:
@@ -143,11 +145,11 @@ def _check_environment(environment: dict, integration_name: str):
         "environment",
         f"environment.integration.name is not {integration_name!r}, the integration of the URL",
     )
-    content_hash = integration.get("contentHash")
+    bundle_hash = integration.get("bundleHash")
     _require(
-        isinstance(content_hash, str) and content_hash,
+        isinstance(bundle_hash, str) and HASH_RE.fullmatch(bundle_hash) is not None,
         "environment",
-        "environment.integration.contentHash must be a string",
+        "environment.integration.bundleHash must be the SHA-256 of the code (64 hex digits)",
     )
     for key in OPTIONAL_OBJECTS:
         _require(
@@ -164,10 +166,4 @@ def parse(body: bytes, content_type: str, integration_name: str) -> Envelope:
     _check_event(event)
     environment = _json_object(parts, "environment")
     _check_environment(environment, integration_name)
-    script = None
-    if "script" in parts:
-        try:
-            script = parts["script"].decode("utf-8")
-        except UnicodeDecodeError as error:
-            raise _malformed("script", "the script part is not UTF-8 text") from error
-    return Envelope(event, environment, parts.get("fetch-body"), script)
+    return Envelope(event, environment, parts.get("fetch-body"), parts.get("bundle"))

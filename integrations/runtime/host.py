@@ -1,26 +1,33 @@
 """The runtime host: a WSGI application serving the envelope protocol (DESIGN.md).
 
 ``POST /integrations/{name}/v1`` takes a signed envelope and answers with what the integration
-answered; ``GET /health`` says the host is up. Integration code runs in worker processes
-(``pool.py``), never here. Production: ``gunicorn --worker-class gthread --threads 16
-'integrations.runtime.host:create_app()'``; development and tests:
+answered; ``GET /health`` says the host is up and how it confines integration code. Integration
+code runs in sandboxed worker processes (``pool.py``, ``sandbox.py``), never here, and reaches
+the network only through this host (``egress.py``). Production: ``gunicorn --worker-class
+gthread --threads 16 'integrations.runtime.host:create_app()'``; development and tests:
 ``python -m integrations.runtime.host --port 8100``.
 
-Environment: ``RUNTIME_SIGNING_KEY`` (required; comma-separated keys during a rotation),
-``RUNTIME_WORKERS_PER_VERSION`` (2), ``RUNTIME_CALL_TIMEOUT`` (10 s), ``RUNTIME_QUEUE_TIMEOUT``
-(10 s), ``RUNTIME_WORKER_MEMORY_MB`` (512), ``RUNTIME_WORKER_CPU_SECONDS`` (300, a worker's
-lifetime CPU budget: it is replaced at half of it), ``RUNTIME_MAX_VERSIONS`` (64 pools),
-``RUNTIME_MAX_ENVELOPE_MB`` (12), ``RUNTIME_SIGNATURE_TOLERANCE`` (300 s).
+Environment: ``RUNTIME_SIGNING_KEY`` (required; comma-separated keys during a rotation; or
+``RUNTIME_SIGNING_KEY_FILE``, a file holding it), ``RUNTIME_SANDBOX`` (auto),
+``RUNTIME_WORKER_USER`` (nobody), ``RUNTIME_WORKERS_PER_VERSION`` (2), ``RUNTIME_CALL_TIMEOUT``
+(10 s), ``RUNTIME_QUEUE_TIMEOUT`` (10 s), ``RUNTIME_WORKER_MEMORY_MB`` (512),
+``RUNTIME_WORKER_CPU_SECONDS`` (300, a worker's lifetime CPU budget: it is replaced at half of
+it), ``RUNTIME_WORKER_PROCESSES`` (32), ``RUNTIME_WORKER_OPEN_FILES`` (256),
+``RUNTIME_WORKER_FILE_MB`` (64), ``RUNTIME_WORKER_TMP_MB`` (64), ``RUNTIME_MAX_VERSIONS`` (64
+pools), ``RUNTIME_POOL_IDLE_SECONDS`` (300), ``RUNTIME_MAX_ENVELOPE_MB`` (12),
+``RUNTIME_SIGNATURE_TOLERANCE`` (300 s), ``RUNTIME_ALLOWED_NETWORKS`` (none: CIDRs that
+``context.fetch`` may reach although not public), ``RUNTIME_FETCH_MAX_MB`` (10).
 """
 
 import argparse
 import atexit
 import base64
+import contextlib
+import ctypes
 import json
 import logging
 import os
 import re
-import shutil
 import signal
 import socketserver
 import time
@@ -28,7 +35,10 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
-from . import envelope, signing
+from docplatform_sdk import codebundle, signing
+
+from . import envelope, outbound
+from .egress import Egress, EgressSettings
 from .pool import (
     PoolBusy,
     PoolRegistry,
@@ -36,8 +46,8 @@ from .pool import (
     WorkerCrashed,
     WorkerSettings,
     WorkerTimeout,
-    prepare_sdk_path,
 )
+from .sandbox import SandboxUnavailable, make_sandbox
 
 logger = logging.getLogger("integrations.runtime")
 
@@ -64,18 +74,27 @@ MEBIBYTE = 1024 * 1024
 @dataclass(frozen=True)
 class HostConfig:
     signing_keys: list[str]
+    sandbox: str = "auto"
+    worker_user: str = "nobody"
     workers_per_version: int = 2
     call_timeout: float = 10
     queue_timeout: float = 10
     worker_memory_mb: int = 512
     worker_cpu_seconds: int = 300
+    worker_processes: int = 32
+    worker_open_files: int = 256
+    worker_file_mb: int = 64
+    worker_tmp_mb: int = 64
     max_versions: int = 64
+    pool_idle_seconds: float = 300
     max_envelope_bytes: int = 12 * MEBIBYTE
     signature_tolerance: int = signing.DEFAULT_TOLERANCE
+    allowed_networks: tuple = ()
+    fetch_max_mb: float = 10
 
     @classmethod
     def from_environ(cls, environ=os.environ) -> "HostConfig":
-        keys = [key.strip() for key in environ.get("RUNTIME_SIGNING_KEY", "").split(",")]
+        keys = [key.strip() for key in _signing_keys(environ).split(",")]
         keys = [key for key in keys if key]
         if not keys:
             raise RuntimeError("set RUNTIME_SIGNING_KEY, the key the platform signs envelopes with")
@@ -90,17 +109,44 @@ class HostConfig:
                 raise RuntimeError(f"{name} must be positive")
             return value
 
+        try:
+            networks = outbound.parse_networks(
+                environ.get("RUNTIME_ALLOWED_NETWORKS", "").split(",")
+            )
+        except ValueError as error:
+            raise RuntimeError(f"RUNTIME_ALLOWED_NETWORKS: {error}") from None
         return cls(
             signing_keys=keys,
+            sandbox=environ.get("RUNTIME_SANDBOX", "auto").strip().lower() or "auto",
+            worker_user=environ.get("RUNTIME_WORKER_USER", "nobody").strip() or "nobody",
             workers_per_version=number("RUNTIME_WORKERS_PER_VERSION", 2),
             call_timeout=number("RUNTIME_CALL_TIMEOUT", 10, float),
             queue_timeout=number("RUNTIME_QUEUE_TIMEOUT", 10, float),
             worker_memory_mb=number("RUNTIME_WORKER_MEMORY_MB", 512),
             worker_cpu_seconds=number("RUNTIME_WORKER_CPU_SECONDS", 300),
+            worker_processes=number("RUNTIME_WORKER_PROCESSES", 32),
+            worker_open_files=number("RUNTIME_WORKER_OPEN_FILES", 256),
+            worker_file_mb=number("RUNTIME_WORKER_FILE_MB", 64),
+            worker_tmp_mb=number("RUNTIME_WORKER_TMP_MB", 64),
             max_versions=number("RUNTIME_MAX_VERSIONS", 64),
+            pool_idle_seconds=number("RUNTIME_POOL_IDLE_SECONDS", 300, float),
             max_envelope_bytes=int(number("RUNTIME_MAX_ENVELOPE_MB", 12, float) * MEBIBYTE),
             signature_tolerance=number("RUNTIME_SIGNATURE_TOLERANCE", signing.DEFAULT_TOLERANCE),
+            allowed_networks=tuple(networks),
+            fetch_max_mb=number("RUNTIME_FETCH_MAX_MB", 10, float),
         )
+
+
+def _signing_keys(environ) -> str:
+    """The key(s), from the variable or the file it names; the file is read once."""
+    path = environ.get("RUNTIME_SIGNING_KEY_FILE")
+    if path:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                return handle.read().strip()
+        except OSError as error:
+            raise RuntimeError(f"RUNTIME_SIGNING_KEY_FILE {path}: {error.strerror}") from None
+    return environ.get("RUNTIME_SIGNING_KEY", "")
 
 
 @dataclass
@@ -121,17 +167,40 @@ class RuntimeHost:
 
     def __init__(self, config: HostConfig):
         self.config = config
+        self.sandbox = make_sandbox(
+            config.sandbox, config.worker_user, config.worker_tmp_mb * MEBIBYTE
+        )
+        if self.sandbox.mode == "off":
+            logger.warning(UNCONFINED_WARNING)
+        else:
+            logger.info("integration code runs sandboxed (%s)", self.sandbox.mode)
         self.pools = PoolRegistry(
             WorkerSettings(
-                sdk_path=prepare_sdk_path(),
+                sandbox=self.sandbox,
                 workers_per_version=config.workers_per_version,
                 call_timeout=config.call_timeout,
                 queue_timeout=config.queue_timeout,
                 memory_bytes=config.worker_memory_mb * MEBIBYTE,
                 cpu_seconds=config.worker_cpu_seconds,
+                processes=config.worker_processes,
+                open_files=config.worker_open_files,
+                file_bytes=config.worker_file_mb * MEBIBYTE,
+                pool_idle_seconds=config.pool_idle_seconds,
             ),
             config.max_versions,
         )
+        self.egress = Egress(
+            EgressSettings(
+                allowed_networks=list(config.allowed_networks),
+                max_response_bytes=int(config.fetch_max_mb * MEBIBYTE),
+            )
+        )
+
+    def health(self) -> dict:
+        answer = {"status": "ok", "sandbox": self.sandbox.mode, "pools": len(self.pools)}
+        if self.sandbox.mode == "off":
+            answer["warning"] = UNCONFINED_WARNING
+        return answer
 
     def __call__(self, environ, start_response):
         started = time.monotonic()
@@ -162,7 +231,7 @@ class RuntimeHost:
     def route(self, environ, described: dict) -> Reply:
         path, method = environ.get("PATH_INFO", ""), environ["REQUEST_METHOD"]
         if path == "/health" and method in ("GET", "HEAD"):
-            return Reply.json(200, {"status": "ok"}, outcome="ok")
+            return Reply.json(200, self.health(), outcome="ok")
         match = ENVELOPE_PATH.match(path)
         if match is None:
             return Reply.json(404, {"error": "not_found"})
@@ -191,14 +260,32 @@ class RuntimeHost:
         received = envelope.parse(body, environ.get("CONTENT_TYPE", ""), name)
         described["event"] = received.event["type"]
         described["version"] = received.environment["integration"].get("version", "-")
-        key = (name, received.content_hash)
+        key = (name, received.bundle_hash)
+        if received.bundle is not None:
+            computed = codebundle.digest(received.bundle)
+            if computed != received.bundle_hash:
+                return Reply.json(
+                    400,
+                    {
+                        "error": "bundle_mismatch",
+                        "message": "the bundle's SHA-256 is not the signed bundleHash",
+                        "bundleHash": received.bundle_hash,
+                        "computed": computed,
+                    },
+                )
         pool = self.pools.get(key)
         if pool is None:
-            if received.script is None:
+            if received.bundle is None:
                 return Reply.json(
-                    409, {"error": "script_required", "contentHash": received.content_hash}
+                    409, {"error": "bundle_required", "bundleHash": received.bundle_hash}
                 )
-            pool = self.pools.create(key, received.script)
+            try:
+                bundle = codebundle.decode(received.bundle)
+            except codebundle.BundleError as error:
+                return Reply.json(
+                    400, {"error": "malformed_envelope", "part": "bundle", "message": str(error)}
+                )
+            pool = self.pools.create(key, bundle)
         fetch_body = received.fetch_body
         message = {
             "call": {
@@ -210,7 +297,7 @@ class RuntimeHost:
             }
         }
         try:
-            answer = pool.call(message)
+            answer = pool.call(message, self.egress.for_call(name, received.environment))
         except ScriptLoadError as error:
             return Reply.json(500, {"error": "integration_error", "message": str(error)})
         except WorkerTimeout:
@@ -223,7 +310,19 @@ class RuntimeHost:
 
     def close(self):
         self.pools.close()
-        shutil.rmtree(self.pools.settings.sdk_path, ignore_errors=True)
+        self.sandbox.close()
+
+
+UNCONFINED_WARNING = (
+    "RUNTIME_SANDBOX=off: integration code runs UNCONFINED, with this host's user, files and "
+    "network. Development only: install bubblewrap (apt-get install bubblewrap) for the sandbox."
+)
+
+
+def forbid_inspection():
+    """No other process of this user may read this host's memory or /proc files (its key)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
 
 
 def _reply_from(answer: dict) -> Reply:
@@ -256,7 +355,14 @@ def create_app() -> RuntimeHost:
         handler.setFormatter(logging.Formatter("runtime %(message)s"))
         logger.addHandler(handler)
         logger.setLevel(logging.INFO)
-    app = RuntimeHost(HostConfig.from_environ())
+    forbid_inspection()
+    config = HostConfig.from_environ()
+    for name in ("RUNTIME_SIGNING_KEY", "RUNTIME_SIGNING_KEY_FILE"):
+        os.environ.pop(name, None)  # nothing this host starts inherits the key
+    try:
+        app = RuntimeHost(config)
+    except SandboxUnavailable as error:
+        raise SystemExit(f"runtime host: {error}") from None
     atexit.register(app.close)
     return app
 

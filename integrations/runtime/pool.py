@@ -1,57 +1,67 @@
-"""Pools of pre-started worker processes, one pool per integration version (host side).
+"""Pools of pre-started, sandboxed worker processes, one pool per integration bundle.
 
-A worker is a fresh interpreter (``python -I -S``: no site hooks, no user paths, no PYTHON*
-variables) started with only PATH, LANG and TZ of the host's environment, in an empty
-temporary directory, with an import path holding the standard library, the installed
-packages and a copy of the SDK, but not the platform. It loads one script and serves one call
-at a time; a call over its time limit, a crash or a garbled answer kills its process group
-and a replacement is started in the background.
+A worker is a fresh interpreter (``python -I -S``) started in the host's sandbox
+(``sandbox.py``) with the bundle read-only at ``/bundle``. It loads the integration's code
+once and serves one call at a time; during a call it may ask the host to perform HTTP
+requests (``egress.py``). A call over its time limit, a crash or a garbled answer kills the
+worker and everything it started, and a replacement is started in the background. Pools of
+bundles no longer called are closed after ``pool_idle_seconds``, so the host's memory follows
+the versions in use, not every version ever published.
 """
 
 import contextlib
 import json
 import logging
 import os
+import queue
 import select
 import shutil
 import signal
 import subprocess
-import sys
-import sysconfig
-import tempfile
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 
+from docplatform_sdk.codebundle import CodeBundle
+
+from .sandbox import Sandbox
+
 logger = logging.getLogger("integrations.runtime")
 
-INHERITED_ENVIRONMENT = ("PATH", "LANG", "TZ")
 STARTUP_SECONDS = 10
-# A script that failed to load is not started again for this long (its import may have
-# depended on something passing, such as the network).
+# A bundle that failed to load is not started again for this long (its import may have
+# depended on something passing).
 LOAD_ERROR_MEMORY = 30
 ANSWER_LIMIT = 64 * 1024 * 1024
 READ_CHUNK = 256 * 1024
-BOOTSTRAP = """\
-import json, sys
-settings = json.loads(sys.argv[1])
-sys.path[:0] = [settings["sdk_path"]]
-sys.path.extend(settings["site_packages"])
-from integrations.runtime.worker import main
-main(settings)
-"""
+MEBIBYTE = 1024 * 1024
 
 
 @dataclass(frozen=True)
 class WorkerSettings:
-    sdk_path: str
+    sandbox: Sandbox
     workers_per_version: int = 2
     call_timeout: float = 10
     queue_timeout: float = 10
-    memory_bytes: int = 512 * 1024 * 1024
+    memory_bytes: int = 512 * MEBIBYTE
     cpu_seconds: int = 300
+    processes: int = 32
+    open_files: int = 256
+    file_bytes: int = 64 * MEBIBYTE
+    pool_idle_seconds: float = 300
+
+    def limits(self) -> dict:
+        return {
+            "memory_bytes": self.memory_bytes,
+            "cpu_seconds": self.cpu_seconds,
+            "processes": self.processes,
+            "open_files": self.open_files,
+            "file_bytes": self.file_bytes,
+        }
 
 
 class WorkerCrashed(Exception):
@@ -63,53 +73,57 @@ class WorkerTimeout(Exception):
 
 
 class ScriptLoadError(Exception):
-    """The script failed to load; the message is its exception, without the stack."""
+    """The code failed to load; the message is its exception, without the stack."""
 
 
 class PoolBusy(Exception):
     """No worker of the version became free in time."""
 
 
-def prepare_sdk_path() -> str:
-    """A temporary import root that holds ``integrations.runtime`` and nothing else of ours."""
-    root = Path(tempfile.mkdtemp(prefix="integration-sdk-"))
-    package = root / "integrations"
-    package.mkdir()
-    (package / "__init__.py").write_text('"""Only the runtime SDK, for integration code."""\n')
-    shutil.copytree(
-        Path(__file__).parent, package / "runtime", ignore=shutil.ignore_patterns("__pycache__")
-    )
-    return str(root)
+#: Performs one HTTP request a worker asked for: (request, seconds left) -> the answer.
+Egress = Callable[[dict, float], dict]
 
 
-def _site_packages() -> list[str]:
-    paths = [sysconfig.get_path("purelib"), sysconfig.get_path("platlib")]
-    return list(dict.fromkeys(paths))
+class _Spawner:
+    """Starts every worker process from one thread that lives as long as the host: the
+    sandbox ends its worker when the worker's parent *thread* exits (``--die-with-parent``,
+    the kernel's parent-death signal), so no short-lived request thread may be that parent."""
+
+    def __init__(self):
+        self._requests: queue.SimpleQueue = queue.SimpleQueue()
+        threading.Thread(target=self._run, name="worker-spawner", daemon=True).start()
+
+    def _run(self):
+        while True:
+            arguments, done = self._requests.get()
+            try:
+                done.set_result(subprocess.Popen(**arguments))  # noqa: S603 - our command line
+            except BaseException as error:  # handed to the caller
+                done.set_exception(error)
+
+    def popen(self, **arguments) -> subprocess.Popen:
+        done: Future = Future()
+        self._requests.put((arguments, done))
+        return done.result()
+
+
+_spawner = _Spawner()
 
 
 class Worker:
-    """One worker process and the host's end of its pipes."""
+    """One sandboxed worker process and the host's end of its pipes."""
 
-    def __init__(self, settings: WorkerSettings, name: str, source: str):
-        self.workdir = tempfile.mkdtemp(prefix="integration-worker-")
-        worker_settings = {
-            "sdk_path": settings.sdk_path,
-            "site_packages": _site_packages(),
-            "memory_bytes": settings.memory_bytes,
-            "cpu_seconds": settings.cpu_seconds,
-        }
-        try:
-            self.process = subprocess.Popen(  # noqa: S603 - our own interpreter and bootstrap
-                [sys.executable, "-I", "-S", "-c", BOOTSTRAP, json.dumps(worker_settings)],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                cwd=self.workdir,
-                env={key: os.environ[key] for key in INHERITED_ENVIRONMENT if key in os.environ},
-                start_new_session=True,
-            )
-        except OSError:
-            shutil.rmtree(self.workdir, ignore_errors=True)
-            raise
+    def __init__(self, settings: WorkerSettings, name: str, folder: str, script: str):
+        sandbox = settings.sandbox
+        worker_settings = sandbox.worker_settings(settings.limits(), folder)
+        self.process = _spawner.popen(
+            args=sandbox.command(worker_settings, folder),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            cwd=sandbox.stage,
+            env=sandbox.environment(folder),
+            start_new_session=True,
+        )
         self.pid = self.process.pid
         self._input = self.process.stdin.fileno()
         self._output = self.process.stdout.fileno()
@@ -117,7 +131,7 @@ class Worker:
         self._pending = bytearray()
         try:
             loaded = self.exchange(
-                {"load": {"name": name, "source": source}},
+                {"load": {"name": name, "folder": worker_settings["folder"], "script": script}},
                 settings.call_timeout + STARTUP_SECONDS,
             )
         except BaseException:
@@ -125,13 +139,23 @@ class Worker:
             raise
         if not loaded.get("loaded"):
             self.kill()
-            raise ScriptLoadError(loaded.get("message") or "the script did not load")
+            raise ScriptLoadError(loaded.get("message") or "the code did not load")
 
-    def exchange(self, message: dict, timeout: float) -> dict:
-        """Send one message and wait for the answer, at most ``timeout`` seconds in all."""
+    def exchange(self, message: dict, timeout: float, egress: Egress | None = None) -> dict:
+        """Send one message and wait for the answer, at most ``timeout`` seconds in all,
+        performing the HTTP requests the worker asks for meanwhile."""
         deadline = time.monotonic() + timeout
         self._send(json.dumps(message).encode() + b"\n", deadline)
-        return self._receive(deadline)
+        while True:
+            answer = self._receive(deadline)
+            if "fetch" not in answer:
+                return answer
+            request = answer["fetch"]
+            if egress is None or not isinstance(request, dict):
+                fetched = {"error": "no outbound requests here"}
+            else:
+                fetched = egress(request, deadline - time.monotonic())
+            self._send(json.dumps({"fetched": fetched}).encode() + b"\n", deadline)
 
     def _wait(self, deadline: float, reading: bool):
         remaining = deadline - time.monotonic()
@@ -173,25 +197,28 @@ class Worker:
         return answer
 
     def kill(self):
-        """Kill the worker and anything it started; remove its directory."""
+        """Kill the worker's sandbox, and with it everything the worker started."""
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, signal.SIGKILL)
         self.process.wait()
         self.process.stdin.close()
         self.process.stdout.close()
-        shutil.rmtree(self.workdir, ignore_errors=True)
 
 
 class WorkerPool:
-    """The workers of one integration version: up to ``workers_per_version``, each serving one
-    call at a time; calls wait at most ``queue_timeout`` for a free one."""
+    """The workers of one bundle: up to ``workers_per_version``, each serving one call at a
+    time; calls wait at most ``queue_timeout`` for a free one."""
 
-    def __init__(self, name: str, source: str, settings: WorkerSettings):
-        self.name, self.source, self.settings = name, source, settings
+    def __init__(self, name: str, bundle: CodeBundle, folder: Path, settings: WorkerSettings):
+        self.name, self.settings = name, settings
+        self.folder, self.script = folder, bundle.script
+        bundle.write(folder)
+        self.last_used = time.monotonic()
         self._idle: list[Worker] = []
         self._count = 0  # workers alive or starting
+        self._busy = 0
         self._closed = False
-        self._load_error: str | None = None  # the script's failure, repeated for a while
+        self._load_error: str | None = None  # the code's failure, repeated for a while
         self._load_failed_at = 0.0
         self._changed = threading.Condition()
 
@@ -200,53 +227,86 @@ class WorkerPool:
         for _ in range(count):
             threading.Thread(target=self._replenish, daemon=True).start()
 
-    def call(self, message: dict) -> dict:
+    def call(self, message: dict, egress: Egress | None = None) -> dict:
         """Run one call on a free worker. Raises ScriptLoadError, PoolBusy, WorkerTimeout or
         WorkerCrashed; in the last two cases the worker is replaced."""
         worker = self._checkout()
         try:
-            answer = worker.exchange(message, self.settings.call_timeout)
-        except (WorkerTimeout, WorkerCrashed):
+            answer = worker.exchange(message, self.settings.call_timeout, egress)
+        except (WorkerTimeout, WorkerCrashed) as error:
+            logger.warning(
+                "integration %s: worker %s %s",
+                self.name,
+                worker.pid,
+                f"crashed: {error}" if isinstance(error, WorkerCrashed) else "timed out",
+            )
             self._discard(worker)
             raise
+        finally:
+            with self._changed:
+                self._busy -= 1
+                self.last_used = time.monotonic()
         if answer.get("retire") or answer.get("cpuSeconds", 0) > self.settings.cpu_seconds / 2:
             self._discard(worker)
         else:
             self._checkin(worker)
         return answer
 
+    def idle_since(self) -> float | None:
+        """When the pool was last used, or None while a call runs."""
+        with self._changed:
+            return None if self._busy else self.last_used
+
     def close(self):
-        """Kill the idle workers now and the busy ones when their call ends."""
+        """Kill the idle workers now and the busy ones when their call ends; the bundle's
+        folder goes with the last one."""
         with self._changed:
             self._closed = True
             idle, self._idle = self._idle, []
             self._changed.notify_all()
         for worker in idle:
             worker.kill()
+        with self._changed:
+            self._count -= len(idle)
+            done = self._count == 0
+        if done:
+            shutil.rmtree(self.folder, ignore_errors=True)
 
     def _checkout(self) -> Worker:
         deadline = time.monotonic() + self.settings.queue_timeout
         with self._changed:
-            while True:
-                if self._idle:
-                    return self._idle.pop()
-                if self._load_error is not None:
-                    if time.monotonic() - self._load_failed_at < LOAD_ERROR_MEMORY:
-                        raise ScriptLoadError(self._load_error)
-                    self._load_error = None
-                if self._count < self.settings.workers_per_version:
-                    self._count += 1
-                    break
-                remaining = deadline - time.monotonic()
-                if remaining <= 0 or self._closed:
-                    raise PoolBusy
-                self._changed.wait(remaining)
-        return self._start()
+            self._busy += 1
+            try:
+                while True:
+                    if self._closed:
+                        raise PoolBusy
+                    if self._idle:
+                        return self._idle.pop()
+                    if self._load_error is not None:
+                        if time.monotonic() - self._load_failed_at < LOAD_ERROR_MEMORY:
+                            raise ScriptLoadError(self._load_error)
+                        self._load_error = None
+                    if self._count < self.settings.workers_per_version:
+                        self._count += 1
+                        break
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0:
+                        raise PoolBusy
+                    self._changed.wait(remaining)
+            except BaseException:
+                self._busy -= 1
+                raise
+        try:
+            return self._start()
+        except BaseException:
+            with self._changed:
+                self._busy -= 1
+            raise
 
     def _start(self) -> Worker:
         """Start a worker whose place ``_count`` already holds."""
         try:
-            return Worker(self.settings, self.name, self.source)
+            return Worker(self.settings, self.name, str(self.folder), self.script)
         except BaseException as error:
             with self._changed:
                 self._count -= 1
@@ -271,41 +331,51 @@ class WorkerPool:
                 self._idle.append(worker)
                 self._changed.notify()
                 return
-            self._count -= 1
-        worker.kill()
+        self._discard(worker, replace=False)
 
-    def _discard(self, worker: Worker):
+    def _discard(self, worker: Worker, replace: bool = True):
         worker.kill()
         with self._changed:
             self._count -= 1
             self._changed.notify_all()
-        self.prestart(1)
+            finished = self._closed and self._count == 0
+        if finished:
+            shutil.rmtree(self.folder, ignore_errors=True)
+        elif replace:
+            self.prestart(1)
 
 
 class PoolRegistry:
-    """The pools of the integration versions this host serves, keyed by (name, contentHash);
-    the least recently used one is closed beyond ``max_pools``."""
+    """The pools of the bundles this host serves, keyed by (integration name, the SHA-256 the
+    host computed of the bundle); the least recently used one is closed beyond ``max_pools``,
+    and any pool unused for ``pool_idle_seconds`` is closed by a reaper thread."""
 
     def __init__(self, settings: WorkerSettings, max_pools: int):
         self.settings, self.max_pools = settings, max_pools
         self._pools: OrderedDict[tuple[str, str], WorkerPool] = OrderedDict()
         self._lock = threading.Lock()
+        self._stopped = threading.Event()
+        self._bundles = Path(settings.sandbox.stage, "bundles")
+        threading.Thread(target=self._reap, daemon=True).start()
 
     def get(self, key: tuple[str, str]) -> WorkerPool | None:
         with self._lock:
             pool = self._pools.get(key)
             if pool is not None:
                 self._pools.move_to_end(key)
+                pool.last_used = time.monotonic()
             return pool
 
-    def create(self, key: tuple[str, str], source: str) -> WorkerPool:
-        """The pool of ``key``, made from ``source`` when there is none yet."""
+    def create(self, key: tuple[str, str], bundle: CodeBundle) -> WorkerPool:
+        """The pool of ``key``, made from ``bundle`` when there is none yet."""
         evicted = []
         with self._lock:
             pool = self._pools.get(key)
             if pool is not None:
                 return pool
-            pool = self._pools[key] = WorkerPool(key[0], source, self.settings)
+            folder = self._bundles / f"{key[0]}-{key[1][:16]}-{time.monotonic_ns()}"
+            folder.mkdir(mode=0o755)
+            pool = self._pools[key] = WorkerPool(key[0], bundle, folder, self.settings)
             while len(self._pools) > self.max_pools:
                 evicted.append(self._pools.popitem(last=False)[1])
         for old in evicted:
@@ -313,7 +383,31 @@ class PoolRegistry:
         pool.prestart(self.settings.workers_per_version - 1)
         return pool
 
+    def __len__(self):
+        with self._lock:
+            return len(self._pools)
+
+    def retire_idle(self, now: float | None = None) -> int:
+        """Close the pools unused for ``pool_idle_seconds``; returns how many."""
+        now = time.monotonic() if now is None else now
+        retired = []
+        with self._lock:
+            for key, pool in list(self._pools.items()):
+                since = pool.idle_since()
+                if since is not None and now - since >= self.settings.pool_idle_seconds:
+                    retired.append(self._pools.pop(key))
+        for pool in retired:
+            logger.info("integration %s: pool retired after being idle", pool.name)
+            pool.close()
+        return len(retired)
+
+    def _reap(self):
+        interval = max(0.5, min(30.0, self.settings.pool_idle_seconds / 4))
+        while not self._stopped.wait(interval):
+            self.retire_idle()
+
     def close(self):
+        self._stopped.set()
         with self._lock:
             pools, self._pools = list(self._pools.values()), OrderedDict()
         for pool in pools:

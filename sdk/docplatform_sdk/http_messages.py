@@ -3,9 +3,34 @@
 import json
 from functools import partial
 from http import HTTPStatus
+from collections.abc import MutableMapping
 from urllib.parse import parse_qsl, urlsplit
 
-from requests.structures import CaseInsensitiveDict
+
+class CaseInsensitiveDict(MutableMapping):
+    """Header names compared without case; the spelling last set is kept."""
+
+    def __init__(self, data=None):
+        self._items: dict[str, tuple[str, str]] = {}
+        self.update(data or {})
+
+    def __setitem__(self, key, value):
+        self._items[key.lower()] = (key, value)
+
+    def __getitem__(self, key):
+        return self._items[key.lower()][1]
+
+    def __delitem__(self, key):
+        del self._items[key.lower()]
+
+    def __iter__(self):
+        return (key for key, _ in self._items.values())
+
+    def __len__(self):
+        return len(self._items)
+
+    def __repr__(self):
+        return repr(dict(self.items()))
 
 
 class _BuilderOrReader:

@@ -1,8 +1,12 @@
 """``create_oauth_handler``: the OAuth 2 authorization-code flow behind a ``button`` property.
 
-The platform issues the ``state`` (signed, bound to the installation, expiring, single-use)
-and consumes it on the callback; the handler redirects, exchanges the code with
-requests-oauthlib and writes the credentials back with the installation's token.
+A flow starts only from a ``state`` the platform issued to the member who pressed the
+installation's Connect button (signed, bound to the installation, expiring, single-use); the
+button opens ``{publicEndpoint}{callback_url}?state=...``. The handler checks the state with
+the platform before redirecting and again on the callback; it then exchanges the code
+(oauthlib builds and parses the messages, ``context.fetch`` carries them through the runtime
+host) and writes the credentials with the installation's token and the state, which the
+platform uses up: the only way a ``button`` property is written.
 """
 
 import os
@@ -11,16 +15,14 @@ from contextlib import contextmanager
 from html import escape
 from urllib.parse import urlsplit
 
-import requests
-from oauthlib.oauth2 import OAuth2Error
-from requests_oauthlib import OAuth2Session
+from oauthlib.oauth2 import OAuth2Error, WebApplicationClient
 
-from .context import Context, PlatformAPIError
+from .context import Context, FetchError, PlatformAPIError
 from .http_messages import Request, Response
 from .jsonobject import JSONObject
 
-STATE_PATH = "/installation/oauth/state"
-STATE_CONSUME_PATH = "/installation/oauth/state/consume"
+CHECK_PATH = "/installation/oauth/check"
+COMPLETE_PATH = "/installation/oauth/complete"
 TOKEN_TIMEOUT = 10
 LOOPBACK_HOSTS = {"localhost", "127.0.0.1", "::1"}
 
@@ -122,63 +124,18 @@ def create_oauth_handler(
     """
     extract = extract_credentials or default_extract_credentials
 
-    def session(context: Context, state: str) -> OAuth2Session:
-        redirect_uri = redirect_url
-        if redirect_uri is None:
-            endpoint = context.environment.installation_endpoint
-            if not endpoint:
-                raise OAuthSetupError("no installation public endpoint to redirect back to")
-            redirect_uri = endpoint.rstrip("/") + "/oauth"
-        return OAuth2Session(client_id, redirect_uri=redirect_uri, scope=scopes, state=state)
+    def redirect_uri(context: Context) -> str:
+        if redirect_url is not None:
+            return redirect_url
+        endpoint = context.environment.installation_endpoint
+        if not endpoint:
+            raise OAuthSetupError("no installation public endpoint to redirect back to")
+        return endpoint.rstrip("/") + "/oauth"
 
-    def start(context: Context) -> Response:
-        name = property_name or button_property(context.environment)
+    def checked_property(context: Context, state: str) -> str | Response:
+        """The button property the platform issued ``state`` for, or the page refusing it."""
         try:
-            state = context.api.post(STATE_PATH, {"property": name})["state"]
-        except (PlatformAPIError, requests.RequestException, KeyError, TypeError):
-            return _page(502, "Connection failed", "The platform did not issue an OAuth state.")
-        options = {"prompt": prompt} if prompt else {}
-        with _plain_http_allowed_on_loopback(authorize_url):
-            url, _ = session(context, state).authorization_url(authorize_url, **options)
-        return Response.redirect(url)
-
-    def exchange(context: Context, state: str, code: str, name: str) -> TokenResponse | Response:
-        answers = []
-
-        def keep_answer(answer):
-            answers.append(answer)
-            return answer
-
-        flow = session(context, state)
-        flow.register_compliance_hook("access_token_response", keep_answer)
-        try:
-            with _plain_http_allowed_on_loopback(access_token_url):
-                token = flow.fetch_token(
-                    access_token_url,
-                    code=code,
-                    client_secret=client_secret,
-                    include_client_id=True,
-                    timeout=TOKEN_TIMEOUT,
-                )
-        except (OAuth2Error, ValueError, requests.RequestException) as error:
-            if not answers:
-                return _page(
-                    502, "Connection failed", f"The token endpoint could not be reached: {error}"
-                )
-            try:
-                fields = answers[-1].json()
-            except ValueError:
-                fields = {}
-            fields = fields if isinstance(fields, dict) else {}
-            return TokenResponse(fields, answers[-1].status_code, False, name)
-        return TokenResponse(dict(token), answers[-1].status_code, True, name)
-
-    def finish(request: Request, context: Context) -> Response:
-        state, code = request.query.get("state"), request.query.get("code")
-        if not state:
-            return _page(400, "Connection failed", "The callback carries no state.")
-        try:
-            name = context.api.post(STATE_CONSUME_PATH, {"state": state})["property"]
+            name = context.api.post(CHECK_PATH, {"state": state})["property"]
         except PlatformAPIError as error:
             if 400 <= error.status < 500:
                 return _page(
@@ -188,21 +145,99 @@ def create_oauth_handler(
                     "Start the connection again.",
                 )
             return _page(502, "Connection failed", "The platform could not check the state.")
-        except (requests.RequestException, KeyError, TypeError):
+        except (FetchError, KeyError, TypeError):
             return _page(502, "Connection failed", "The platform could not check the state.")
-        response = exchange(context, state, code, name)
+        if property_name is not None and name != property_name:
+            return _page(400, "Connection failed", "This connection is for another property.")
+        return name
+
+    def start(request: Request, context: Context) -> Response:
+        if property_name is None:
+            button_property(context.environment)  # raises OAuthSetupError when there is none
+        state = request.query.get("state")
+        if not state:
+            return _page(
+                400,
+                "Connection failed",
+                "Start the connection with the Connect button on the installation's page.",
+            )
+        checked = checked_property(context, state)
+        if isinstance(checked, Response):
+            return checked
+        options = {"prompt": prompt} if prompt else {}
+        with _plain_http_allowed_on_loopback(authorize_url):
+            url = WebApplicationClient(client_id).prepare_request_uri(
+                authorize_url,
+                redirect_uri=redirect_uri(context),
+                scope=scopes,
+                state=state,
+                **options,
+            )
+        return Response.redirect(url)
+
+    def exchange(context: Context, code: str, name: str) -> TokenResponse | Response:
+        client = WebApplicationClient(client_id)
+        body = client.prepare_request_body(
+            code=code,
+            redirect_uri=redirect_uri(context),
+            client_id=client_id,
+            client_secret=client_secret,
+            include_client_id=True,
+        )
+        try:
+            with _plain_http_allowed_on_loopback(access_token_url):
+                answer = context.fetch(
+                    access_token_url,
+                    method="POST",
+                    headers={
+                        "Content-Type": "application/x-www-form-urlencoded",
+                        "Accept": "application/json",
+                    },
+                    body=body,
+                    timeout=TOKEN_TIMEOUT,
+                )
+        except FetchError as error:
+            return _page(
+                502, "Connection failed", f"The token endpoint could not be reached: {error}"
+            )
+        try:
+            fields = answer.json()
+        except ValueError:
+            fields = {}
+        fields = fields if isinstance(fields, dict) else {}
+        if not 200 <= answer.status < 300:
+            return TokenResponse(fields, answer.status, False, name)
+        try:
+            token = client.parse_request_body_response(answer.text(), scope=scopes)
+        except (OAuth2Error, ValueError, Warning):
+            return TokenResponse(fields, answer.status, False, name)
+        return TokenResponse(dict(token), answer.status, True, name)
+
+    def finish(request: Request, context: Context) -> Response:
+        state, code = request.query.get("state"), request.query.get("code")
+        if not state:
+            return _page(400, "Connection failed", "The callback carries no state.")
+        name = checked_property(context, state)
+        if isinstance(name, Response):
+            return name
+        response = exchange(context, code, name)
         if isinstance(response, Response):
             return response
         try:
             credentials = extract(response)
         except Exception as error:
             return _page(502, "Connection failed", f"The token exchange failed: {error}")
+        completion = {"state": state, "configuration": credentials.get("configuration")}
+        if credentials.get("externalIds") is not None:
+            completion["externalIds"] = list(credentials["externalIds"])
         try:
-            context.api.update_installation(
-                configuration=credentials.get("configuration"),
-                external_ids=credentials.get("externalIds"),
-            )
-        except (PlatformAPIError, requests.RequestException):
+            context.api.post(COMPLETE_PATH, completion)
+        except PlatformAPIError as error:
+            if 400 <= error.status < 500:
+                message = f"The platform refused the credentials: {error.body}"
+                return _page(400, "Connection failed", message)
+            return _page(502, "Connection failed", "The platform did not store the credentials.")
+        except FetchError:
             return _page(502, "Connection failed", "The platform did not store the credentials.")
         return _page(200, "Connected", "Connected — you can close this window.")
 
@@ -214,7 +249,7 @@ def create_oauth_handler(
             detail = request.query.get("error_description") or error
             return _page(400, "Connection failed", f"The provider refused: {detail}")
         if "code" not in request.query:
-            return start(context)
+            return start(request, context)
         return finish(request, context)
 
     return handle

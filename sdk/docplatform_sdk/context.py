@@ -1,14 +1,18 @@
-"""What a handler receives as ``context``: the environment, the platform API and ``fetch``."""
+"""What a handler receives as ``context``: the environment, the platform API and ``fetch``.
 
-import requests
+Integration code has no network of its own (it runs in a sandbox): ``context.fetch`` and
+``context.api`` send each request to the runtime host over the worker's pipe, and the host
+performs it under the platform's outbound rules (public addresses only, the manifest's
+``network.fetch`` hosts, no redirects followed, 3 s to connect and 10 s in all). A refused
+request comes back as a 403 Response whose body says why.
+"""
+
+import json as jsonlib
 
 from .http_messages import Response
 from .jsonobject import JSONObject
 
-API_TIMEOUT = 10
 OPTIONAL_ENVIRONMENT_KEYS = ("installation", "spaceInstallation", "siteInstallation")
-# requests hands back the body decoded and whole: these headers no longer describe it.
-DECODED_BODY_HEADERS = {"content-encoding", "content-length", "transfer-encoding"}
 
 
 class Environment(JSONObject):
@@ -68,9 +72,10 @@ class PlatformAPIError(Exception):
 class PlatformAPI:
     """The platform's REST API at ``apiEndpoint``, as this installation (``Bearer`` token)."""
 
-    def __init__(self, environment: Environment):
+    def __init__(self, environment: Environment, fetch):
         self.endpoint = (environment.get("apiEndpoint") or "").rstrip("/")
         self.token = environment.api_token
+        self._fetch = fetch
 
     def request(self, method: str, path: str, json=None):
         """Send a request; returns the parsed JSON answer (None when empty)."""
@@ -78,14 +83,18 @@ class PlatformAPI:
             raise PlatformAPIError(method, path, 0, "the environment has no apiEndpoint")
         url = self.endpoint + "/" + path.lstrip("/")
         headers = {"Authorization": f"Bearer {self.token}"} if self.token else {}
-        answer = requests.request(method, url, json=json, headers=headers, timeout=API_TIMEOUT)
+        body = None
+        if json is not None:
+            headers["Content-Type"] = "application/json"
+            body = jsonlib.dumps(json).encode()
+        answer = self._fetch(url, method=method, headers=headers, body=body)
         try:
-            body = answer.json() if answer.content else None
+            data = answer.json() if answer.body else None
         except ValueError:
-            body = answer.text
-        if not answer.ok:
-            raise PlatformAPIError(method, url, answer.status_code, body)
-        return body
+            data = answer.text()
+        if not 200 <= answer.status < 300:
+            raise PlatformAPIError(method, url, answer.status, data)
+        return data
 
     def get(self, path: str):
         return self.request("GET", path)
@@ -110,23 +119,21 @@ class PlatformAPI:
         return self.patch("/installation/", json=changes)
 
 
-def fetch(url: str, method: str = "GET", headers=None, body=None, timeout: float = 10) -> Response:
-    """An outbound HTTP request; any status comes back as a Response (network errors raise)."""
-    answer = requests.request(method, url, headers=headers, data=body, timeout=timeout)
-    headers = {
-        name: value
-        for name, value in answer.headers.items()
-        if name.lower() not in DECODED_BODY_HEADERS
-    }
-    return Response(answer.status_code, headers, answer.content)
+class FetchError(Exception):
+    """The request got no HTTP response (network error, timeout); the message says which."""
+
+
+def _no_network(url, method="GET", headers=None, body=None, timeout=10):
+    raise FetchError("no network here: context.fetch works inside the runtime's workers")
 
 
 class Context:
-    """The second argument of every handler."""
+    """The second argument of every handler. ``fetch(url, method="GET", headers=None,
+    body=None, timeout=10)`` returns a Response whatever its status, or raises FetchError."""
 
-    def __init__(self, environment: dict):
+    def __init__(self, environment: dict, fetch=_no_network):
         self.environment = (
             environment if isinstance(environment, Environment) else Environment(environment)
         )
-        self.api = PlatformAPI(self.environment)
         self.fetch = fetch
+        self.api = PlatformAPI(self.environment, fetch)

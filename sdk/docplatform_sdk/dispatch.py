@@ -41,15 +41,20 @@ async def _resolve(value):
 class Dispatcher:
     """Calls the handlers of one integration, on one event loop kept for the worker's life."""
 
-    def __init__(self, integration: Integration):
+    def __init__(self, integration: Integration, fetch=None):
         self.integration = integration
         self.loop = asyncio.new_event_loop()
+        self.fetch_function = fetch
 
     def call(self, handler, *args):
         return self.loop.run_until_complete(_resolve(handler(*args)))
 
     def dispatch(self, event: dict, environment: dict, fetch_body: bytes | None) -> Answer:
-        context = Context(environment)
+        context = (
+            Context(environment, self.fetch_function)
+            if self.fetch_function
+            else Context(environment)
+        )
         event_type = event["type"]
         if event_type == "fetch":
             return self.fetch(event, context, fetch_body or b"")

@@ -1,0 +1,35 @@
+"""The SDK integration code imports, and the runtime host that runs it. Pure Python: nothing
+here imports Django or the platform.
+
+    from docplatform_sdk import create_integration, create_component, Response, block, button
+"""
+
+from .context import Context, Environment, PlatformAPI, PlatformAPIError
+from .definition import Component, Integration, create_component, create_integration
+from .http_messages import Request, Response
+from .markup import block, button, link, select, switch, text, text_input
+from .oauth import CredentialsError, OAuthSetupError, TokenResponse, create_oauth_handler
+
+__all__ = [
+    "Component",
+    "Context",
+    "CredentialsError",
+    "Environment",
+    "Integration",
+    "OAuthSetupError",
+    "PlatformAPI",
+    "PlatformAPIError",
+    "Request",
+    "Response",
+    "TokenResponse",
+    "block",
+    "button",
+    "create_component",
+    "create_integration",
+    "create_oauth_handler",
+    "link",
+    "select",
+    "switch",
+    "text",
+    "text_input",
+]

@@ -1,0 +1,231 @@
+"""The worker process: loads one integration's code and serves the host's calls, one at a time.
+
+The runtime host starts it inside its sandbox (``integrations/runtime/sandbox.py``) as
+``python -I -S -c BOOTSTRAP <settings JSON>``. Protocol: one JSON object per line on the
+worker's stdin and stdout (integration code cannot print into it: its stdout goes to stderr),
+bodies in base64.
+
+- host -> worker, first: ``{"load": {"name", "folder", "script"}}`` (the bundle is unpacked
+  read-only in ``folder``); worker -> host: ``{"loaded": true}`` or ``{"loaded": false,
+  "message"}``.
+- then, per call: ``{"call": {"event", "environment", "fetchBody"}}``. While it runs, the
+  worker may send ``{"fetch": {"url", "method", "headers", "body"}}`` any number of times and
+  reads ``{"fetched": {"status", "headers", "body"}}`` or ``{"fetched": {"error"}}`` back.
+  Then worker -> host: ``{"status", "headers", "body", "outcome", "cpuSeconds", "retire"}``,
+  where ``outcome`` is ``ok`` or ``integration_error`` and ``retire`` asks the host to replace
+  this worker (after a MemoryError, or when the call left processes behind).
+"""
+
+import base64
+import contextlib
+import ctypes
+import importlib.abc
+import json
+import os
+import resource
+import sys
+import threading
+import time
+import traceback
+import types
+
+from .context import FetchError
+from .definition import Integration
+from .dispatch import Answer, Dispatcher
+from .http_messages import Response
+
+PLATFORM_PACKAGES = {"docplatform", "webhooks", "marketplace", "integrations"}
+PR_SET_DUMPABLE = 4
+MESSAGE_LIMIT = 2000
+
+
+class PlatformImportBlocker(importlib.abc.MetaPathFinder):
+    """Integration code cannot import the platform; the old SDK path says where it went."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        top = fullname.partition(".")[0]
+        if fullname == "integrations.runtime" or fullname.startswith("integrations.runtime."):
+            raise ModuleNotFoundError(
+                f"No module named {fullname!r}: the SDK is now docplatform_sdk "
+                "(write `from docplatform_sdk import create_integration, ...`)",
+                name=fullname,
+            )
+        if top in PLATFORM_PACKAGES:
+            raise ModuleNotFoundError(
+                f"No module named {fullname!r}: integration code cannot import the platform",
+                name=fullname,
+            )
+        return None
+
+
+class ScriptError(Exception):
+    """The script does not define an integration."""
+
+
+def limit_resources(settings: dict):
+    """Address space, CPU time over the worker's life (SIGXCPU, then SIGKILL), open files,
+    file size, no core files; and, inside a sandbox (its own user namespace, so the count is
+    this worker's alone), processes."""
+    limits = [
+        (resource.RLIMIT_AS, settings["memory_bytes"]),
+        (resource.RLIMIT_NOFILE, settings["open_files"]),
+        (resource.RLIMIT_FSIZE, settings["file_bytes"]),
+        (resource.RLIMIT_CORE, 0),
+    ]
+    if settings.get("processes"):
+        limits.append((resource.RLIMIT_NPROC, settings["processes"]))
+    for kind, value in limits:
+        resource.setrlimit(kind, (value, value))
+    cpu = settings["cpu_seconds"]
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+
+
+def forbid_inspection():
+    """Other processes of the same user may not read this one's memory or /proc files."""
+    with contextlib.suppress(OSError, AttributeError):  # not Linux: nothing to switch off
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
+def exit_with_host(check_every: float = 1.0):
+    """End this worker when its parent is gone, even in the middle of a hung call."""
+    parent = os.getppid()
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(check_every)
+        os._exit(0)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def take_protocol_pipes():
+    """The pipes to the host, moved off fds 0 and 1 so that print() cannot garble them."""
+    reader = os.fdopen(os.dup(0), "rb")
+    writer = os.fdopen(os.dup(1), "wb")
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(2, 1)
+    sys.stdout.reconfigure(line_buffering=True)
+    return reader, writer
+
+
+class HostChannel:
+    """The worker's end of the protocol: answers, and fetches the host performs for it."""
+
+    def __init__(self, reader, writer):
+        self.reader, self.writer = reader, writer
+        self._lock = threading.Lock()
+
+    def send(self, message: dict):
+        self.writer.write(json.dumps(message).encode() + b"\n")
+        self.writer.flush()
+
+    def receive(self) -> dict | None:
+        line = self.reader.readline()
+        return json.loads(line) if line else None
+
+    def fetch(self, url, method="GET", headers=None, body=None, timeout=10) -> Response:
+        if isinstance(body, str):
+            body = body.encode()
+        request = {
+            "url": str(url),
+            "method": str(method).upper(),
+            "headers": {str(name): str(value) for name, value in (headers or {}).items()},
+            "body": base64.b64encode(body).decode() if body else None,
+            "timeout": float(timeout),
+        }
+        with self._lock:
+            self.send({"fetch": request})
+            answer = (self.receive() or {}).get("fetched") or {}
+        if "error" in answer:
+            raise FetchError(answer["error"])
+        return Response(
+            answer["status"], dict(answer["headers"]), base64.b64decode(answer["body"])
+        )
+
+
+def load(name: str, folder: str, script: str) -> Integration:
+    """Run the entry script as a fresh module, the bundle's folder first on the import path;
+    its ``integration`` is what we serve. Tracebacks name the author's files."""
+    sys.path.insert(0, folder)
+    path = os.path.join(folder, script)
+    with open(path, encoding="utf-8") as handle:
+        source = handle.read()
+    module = types.ModuleType("__integration__")
+    module.__file__ = path
+    sys.modules[module.__name__] = module
+    exec(compile(source, path, "exec"), module.__dict__)  # noqa: S102 - the point of a worker
+    integration = module.__dict__.get("integration")
+    if not isinstance(integration, Integration):
+        raise ScriptError(f"{script} must bind integration = create_integration(...)")
+    return integration
+
+
+def describe(error: BaseException) -> str:
+    """An exception as its type and message, never its stack."""
+    return f"{type(error).__name__}: {error}"[:MESSAGE_LIMIT]
+
+
+def cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def left_processes_behind() -> bool:
+    """Whether this sandbox holds processes beyond its init and this worker (its own PID
+    namespace: /proc lists only them)."""
+    try:
+        pids = [entry for entry in os.listdir("/proc") if entry.isdigit()]
+    except OSError:
+        return False
+    return len(pids) > 2
+
+
+def serve(dispatcher: Dispatcher, name: str, channel: HostChannel, sandboxed: bool):
+    while (message := channel.receive()) is not None:
+        call = message["call"]
+        fetch_body = call.get("fetchBody")
+        outcome, retire = "ok", False
+        try:
+            answer = dispatcher.dispatch(
+                call["event"],
+                call["environment"],
+                base64.b64decode(fetch_body) if fetch_body is not None else None,
+            )
+        except (Exception, SystemExit) as error:
+            outcome, retire = "integration_error", isinstance(error, MemoryError)
+            print(f"integration {name}: {call['event'].get('type')} failed", file=sys.stderr)
+            traceback.print_exc()
+            answer = Answer.json(500, {"error": "integration_error", "message": describe(error)})
+        retire = retire or (sandboxed and left_processes_behind())
+        channel.send(
+            {
+                "status": answer.status,
+                "headers": answer.headers,
+                "body": base64.b64encode(answer.body).decode(),
+                "outcome": outcome,
+                "cpuSeconds": cpu_seconds(),
+                "retire": retire,
+            }
+        )
+        if retire:
+            return
+
+
+def main(settings: dict):
+    reader, writer = take_protocol_pipes()
+    channel = HostChannel(reader, writer)
+    limit_resources(settings)
+    forbid_inspection()
+    exit_with_host()
+    sys.meta_path.insert(0, PlatformImportBlocker())
+    script = channel.receive()["load"]
+    try:
+        integration = load(script["name"], script["folder"], script["script"])
+    except (Exception, SystemExit) as error:
+        traceback.print_exc()
+        channel.send({"loaded": False, "message": describe(error)})
+        return
+    channel.send({"loaded": True})
+    serve(Dispatcher(integration, channel.fetch), script["name"], channel, settings["sandboxed"])
