@@ -7,10 +7,10 @@ STAMP := $(VENV)/.installed-stamp
 
 .PHONY: install run test lint format migrate demo clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml sdk/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e ./sdk -e '.[test]'
 	touch $(STAMP)
 
 install: $(STAMP)

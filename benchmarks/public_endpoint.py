@@ -50,7 +50,7 @@ import requests
 
 DATABASE = "bench_public_endpoint"  # create_test_db() makes test_bench_public_endpoint
 SCRIPT = """\
-from integrations.runtime import Response, create_integration
+from docplatform_sdk import Response, create_integration
 
 
 def fetch(request, context):

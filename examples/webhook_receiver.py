@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from webhooks.receiver import HEADER, SignatureError, verify_signature
+from docplatform_sdk.receiver import HEADER, SignatureError, verify_signature
 
 DEDUP_SECONDS = 120
 

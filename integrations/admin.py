@@ -2,8 +2,8 @@ import json
 
 from django.contrib import admin, messages
 from django.utils.html import format_html
+from docplatform_sdk.manifest import CATEGORIES
 
-from .manifest import CATEGORIES
 from .models import Installation, Integration, IntegrationAsset, IntegrationVersion
 from .selectors import json_list_has, shown_configuration
 from .services.installations import installation_pause, installation_resume

@@ -73,8 +73,18 @@ class IntegrationVersion(models.Model):
     number = models.PositiveIntegerField()
     content_hash = models.CharField(max_length=64)
     manifest = models.JSONField(help_text="The manifest as published, secret values redacted.")
-    script_path = models.CharField(max_length=300, blank=True)
-    script = models.BinaryField(null=True, blank=True)
+    script_path = models.CharField(
+        max_length=300, blank=True, help_text="The entry module of the code; empty: no code."
+    )
+    bundle = models.BinaryField(
+        null=True,
+        blank=True,
+        help_text="The code: the script and the Python modules beside it (docplatform_sdk."
+        "codebundle, canonical JSON).",
+    )
+    bundle_hash = models.CharField(
+        max_length=64, blank=True, help_text="SHA-256 of the bundle: the runtime checks it."
+    )
     secrets = EncryptedJSONField(default=dict, blank=True)
     published_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
@@ -101,6 +111,12 @@ class IntegrationVersion(models.Model):
     @property
     def secret_names(self) -> list[str]:
         return sorted(self.secrets or {})
+
+    @property
+    def network_fetch(self) -> list[str] | None:
+        """The hosts the manifest lets ``context.fetch`` reach; None: any public host."""
+        network = (self.manifest or {}).get("network")
+        return list(network.get("fetch") or []) if isinstance(network, dict) else None
 
 
 class IntegrationAsset(models.Model):
@@ -320,16 +336,27 @@ class DrainRequest(models.Model):
 
 
 class OAuthState(models.Model):
-    """An OAuth ``state`` issued to an installation: it expires, and it is consumed once."""
+    """An OAuth ``state``: issued to the member who pressed an installation's Connect button,
+    for one of its ``button`` properties; it expires, and it is consumed once, when the flow
+    writes the credentials. A consumed state records who connected the property, and when."""
 
     nonce = models.CharField(max_length=64, unique=True)
     installation = models.ForeignKey(
         Installation, on_delete=models.CASCADE, related_name="oauth_states"
     )
     property_name = models.CharField(max_length=100)
+    issued_to = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The member who pressed Connect.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     expires_at = models.DateTimeField()
-    consumed_at = models.DateTimeField(null=True, blank=True)
+    consumed_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the flow completed: the property was connected."
+    )
 
     def __str__(self):
         return f"OAuth state of {self.installation_id}"

@@ -2,9 +2,9 @@
 
 ``POST {RUNTIME_URL}/integrations/{name}/v1`` with the parts ``event``, ``environment`` and
 ``fetch-body`` (multipart/form-data), the raw body signed with the platform-to-runtime key
-(the webhook scheme). The host keeps scripts by content hash; when it does not have this
-version's script it answers 409 ``script_required`` and the envelope is sent again with the
-extension part ``script``.
+(the webhook scheme). The host keeps code by the SHA-256 of its bundle (which it checks);
+when it does not have this version's bundle it answers 409 ``bundle_required`` and the
+envelope is sent again with the extension part ``bundle``.
 """
 
 import json
@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 import requests
 from django.conf import settings
+from docplatform_sdk import signing
 from urllib3.filepost import encode_multipart_formdata
 
 from .environment import environment_for, runtime_signing_key
 from .models import Installation, IntegrationVersion
-from .runtime import signing
 
 OUTCOME_HEADER = "X-Runtime-Outcome"
 #: Outcomes that are the host's own answer, not the integration's.
@@ -59,15 +59,15 @@ def envelope_url(integration_name: str) -> str:
     return f"{settings.RUNTIME_URL}/integrations/{integration_name}/v1"
 
 
-def _envelope(event: dict, environment: dict, fetch_body: bytes | None, script: bytes | None):
+def _envelope(event: dict, environment: dict, fetch_body: bytes | None, bundle: bytes | None):
     fields = [
         ("event", ("event.json", json.dumps(event).encode(), "application/json")),
         ("environment", ("environment.json", json.dumps(environment).encode(), "application/json")),
     ]
     if fetch_body is not None:
         fields.append(("fetch-body", ("body", fetch_body, "application/octet-stream")))
-    if script is not None:
-        fields.append(("script", ("script.py", script, "text/x-python")))
+    if bundle is not None:
+        fields.append(("bundle", ("bundle.json", bundle, "application/json")))
     return encode_multipart_formdata(fields)
 
 
@@ -81,9 +81,9 @@ def call_runtime(
     """Send one envelope and return the host's answer (integration code's, or the host's)."""
     environment = environment_for(version, installation)
     started = time.perf_counter()
-    answer = _post(version, event, environment, fetch_body, script=None)
-    if answer.status_code == 409 and answer.headers.get(OUTCOME_HEADER) == "script_required":
-        answer = _post(version, event, environment, fetch_body, script=bytes(version.script))
+    answer = _post(version, event, environment, fetch_body, bundle=None)
+    if answer.status_code == 409 and answer.headers.get(OUTCOME_HEADER) == "bundle_required":
+        answer = _post(version, event, environment, fetch_body, bundle=bytes(version.bundle))
     duration_ms = int((time.perf_counter() - started) * 1000)
     outcome = answer.headers.get(OUTCOME_HEADER, "")
     if outcome != "ok" and outcome not in HOST_FAILURES:
@@ -100,8 +100,8 @@ def call_runtime(
     )
 
 
-def _post(version, event, environment, fetch_body, script) -> requests.Response:
-    body, content_type = _envelope(event, environment, fetch_body, script)
+def _post(version, event, environment, fetch_body, bundle) -> requests.Response:
+    body, content_type = _envelope(event, environment, fetch_body, bundle)
     headers = {
         "Content-Type": content_type,
         signing.HEADER: signing.sign(body, runtime_signing_key()),

@@ -2,9 +2,9 @@
 
 from django import forms
 from django.core.exceptions import ValidationError
+from docplatform_sdk.manifest import CATEGORIES
 
 from integrations.configuration import properties_of
-from integrations.manifest import CATEGORIES
 from integrations.models import Installation
 from integrations.services.completion import Completion
 

@@ -81,11 +81,20 @@ def runtime_host(tmp_path_factory):
 
 
 @pytest.fixture
-def runtime(runtime_host, settings, live_server):
+def origins(settings, live_server):
+    """The live test server as the platform (``live_server.url``, on localhost) and as the
+    integrations origin (the same server as 127.0.0.1: another host for a browser)."""
+    settings.PLATFORM_URL = live_server.url
+    settings.INTEGRATIONS_URL = live_server.url.replace("://localhost:", "://127.0.0.1:")
+    assert settings.INTEGRATIONS_URL != settings.PLATFORM_URL
+    return settings
+
+
+@pytest.fixture
+def runtime(runtime_host, settings, origins):
     """The platform wired to the runtime host: envelopes go there, and the environment's
     API endpoint and public endpoints point at the live test server."""
     settings.RUNTIME_URL = runtime_host.url
-    settings.PLATFORM_URL = live_server.url
     return runtime_host
 
 

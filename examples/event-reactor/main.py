@@ -7,7 +7,7 @@ revision the digest describes, so a redelivered event is recognized and skipped.
 ``GET {publicEndpoint}/`` answers the current digest.
 """
 
-from integrations.runtime import Response, create_integration
+from docplatform_sdk import Response, create_integration
 
 DEFAULT_MIN_WORDS = 50
 PAGE_LIMIT = 500  # the API's largest page

@@ -1,7 +1,7 @@
 """OAuth tasks: connect a task tracker account (OAuth 2), then offer its projects as the
 options of the ``project`` property (its ``completion_url``)."""
 
-from integrations.runtime import Response, create_integration, create_oauth_handler
+from docplatform_sdk import Response, create_integration, create_oauth_handler
 
 #: The manifest's button property: the OAuth handler stores the credentials under it.
 ACCOUNT_PROPERTY = "tasks"

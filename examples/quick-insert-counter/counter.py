@@ -7,7 +7,7 @@ action), and Save writes the draft to the space installation's configuration thr
 platform API, where every counter of the space reads it.
 """
 
-from integrations.runtime import (
+from docplatform_sdk import (
     block,
     button,
     create_component,

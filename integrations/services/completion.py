@@ -96,7 +96,7 @@ def completion_options(*, installation: Installation, property_name: str) -> lis
     if Installation.Status.PAUSED in statuses:
         raise CompletionUnavailable("the installation is paused")
     version = installation.integration.latest_version
-    if version is None or not version.script:
+    if version is None or not version.script_path:
         raise CompletionUnavailable("the integration has no code to run")
     event = {
         "type": "fetch",

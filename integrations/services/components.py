@@ -87,7 +87,7 @@ def component_render(
     if component_id not in manifest_component_ids(integration):
         raise Http404(f"the integration has no component {component_id!r}")
     version = integration.latest_version
-    if version is None or not version.script:
+    if version is None or not version.script_path:
         raise Http404("the integration has no code to run")
     if is_paused(installation):
         raise ComponentError("installation_paused", "the installation is paused")

@@ -9,6 +9,8 @@ from pathlib import Path
 from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import DatabaseError, IntegrityError, transaction
+from docplatform_sdk import codebundle
+from docplatform_sdk.manifest import CheckResult, Manifest, check_manifest
 
 from docplatform.selectors import (
     is_organization_admin,
@@ -16,7 +18,6 @@ from docplatform.selectors import (
     organization_is_internal,
 )
 
-from ..manifest import CheckResult, Manifest, check_manifest
 from ..models import Integration, IntegrationAsset, IntegrationVersion
 
 
@@ -53,9 +54,8 @@ def content_hash(manifest: Manifest) -> str:
     """A digest of everything a version holds. Secrets enter only as a keyed MAC."""
     digest = hashlib.sha256()
     digest.update(json.dumps(manifest.raw, sort_keys=True, default=str).encode())
-    if manifest.script is not None:
-        digest.update(b"\0script\0" + manifest.script.path.encode() + b"\0")
-        digest.update(manifest.script.content)
+    if manifest.code is not None:
+        digest.update(b"\0code\0" + manifest.code.encode())
     for asset in _assets(manifest):
         digest.update(b"\0asset\0" + asset.path.encode() + b"\0")
         digest.update(asset.content)
@@ -124,14 +124,16 @@ def _publish(manifest: Manifest, organization, publisher) -> tuple[IntegrationVe
         return existing, False
 
     integration.save()
+    bundle = manifest.code.encode() if manifest.code else None
     last = integration.versions.order_by("-number").values_list("number", flat=True).first()
     version = IntegrationVersion.objects.create(
         integration=integration,
         number=(last or 0) + 1,
         content_hash=digest,
         manifest=manifest.raw,
-        script_path=manifest.script.path if manifest.script else "",
-        script=manifest.script.content if manifest.script else None,
+        script_path=manifest.code.script if manifest.code else "",
+        bundle=bundle,
+        bundle_hash=codebundle.digest(bundle) if bundle else "",
         secrets=dict(manifest.secrets),
         published_by=publisher,
     )

@@ -39,7 +39,7 @@ def test_the_digest_counts_pages_and_words_and_lists_short_pages():
 
 def test_the_manifest_passes_the_console_check():
     check = subprocess.run(
-        [sys.executable, "-m", "integrations.cli", "check", str(EXAMPLE)],
+        [sys.executable, "-m", "docplatform_sdk.cli", "check", str(EXAMPLE)],
         capture_output=True,
         text=True,
         cwd=REPO,
@@ -69,7 +69,7 @@ def test_a_content_update_is_digested_into_the_space_installation(
     token = api_token_create(user=org_admin, name="example")[1]
     api = Api(live_server.url + "/api/v1/", token)
     published = subprocess.run(
-        [sys.executable, "-m", "integrations.cli", "publish", str(EXAMPLE)],
+        [sys.executable, "-m", "docplatform_sdk.cli", "publish", str(EXAMPLE)],
         capture_output=True,
         text=True,
         cwd=REPO,

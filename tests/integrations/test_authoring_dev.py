@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 import requests
 from django.db import connection
+from docplatform_sdk.authoring.scaffold import scaffold_create
 
 from docplatform.services import space_content_update
-from integrations.authoring.scaffold import scaffold_create
 from integrations.models import Installation
 from tests.factories import SpaceFactory
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from docplatform_sdk.manifest import check_manifest
 
-from integrations.manifest import check_manifest
 from tests.integrations.runtime.support import EnvelopeClient, environment_for
 
 REPO = Path(__file__).resolve().parents[2]

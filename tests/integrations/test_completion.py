@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db
 
 SCRIPT = textwrap.dedent(
     """
-    from integrations.runtime import Response, create_integration
+    from docplatform_sdk import Response, create_integration
 
     ANSWERS = {
         "/regions": [{"value": "eu-1", "label": "Europe 1"}, {"value": "us-1", "label": "US 1"}],

@@ -202,7 +202,7 @@ HOSTILE = textwrap.dedent(
     import os
     import time
 
-    from integrations.runtime import block, create_component, create_integration, link, text
+    from docplatform_sdk import block, create_component, create_integration, link, text
 
     def loops(element, context):
         while True:

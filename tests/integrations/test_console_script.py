@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from docplatform_sdk.authoring.bundle import integration_bundle
+from docplatform_sdk.manifest import check_manifest
 
 from docplatform.services import api_token_create
-from integrations.authoring.bundle import integration_bundle
-from integrations.manifest import check_manifest
 from integrations.models import IntegrationVersion
 from tests.integrations.conftest import minimal_manifest
 
@@ -24,7 +24,7 @@ REPO = Path(__file__).resolve().parents[2]
 CONSOLE_SCRIPT = Path(sys.executable).with_name("docplatform-integration")
 NO_PLATFORM = ("DJANGO_SETTINGS_MODULE", "DATABASE_URL", "DOCPLATFORM_API", "DOCPLATFORM_TOKEN")
 SECRET_MANIFEST = minimal_manifest(script="main.py", secrets={"API_KEY": "${{ env.API_KEY }}"})
-SCRIPT = "from integrations.runtime import create_integration\nintegration = create_integration()\n"
+SCRIPT = "from docplatform_sdk import create_integration\nintegration = create_integration()\n"
 
 
 def author_env(**extra: str) -> dict:
@@ -57,7 +57,7 @@ def manage_py(*args: str, **env: str) -> subprocess.CompletedProcess:
 
 def test_the_console_script_imports_no_django():
     probe = subprocess.run(
-        [sys.executable, "-c", "import sys, integrations.cli; print('django' in sys.modules)"],
+        [sys.executable, "-c", "import sys, docplatform_sdk.cli; print('django' in sys.modules)"],
         capture_output=True,
         text=True,
         cwd=REPO,

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.usefixtures("celery_worker")
 
 SCRIPT = textwrap.dedent(
     """
-    from integrations.runtime import Response, create_integration
+    from docplatform_sdk import Response, create_integration
 
     async def on_content_updated(event, context):
         # Call the platform back with the installation's token.

@@ -168,8 +168,8 @@ def test_inserted_blocks_keep_their_own_state(admin_client, space_installation):
 
 HOSTILE = textwrap.dedent(
     """
-    from integrations.runtime import block, button, create_component, create_integration
-    from integrations.runtime import link, text
+    from docplatform_sdk import block, button, create_component, create_integration
+    from docplatform_sdk import link, text
 
     def render(element, context):
         return block(

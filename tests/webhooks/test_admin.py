@@ -155,8 +155,11 @@ def test_the_installation_admin_is_read_mostly_and_shows_no_credentials(
         organization=organization,
         configuration={"channel": "#docs"},
     )
-    installation_configure(
-        installation=connected, changes={"slack": {"access_token": "xoxb-never-shown"}}
+    connect(
+        connected,
+        member=org_admin,
+        property_name="slack",
+        credentials={"access_token": "xoxb-never-shown"},
     )
     assert operator_client.get(INSTALLATIONS).status_code == 200
     page = operator_client.get(f"{INSTALLATIONS}{connected.pk}/change/")

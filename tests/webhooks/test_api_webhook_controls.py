@@ -6,6 +6,7 @@ from datetime import timedelta
 
 import pytest
 from django.utils import timezone
+from docplatform_sdk.receiver import verify_signature
 
 from integrations.models import Delivery, Installation
 from integrations.services.deliveries import delivery_finish
@@ -13,7 +14,6 @@ from integrations.services.installations import installation_create, installatio
 from tests.api_helpers import API, NOT_FOUND, api_client, error_attrs
 from tests.conftest import wait_until
 from tests.factories import IntegrationFactory, MembershipFactory, OrganizationFactory
-from webhooks.receiver import verify_signature
 from webhooks.services import signing_secret_current
 from webhooks.services_admin import webhook_ping_send
 

@@ -4,10 +4,10 @@ import io
 
 import pytest
 from django.core.management import CommandError, call_command
+from docplatform_sdk.receiver import verify_signature
 
 from integrations.models import Delivery
 from tests.conftest import wait_until
-from webhooks.receiver import verify_signature
 
 
 def run(*args):

@@ -4,6 +4,7 @@ import json
 
 import pytest
 import stripe
+from docplatform_sdk.receiver import verify_signature
 
 from docplatform.events import Visitor
 from docplatform.services import page_feedback_record, site_view_record, space_content_update
@@ -12,7 +13,6 @@ from integrations.services.deliveries import delivery_redeliver
 from integrations.services.installations import installation_pause
 from tests.conftest import wait_until
 from webhooks.models import DeliveryAttempt, SigningSecret
-from webhooks.receiver import verify_signature
 from webhooks.services import signing_secret_current, signing_secret_rotate, webhook_ping
 
 pytestmark = pytest.mark.usefixtures("webhook_settings", "celery_worker")

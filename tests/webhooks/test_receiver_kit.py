@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 import requests
-
-from integrations.runtime import signing
-from webhooks.receiver import (
+from docplatform_sdk import signing
+from docplatform_sdk.receiver import (
     MalformedSignature,
     MissingSignature,
     SignatureError,

@@ -31,7 +31,7 @@ def test_a_missing_url_keeps_it_pending(install_webhook, site):
 @pytest.mark.parametrize(
     ("url", "reason"),
     [
-        ("ftp://example.com/x", "only http and https URLs can receive webhooks"),
+        ("ftp://example.com/x", "only http and https URLs may be called"),
         ("http://127.0.0.1:8000/x", "127.0.0.1 resolves to 127.0.0.1, a loopback address"),
         ("http://localhost/x", "localhost resolves to"),
         ("http://10.1.2.3/x", "a private address"),

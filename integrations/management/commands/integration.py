@@ -11,12 +11,12 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.http import Http404
+from docplatform_sdk.authoring.scaffold import DEFAULT_ORGANIZATION, ScaffoldError, scaffold_create
 from dotenv import dotenv_values
 
 from docplatform.models import Site, Space
 from docplatform.selectors import organization_by_ref
 from integrations.authoring.dev import DevSession, dev_run
-from integrations.authoring.scaffold import DEFAULT_ORGANIZATION, ScaffoldError, scaffold_create
 from integrations.configuration import definition_for, value_from_text
 from integrations.selectors import installations_visible_to, integrations_visible_to
 from integrations.services import integration_publish, manifest_check

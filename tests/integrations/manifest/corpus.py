@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from integrations.manifest import MANIFEST_FILENAME, check_manifest
+from docplatform_sdk.manifest import MANIFEST_FILENAME, check_manifest
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 CORPUS = REPO_ROOT.parent / "shared" / "corpus" / "gitbook-manifests"

@@ -7,9 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from docplatform_sdk.manifest import CheckResult, manifest_from_text
 from PIL import Image
-
-from integrations.manifest import CheckResult, manifest_from_text
 
 MINIMAL: dict[str, Any] = {
     "name": "my-integration",
@@ -70,4 +69,4 @@ def write_file(path: Path, content: str | bytes) -> Path:
     return path
 
 
-SCRIPT = "from integrations.runtime import create_integration\n\nintegration = None\n"
+SCRIPT = "from docplatform_sdk import create_integration\n\nintegration = None\n"

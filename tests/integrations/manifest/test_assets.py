@@ -5,8 +5,7 @@ from __future__ import annotations
 import os
 
 import pytest
-
-from integrations.manifest import MANIFEST_FILENAME, check_manifest
+from docplatform_sdk.manifest import MANIFEST_FILENAME, check_manifest
 
 from .helpers import SCRIPT, check, dump, errors, make_image, manifest, warnings, write_file
 

@@ -6,8 +6,7 @@ import re
 
 import pytest
 import yaml
-
-from integrations.manifest import MANIFEST_FILENAME, check_manifest
+from docplatform_sdk.manifest import MANIFEST_FILENAME, check_manifest
 
 from .corpus import CORPUS, corpus_files, load_expected, outcome
 from .helpers import SCRIPT, make_image, write_file

@@ -7,8 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from integrations.manifest import (
+from docplatform_sdk.manifest import (
     CATEGORIES,
     INTERNAL_SCOPES,
     PROPERTY_TYPES,
@@ -492,7 +491,7 @@ def test_all_problems_are_reported_at_once():
 
 def test_the_package_does_not_import_django():
     code = (
-        "import sys, integrations.manifest; "
+        "import sys, docplatform_sdk.manifest; "
         "bad = sorted(m for m in sys.modules if m == 'django' or m.startswith('django.')); "
         "print(bad); sys.exit(1 if bad else 0)"
     )

@@ -5,11 +5,10 @@ from __future__ import annotations
 import json
 
 import yaml
+from docplatform_sdk.manifest import CheckResult, Manifest, manifest_from_text
+from docplatform_sdk.manifest.constants import TOP_LEVEL_KEYS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from integrations.manifest import CheckResult, Manifest, manifest_from_text
-from integrations.manifest.constants import TOP_LEVEL_KEYS
 
 from .helpers import MINIMAL, dump
 

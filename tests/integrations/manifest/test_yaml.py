@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from integrations.manifest import MANIFEST_FILENAME, check_manifest
+from docplatform_sdk.manifest import MANIFEST_FILENAME, check_manifest
 
 from .helpers import check_text, dump, errors, manifest, write_file
 

@@ -11,8 +11,8 @@ import time
 from pathlib import Path
 
 import requests
-
-from integrations.runtime import signing
+from docplatform_sdk import signing
+from docplatform_sdk.codebundle import CodeBundle, digest
 
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
 
@@ -73,8 +73,18 @@ def wait_for_health(url: str, process: subprocess.Popen, timeout: float = 20):
     raise RuntimeError("the runtime host did not answer /health in time")
 
 
-def content_hash(name: str, script: str) -> str:
-    return hashlib.sha256(f"{name}\n{script}".encode()).hexdigest()
+def bundle_of(script, modules: dict | None = None) -> bytes:
+    """The canonical bundle of a one-file script (``main.py``) and optional modules beside
+    it; a CodeBundle or bytes is taken as it is."""
+    if isinstance(script, bytes):
+        return script
+    if isinstance(script, CodeBundle):
+        return script.encode()
+    return CodeBundle(script="main.py", files={"main.py": script, **(modules or {})}).encode()
+
+
+def content_hash(name: str, script) -> str:
+    return hashlib.sha256(name.encode() + b"\n" + bundle_of(script)).hexdigest()
 
 
 def environment_for(name: str, script: str, host_url: str = "http://runtime", **extra) -> dict:
@@ -86,6 +96,7 @@ def environment_for(name: str, script: str, host_url: str = "http://runtime", **
             "name": name,
             "version": 1,
             "contentHash": content_hash(name, script),
+            "bundleHash": digest(bundle_of(script)),
             "urls": {"publicEndpoint": f"{host_url}/integrations/{name}"},
         },
         "secrets": {"API_KEY": "secret-of-" + name},
@@ -102,7 +113,7 @@ def environment_for(name: str, script: str, host_url: str = "http://runtime", **
     }
 
 
-def envelope_parts(event=None, environment=None, fetch_body=None, script=None) -> dict:
+def envelope_parts(event=None, environment=None, fetch_body=None, bundle=None) -> dict:
     """The multipart parts of an envelope; a value given as bytes is sent as it is."""
 
     def encoded(value):
@@ -115,8 +126,8 @@ def envelope_parts(event=None, environment=None, fetch_body=None, script=None) -
         parts["environment"] = (None, encoded(environment), "application/json")
     if fetch_body is not None:
         parts["fetch-body"] = ("fetch-body", fetch_body, "application/octet-stream")
-    if script is not None:
-        parts["script"] = ("script.py", script.encode(), "text/x-python")
+    if bundle is not None:
+        parts["bundle"] = ("bundle.json", bundle, "application/json")
     return parts
 
 
@@ -138,10 +149,12 @@ class EnvelopeClient:
         return self.session.send(prepared, timeout=timeout)
 
     def call(self, name, script, event, environment=None, fetch_body=None):
-        """Send the envelope as the platform does: without the script first, and again with it
-        when the host answers 409 script_required."""
+        """Send the envelope as the platform does: without the bundle first, and again with it
+        when the host answers 409 bundle_required."""
         environment = environment or environment_for(name, script, self.host.url)
         answer = self.post(name, envelope_parts(event, environment, fetch_body))
-        if answer.status_code == 409 and answer.json()["error"] == "script_required":
-            answer = self.post(name, envelope_parts(event, environment, fetch_body, script))
+        if answer.status_code == 409 and answer.json()["error"] == "bundle_required":
+            answer = self.post(
+                name, envelope_parts(event, environment, fetch_body, bundle_of(script))
+            )
         return answer

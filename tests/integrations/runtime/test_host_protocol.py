@@ -8,8 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import requests
-
-from integrations.runtime import signing
+from docplatform_sdk import signing
 
 from .support import (
     PROJECT_ROOT,
@@ -22,7 +21,7 @@ from .support import (
 )
 
 ECHO = """
-from integrations.runtime import Response, create_integration
+from docplatform_sdk import Response, create_integration
 
 def fetch(request, context):
     return Response(
@@ -42,7 +41,7 @@ integration = create_integration(fetch=fetch)
 
 ASYNC_APP = """
 import asyncio
-from integrations.runtime import Response, create_integration
+from docplatform_sdk import Response, create_integration
 
 async def fetch(request, context):
     await asyncio.sleep(0)
@@ -70,7 +69,7 @@ integration = create_integration(
 """
 
 COUNTER = """
-from integrations.runtime import block, button, create_component, create_integration, text
+from docplatform_sdk import block, button, create_component, create_integration, text
 
 def initial_state(props):
     return {"count": props.get("start", 0)}
@@ -123,7 +122,7 @@ def render_event(**fields):
 def test_health(runtime_host):
     answer = requests.get(f"{runtime_host.url}/health", timeout=5)
     assert answer.status_code == 200
-    assert answer.json() == {"status": "ok"}
+    assert answer.json() == {"status": "ok", "sandbox": "bwrap", "pools": 0}
 
 
 def test_fetch_round_trip_keeps_the_raw_body_byte_for_byte(client):
@@ -247,7 +246,7 @@ def test_the_script_is_required_once_per_content_hash(client):
 
 def test_each_content_hash_runs_its_own_script(client):
     script_a = (
-        "from integrations.runtime import Response, create_integration\n"
+        "from docplatform_sdk import Response, create_integration\n"
         "integration = create_integration(fetch=lambda request, context: Response.text('A'))\n"
     )
     script_b = script_a.replace("'A'", "'B'")

@@ -32,7 +32,7 @@ def hostile(body: str) -> str:
     indented = "\n".join("    " + line for line in body.strip().splitlines())
     return f"""
 import os
-from integrations.runtime import Response, create_integration
+from docplatform_sdk import Response, create_integration
 
 def fetch(request, context):
     if request.query.get("pid"):
@@ -93,7 +93,7 @@ def test_a_memory_blow_up_is_contained_and_the_worker_replaced(single_worker):
 
 PROBE = """
 import os, sys
-from integrations.runtime import Response, create_integration
+from docplatform_sdk import Response, create_integration
 
 def can_import(name):
     try:

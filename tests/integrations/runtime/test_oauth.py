@@ -8,8 +8,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-
-from integrations.runtime import (
+from docplatform_sdk import (
     Context,
     OAuthSetupError,
     PlatformAPIError,

@@ -9,7 +9,7 @@ from .support import PROJECT_ROOT
 
 CHECK = """
 import importlib, json, pkgutil, sys
-import integrations.runtime as runtime
+import docplatform_sdk as runtime
 for module in pkgutil.iter_modules(runtime.__path__):
     importlib.import_module(f"integrations.runtime.{module.name}")
 platform = ("django", "docplatform", "webhooks", "marketplace", "rest_framework", "celery")

@@ -1,8 +1,7 @@
 """The SDK's values: markup, requests and responses, the environment, declarations."""
 
 import pytest
-
-from integrations.runtime import (
+from docplatform_sdk import (
     Context,
     Request,
     Response,
@@ -16,7 +15,7 @@ from integrations.runtime import (
     text,
     text_input,
 )
-from integrations.runtime.jsonobject import JSONObject
+from docplatform_sdk.jsonobject import JSONObject
 
 
 def test_markup_is_plain_json():
