@@ -138,6 +138,16 @@ api_v1 = [
         webhooks_api.WebhookSecretRotateApi.as_view(),
         name="installation-webhook-secret-rotate",
     ),
+    path(
+        "installations/<id:installation_id>/oauth/connect/",
+        oauth.OAuthConnectApi.as_view(),
+        name="installation-oauth-connect",
+    ),
+    path(
+        "installations/<id:installation_id>/oauth/disconnect/",
+        oauth.OAuthDisconnectApi.as_view(),
+        name="installation-oauth-disconnect",
+    ),
     path(  # a componentId is any text without spaces, slashes included
         "installations/<id:installation_id>/components/<path:component_id>/render/",
         components.ComponentRenderApi.as_view(),
@@ -154,11 +164,9 @@ api_v1 = [
         name="delivery-redeliver",
     ),
     path("installation/", installations.OwnInstallationApi.as_view(), name="own-installation"),
-    path("installation/oauth/state", oauth.OAuthStateApi.as_view(), name="oauth-state"),
+    path("installation/oauth/check", oauth.OAuthStateCheckApi.as_view(), name="oauth-check"),
     path(
-        "installation/oauth/state/consume",
-        oauth.OAuthStateConsumeApi.as_view(),
-        name="oauth-state-consume",
+        "installation/oauth/complete", oauth.OAuthCompleteApi.as_view(), name="oauth-complete"
     ),
 ]
 

@@ -7,7 +7,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from docplatform.events import EVENT_SCOPES, SPACE_EVENTS
 from docplatform.models import Membership, Site, Space, hash_token
 
-from .models import ComponentState, Delivery, Installation, Integration
+from .models import ComponentState, Delivery, Installation, Integration, OAuthState
 
 
 def json_list_has(field: str, value: str) -> Q:
@@ -104,10 +104,36 @@ def sites_reachable_by(installation: Installation) -> QuerySet:
     return sites
 
 
+def oauth_connections(installation: Installation) -> dict[str, OAuthState]:
+    """For each connected button property, the state that connected it: who pressed Connect
+    (``issued_to``) and when the flow completed (``consumed_at``)."""
+    connected = set(installation.credentials or {})
+    if not connected:
+        return {}
+    states = (
+        OAuthState.objects.filter(
+            installation=installation, property_name__in=connected, consumed_at__isnull=False
+        )
+        .select_related("issued_to")
+        .order_by("-consumed_at")
+    )
+    latest = {}
+    for state in states:
+        latest.setdefault(state.property_name, state)
+    return latest
+
+
 def shown_configuration(installation: Installation) -> dict:
     """The configuration as shown to people and tokens: a button property's credentials are
-    never shown, only that it is connected."""
-    connected = {name: {"connected": True} for name in installation.credentials or {}}
+    never shown, only that it is connected, by whom and when."""
+    connections = oauth_connections(installation)
+    connected = {}
+    for name in installation.credentials or {}:
+        connected[name] = {"connected": True}
+        state = connections.get(name)
+        if state is not None:
+            connected[name]["connectedBy"] = state.issued_to.username if state.issued_to else None
+            connected[name]["connectedAt"] = state.consumed_at.isoformat()
     return {**installation.configuration, **connected}
 
 

@@ -32,6 +32,16 @@ organization_pages = [
         name="installation-resume",
     ),
     path(
+        "installations/<slug:installation_id>/connect/",
+        views.InstallationConnectView.as_view(),
+        name="installation-connect",
+    ),
+    path(
+        "installations/<slug:installation_id>/disconnect/",
+        views.InstallationDisconnectView.as_view(),
+        name="installation-disconnect",
+    ),
+    path(
         "installations/<slug:installation_id>/uninstall/",
         views.InstallationUninstallView.as_view(),
         name="installation-uninstall",

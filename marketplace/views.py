@@ -15,8 +15,8 @@ from django.views import View
 
 from docplatform.selectors import is_organization_admin
 from integrations.configuration import button_properties, definition_for, properties_of
-from integrations.environment import installation_public_endpoint
 from integrations.models import Delivery, Installation
+from integrations.selectors import oauth_connections
 from integrations.services.completion import installation_completions
 from integrations.services.deliveries import delivery_redeliver
 from integrations.services.installations import (
@@ -27,6 +27,7 @@ from integrations.services.installations import (
     installation_select_spaces,
     installation_uninstall,
 )
+from integrations.services.oauth import oauth_connect_start, oauth_disconnect
 from webhooks.selectors import is_webhook_installation, signing_secrets_in_overlap
 from webhooks.services_admin import webhook_ping_send, webhook_secret_read, webhook_secret_rotate
 
@@ -255,6 +256,7 @@ class InstallationPageMixin:
         definition = self.definition(installation)
         properties = properties_of(definition)
         credentials = installation.credentials or {}
+        connections = oauth_connections(installation)
         if installation.level != Installation.Level.ORGANIZATION:
             spaces_form = None  # only an organization installation chooses its spaces
         elif spaces_form is None:
@@ -272,10 +274,10 @@ class InstallationPageMixin:
                 "block_panel": block_panel(installation),
                 "connections": [
                     {
+                        "name": name,
                         "property": properties[name],
                         "connected": name in credentials,
-                        "connect_url": installation_public_endpoint(installation)
-                        + properties[name]["callback_url"],
+                        "state": connections.get(name),
                     }
                     for name in sorted(button_properties(definition))
                 ],
@@ -356,6 +358,42 @@ class InstallationStatusView(InstallationPageMixin, OrganizationView):
     def post(self, request, installation_id, action):
         installation = self.actions[action](installation=self.installation(installation_id))
         messages.success(request, f"The installation is {installation.status}.")
+        return self.back_to(installation)
+
+
+class InstallationConnectView(InstallationPageMixin, OrganizationView):
+    """POST (a Connect button): a state issued to the signed-in member, then on to the
+    property's ``callback_url`` on the integrations origin, where the OAuth flow starts."""
+
+    def post(self, request, installation_id):
+        installation = self.installation(installation_id)
+        try:
+            start = oauth_connect_start(
+                user=request.user,
+                installation=installation,
+                property_name=request.POST.get("property", ""),
+            )
+        except ValidationError as error:
+            messages.error(request, f"Not connected: {error.messages[0]}.")
+            return self.back_to(installation)
+        return redirect(start.url)
+
+
+class InstallationDisconnectView(InstallationPageMixin, OrganizationView):
+    """POST: remove a connected property's credentials."""
+
+    def post(self, request, installation_id):
+        installation = self.installation(installation_id)
+        try:
+            installation = oauth_disconnect(
+                user=request.user,
+                installation=installation,
+                property_name=request.POST.get("property", ""),
+            )
+        except ValidationError as error:
+            messages.error(request, f"Not disconnected: {error.messages[0]}.")
+        else:
+            messages.success(request, f"Disconnected. The installation is {installation.status}.")
         return self.back_to(installation)
 
 

@@ -1,50 +1,130 @@
-"""OAuth state for the SDK's ``create_oauth_handler`` (installation tokens only)."""
+"""Connecting ``button`` properties with OAuth (``services.oauth``).
+
+People (members of the installation's organization): Connect issues a state to the caller
+and answers the URL that starts the flow; Disconnect removes the credentials. Installation
+tokens (the SDK's ``create_oauth_handler``): check a state before going on with the flow, and
+complete the flow by writing the credentials with it.
+"""
 
 from drf_spectacular.utils import extend_schema, inline_serializer
-from rest_framework import serializers
+from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from docplatform.api_permissions import IsInstallation
 
-from ..services.oauth import oauth_state_consume, oauth_state_issue
+from ..services.oauth import (
+    oauth_connect_complete,
+    oauth_connect_start,
+    oauth_disconnect,
+    oauth_state_check,
+)
+from .installations import (
+    ConfigurationField,
+    InstallationOutput,
+    installation_for,
+    installation_response,
+)
+
+
+class PropertyInput(serializers.Serializer):
+    property = serializers.CharField(max_length=100, help_text="A button property's name.")
 
 
 class StateInput(serializers.Serializer):
-    property = serializers.CharField(max_length=100)
-
-
-class ConsumeInput(serializers.Serializer):
     state = serializers.CharField(max_length=2000)
 
 
+class CompleteInput(StateInput):
+    configuration = ConfigurationField(
+        help_text="The connected button property's credentials ({access_token, refresh_token, "
+        "expires_at}), and any other property values to set along."
+    )
+    externalIds = serializers.ListField(
+        child=serializers.CharField(max_length=200), required=False, max_length=100
+    )
+
+
+ConnectOutput = inline_serializer(
+    "OAuthConnect",
+    {
+        "state": serializers.CharField(),
+        "url": serializers.URLField(help_text="Open it in the browser to start the flow."),
+        "expiresAt": serializers.DateTimeField(),
+    },
+)
 PropertyOutput = inline_serializer("OAuthProperty", {"property": serializers.CharField()})
-StateOutput = inline_serializer("OAuthState", {"state": serializers.CharField()})
 
 
-class OAuthStateApi(APIView):
-    """Issue a signed, expiring, single-use state bound to the calling installation."""
+class OAuthConnectApi(APIView):
+    """Connect a button property: a single-use state issued to the caller, a member of the
+    installation's organization, and the URL (the property's ``callback_url`` on the
+    installation's public endpoint, with ``?state=``) that starts the OAuth flow."""
+
+    @extend_schema(request=PropertyInput, responses={201: ConnectOutput})
+    def post(self, request, installation_id):
+        installation = installation_for(request, installation_id)
+        data = PropertyInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        start = oauth_connect_start(
+            user=request.user,
+            installation=installation,
+            property_name=data.validated_data["property"],
+        )
+        return Response(
+            {"state": start.state, "url": start.url, "expiresAt": start.expires_at},
+            status=status.HTTP_201_CREATED,
+        )
+
+
+class OAuthDisconnectApi(APIView):
+    """Disconnect a button property: its credentials are removed and the setup flow runs
+    (``installation_setup`` fires)."""
+
+    @extend_schema(request=PropertyInput, responses=InstallationOutput)
+    def post(self, request, installation_id):
+        installation = installation_for(request, installation_id)
+        data = PropertyInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        installation = oauth_disconnect(
+            user=request.user,
+            installation=installation,
+            property_name=data.validated_data["property"],
+        )
+        return installation_response(installation)
+
+
+class OAuthStateCheckApi(APIView):
+    """Installation tokens: whether a flow may go on with this state (issued to a member for
+    this installation, unused, unexpired); answers the button property it connects. Nothing
+    is written."""
 
     permission_classes = [IsInstallation]
 
-    @extend_schema(request=StateInput, responses={201: StateOutput})
+    @extend_schema(request=StateInput, responses=PropertyOutput)
     def post(self, request):
         data = StateInput(data=request.data)
         data.is_valid(raise_exception=True)
-        state = oauth_state_issue(
-            installation=request.auth, property_name=data.validated_data["property"]
-        )
-        return Response({"state": state}, status=201)
+        name = oauth_state_check(installation=request.auth, state=data.validated_data["state"])
+        return Response({"property": name})
 
 
-class OAuthStateConsumeApi(APIView):
-    """Check and use up a state; answers the button property it was issued for."""
+class OAuthCompleteApi(APIView):
+    """Installation tokens: the end of the flow. The state is used up and the connected
+    property's credentials written (the only way a button property is written); the setup
+    flow runs."""
 
     permission_classes = [IsInstallation]
 
-    @extend_schema(request=ConsumeInput, responses=PropertyOutput)
+    @extend_schema(request=CompleteInput, responses=InstallationOutput)
     def post(self, request):
-        data = ConsumeInput(data=request.data)
+        data = CompleteInput(data=request.data)
         data.is_valid(raise_exception=True)
-        name = oauth_state_consume(installation=request.auth, state=data.validated_data["state"])
-        return Response({"property": name})
+        installation = oauth_connect_complete(
+            installation=request.auth,
+            state=data.validated_data["state"],
+            configuration=data.validated_data["configuration"],
+            external_ids=data.validated_data.get("externalIds"),
+        )
+        return installation_response(installation)
+

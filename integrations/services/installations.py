@@ -93,17 +93,29 @@ def _evaluate(installation: Installation) -> None:
         installation.status = Installation.Status.PENDING if reasons else Installation.Status.ACTIVE
 
 
-def _apply_changes(installation: Installation, changes: dict) -> list[str]:
-    """Check and merge changed values; refuses (ValidationError) before writing anything."""
+def _apply_changes(
+    installation: Installation, changes: dict, *, oauth_property: str | None = None
+) -> list[str]:
+    """Check and merge changed values; refuses (ValidationError) before writing anything.
+
+    A ``button`` property (OAuth credentials) is written only by the OAuth flow, which names
+    it as ``oauth_property``: any other change of one is refused.
+    """
     if not isinstance(changes, dict):
         raise ValidationError({"configuration": ["must be an object of property values"]})
     definition = _definition(installation)
-    problems = config_rules.change_problems(definition, changes)
+    buttons = config_rules.button_properties(definition)
+    problems = {
+        name: "is set only by connecting the account (the Connect button's OAuth flow), "
+        "and removed by Disconnect"
+        for name in changes
+        if name in buttons and name != oauth_property
+    }
+    problems = problems or config_rules.change_problems(definition, changes)
     if problems:
         raise ValidationError(
             {f"configuration.{path}": [message] for path, message in problems.items()}
         )
-    buttons = config_rules.button_properties(definition)
     configuration = dict(installation.configuration)
     credentials = dict(installation.credentials or {})
     for name, value in changes.items():
@@ -235,10 +247,16 @@ def _locked(installation: Installation) -> Installation:
 
 
 @transaction.atomic
-def installation_configure(*, installation: Installation, changes: dict) -> Installation:
-    """Edit one or more configuration properties; re-run the setup flow."""
+def installation_configure(
+    *, installation: Installation, changes: dict, oauth_property: str | None = None
+) -> Installation:
+    """Edit one or more configuration properties; re-run the setup flow.
+
+    ``oauth_property`` is passed by the OAuth connect flow and Disconnect only
+    (``services.oauth``): the one ``button`` property the edit may write.
+    """
     installation = _locked(installation)
-    changed = _apply_changes(installation, changes)
+    changed = _apply_changes(installation, changes, oauth_property=oauth_property)
     _evaluate(installation)
     installation.save()
     _fire_setup("installation_setup", installation, changed=changed)

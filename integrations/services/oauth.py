@@ -1,64 +1,153 @@
-"""OAuth ``state`` for integrations' OAuth flows: signed, expiring, single-use, bound to the
-installation that asked for it (the SDK's ``create_oauth_handler`` calls these through the
-API with the installation's token)."""
+"""Connecting a ``button`` property with OAuth: a flow bound to the member who started it.
+
+- A member of the installation's organization presses Connect (marketplace or API):
+  ``oauth_connect_start`` issues a ``state`` to that member, for that installation and
+  property (signed, expiring, single-use), and the URL that starts the flow: the property's
+  ``callback_url`` on the installation's public endpoint, with ``?state=``.
+- The integration's handler (the SDK's ``create_oauth_handler``) starts only from such a
+  state and checks it with its installation token (``oauth_state_check``) before sending the
+  browser to the provider, and again on the way back before exchanging the code.
+- ``oauth_connect_complete`` consumes the state and writes the credentials, through the setup
+  flow: the only way a ``button`` property is written. The consumed state records who
+  connected the property, and when.
+- ``oauth_disconnect``: a member removes the credentials (the setup flow runs too).
+"""
 
 import secrets
-from datetime import timedelta
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from urllib.parse import urlencode
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core import signing
 from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.http import Http404
 from django.utils import timezone
 
+from docplatform.selectors import is_organization_member
+
 from .. import configuration as config_rules
+from ..environment import installation_public_endpoint
 from ..models import Installation, OAuthState
+from .installations import installation_configure, installation_set_external_ids
 
 SALT = "integrations.oauth-state"
 
 
-def _button_properties(installation: Installation) -> set[str]:
+@dataclass(frozen=True)
+class ConnectStart:
+    """What pressing Connect gives: the state, and the URL that starts the flow with it."""
+
+    state: str
+    url: str
+    expires_at: datetime
+
+
+def _require_member(user, installation: Installation) -> None:
+    if not (
+        isinstance(user, get_user_model())
+        and is_organization_member(user=user, organization=installation.organization)
+    ):
+        raise Http404("No such installation.")
+
+
+def _button(installation: Installation, property_name: str) -> dict:
+    """The definition of ``property_name``, a button property of the installation's
+    configuration; anything else is refused naming ``property``."""
     definition = config_rules.definition_for(
         installation.integration.configurations, installation.configuration_level
     )
-    return config_rules.button_properties(definition)
+    if property_name not in config_rules.button_properties(definition):
+        buttons = ", ".join(sorted(config_rules.button_properties(definition))) or "none"
+        raise ValidationError(
+            {"property": [f"not a button property of this installation (those are: {buttons})"]}
+        )
+    return config_rules.properties_of(definition)[property_name]
 
 
-def oauth_state_issue(*, installation: Installation, property_name: str) -> str:
-    """A new state for connecting ``property_name`` (a ``button`` property) of the installation."""
-    if property_name not in _button_properties(installation):
-        raise ValidationError({"property": ["not a button property of this installation"]})
+def oauth_connect_start(*, user, installation: Installation, property_name: str) -> ConnectStart:
+    """Connect pressed by ``user``, a member of the installation's organization."""
+    _require_member(user, installation)
+    button = _button(installation, property_name)
     nonce = secrets.token_urlsafe(24)
+    expires_at = timezone.now() + timedelta(seconds=settings.OAUTH_STATE_MAX_AGE)
     OAuthState.objects.create(
         nonce=nonce,
         installation=installation,
         property_name=property_name,
-        expires_at=timezone.now() + timedelta(seconds=settings.OAUTH_STATE_MAX_AGE),
+        issued_to=user,
+        expires_at=expires_at,
     )
-    return signing.dumps({"i": installation.pk, "n": nonce}, salt=SALT, compress=True)
+    state = signing.dumps({"i": installation.pk, "n": nonce}, salt=SALT, compress=True)
+    url = installation_public_endpoint(installation) + button["callback_url"]
+    separator = "&" if "?" in url else "?"
+    return ConnectStart(state, f"{url}{separator}{urlencode({'state': state})}", expires_at)
 
 
-def oauth_state_consume(*, installation: Installation, state: str) -> str:
-    """Check and use up a state; returns its property name. Forged, expired, replayed or
-    another installation's states raise ValidationError on ``state``."""
+def _refused(reason: str) -> ValidationError:
+    return ValidationError({"state": [reason]})
 
-    def refused(reason):
-        return ValidationError({"state": [reason]})
 
+def _issued_state(installation: Installation, state: str, *, lock: bool = False) -> OAuthState:
+    """The live state row a state string names, for this installation; forged, expired,
+    used or another installation's states are refused on ``state``."""
     try:
         data = signing.loads(state, salt=SALT, max_age=settings.OAUTH_STATE_MAX_AGE)
     except signing.SignatureExpired:
-        raise refused("the state has expired; start the connection again") from None
+        raise _refused("the state has expired; start the connection again") from None
     except (signing.BadSignature, ValueError, TypeError):
-        raise refused("the state is not one the platform issued") from None
-    if not isinstance(data, dict) or data.get("i") != installation.pk:
-        raise refused("the state belongs to another installation")
-    now = timezone.now()
-    used = OAuthState.objects.filter(
-        nonce=data.get("n"),
-        installation=installation,
-        consumed_at__isnull=True,
-        expires_at__gt=now,
-    ).update(consumed_at=now)
-    if not used:
-        raise refused("the state was already used or has expired")
-    return OAuthState.objects.get(nonce=data["n"]).property_name
+        raise _refused("the state is not one the platform issued") from None
+    if not isinstance(data, dict) or not isinstance(data.get("n"), str):
+        raise _refused("the state is not one the platform issued")
+    if data.get("i") != installation.pk:
+        raise _refused("the state belongs to another installation")
+    rows = OAuthState.objects.filter(nonce=data["n"], installation=installation)
+    row = (rows.select_for_update() if lock else rows).first()
+    if row is None or row.issued_to_id is None:
+        raise _refused("the state is not one the platform issued to a member")
+    if row.consumed_at is not None:
+        raise _refused("the state was already used; start the connection again")
+    if row.expires_at <= timezone.now():
+        raise _refused("the state has expired; start the connection again")
+    return row
+
+
+def oauth_state_check(*, installation: Installation, state: str) -> str:
+    """Whether a flow may go on with ``state`` (nothing is written): its property name."""
+    return _issued_state(installation, state).property_name
+
+
+@transaction.atomic
+def oauth_connect_complete(
+    *, installation: Installation, state: str, configuration: dict, external_ids=None
+) -> Installation:
+    """The end of the flow: use up the state and write the connected property's credentials
+    (with any other configuration values and external ids the integration gives along)."""
+    row = _issued_state(installation, state, lock=True)
+    name = row.property_name
+    if not isinstance(configuration, dict) or configuration.get(name) is None:
+        raise ValidationError({f"configuration.{name}": ["give the connected credentials"]})
+    row.consumed_at = timezone.now()
+    row.save(update_fields=["consumed_at"])
+    installation = installation_configure(
+        installation=installation, changes=configuration, oauth_property=name
+    )
+    if external_ids is not None:
+        installation = installation_set_external_ids(
+            installation=installation, external_ids=external_ids
+        )
+    return installation
+
+
+@transaction.atomic
+def oauth_disconnect(*, user, installation: Installation, property_name: str) -> Installation:
+    """A member removes a connected property's credentials; ``installation_setup`` fires."""
+    _require_member(user, installation)
+    _button(installation, property_name)
+    if property_name not in (installation.credentials or {}):
+        raise ValidationError({"property": ["is not connected"]})
+    return installation_configure(
+        installation=installation, changes={property_name: None}, oauth_property=property_name
+    )

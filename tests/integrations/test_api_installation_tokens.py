@@ -12,6 +12,7 @@ from integrations.services.installations import (
     installation_resume,
     installation_uninstall,
 )
+from integrations.services.oauth import oauth_connect_start
 from tests.api_helpers import API, NOT_FOUND, api_client, error_attrs, row_counts
 from tests.factories import PageFactory, RevisionFactory, SiteFactory, SpaceFactory
 
@@ -221,15 +222,30 @@ def test_the_own_installation_is_read_and_configured_through_the_setup_flow(inst
     token_value = "access-token-from-the-provider"
     response = client.patch(
         f"{API}/installation/",
-        {
-            "configuration": {"api_key": "k-1", "oauth": {"access_token": token_value}},
-            "externalIds": ["workspace-1"],
-        },
+        {"configuration": {"api_key": "k-1"}, "externalIds": ["workspace-1"]},
     )
     assert response.status_code == 200
     body = response.json()
     assert body["status"] == "active"
-    assert body["configuration"] == {"api_key": "k-1", "oauth": {"connected": True}}
+    assert body["configuration"] == {"api_key": "k-1"}
+    assert body["externalIds"] == ["workspace-1"]
+
+    # A button property: only through the OAuth flow, with a state a member was issued.
+    refused = client.patch(
+        f"{API}/installation/", {"configuration": {"oauth": {"access_token": token_value}}}
+    )
+    assert error_attrs(refused) == ["configuration.oauth"]
+    state = oauth_connect_start(
+        user=installation.created_by, installation=installation, property_name="oauth"
+    ).state
+    response = client.post(
+        f"{API}/installation/oauth/complete",
+        {"state": state, "configuration": {"oauth": {"access_token": token_value}}},
+    )
+    assert response.status_code == 200, response.json()
+    body = response.json()
+    assert body["configuration"]["api_key"] == "k-1"
+    assert body["configuration"]["oauth"]["connected"] is True
     assert body["externalIds"] == ["workspace-1"]
     assert token_value not in response.content.decode()
     assert Installation.objects.get().credentials == {"oauth": {"access_token": token_value}}
@@ -242,7 +258,7 @@ def test_the_own_installation_is_read_and_configured_through_the_setup_flow(inst
         ({"externalIds": "one"}, ["externalIds"]),
         ({"externalIds": [{"id": 1}]}, ["externalIds.0"]),
         ({"configuration": {"api_key": 5}}, ["configuration.api_key"]),
-        ({"configuration": {"oauth": {}}}, ["configuration.oauth.access_token"]),
+        ({"configuration": {"oauth": {}}}, ["configuration.oauth"]),
         # one bad part refuses the whole edit
         ({"configuration": {"api_key": "k"}, "externalIds": [["x"]]}, ["externalIds.0"]),
     ],

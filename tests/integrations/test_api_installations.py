@@ -9,6 +9,7 @@ from integrations.models import Delivery, Installation
 from integrations.services.installations import installation_create
 from tests.api_helpers import API, NOT_FOUND, api_client, error_attrs, row_counts
 from tests.factories import MembershipFactory, OrganizationFactory, SiteFactory, SpaceFactory
+from tests.integrations.connecting import connect
 
 pytestmark = pytest.mark.django_db
 
@@ -318,12 +319,16 @@ def test_credentials_never_appear_in_responses_or_in_plaintext_in_the_database(
         install_url("organization", places["acme"]),
         {"integration": "tool", "configuration": {"tracking_id": "UA-1"}},
     ).json()["id"]
-    response = client.patch(
-        f"{API}/installations/{installation_id}/configuration/",
-        {"slack": {"access_token": SECRET, "refresh_token": None}},
+    connect(
+        Installation.objects.get(pk=installation_id),
+        member=org_member,
+        property_name="slack",
+        credentials={"access_token": SECRET, "refresh_token": None},
     )
+    response = client.get(f"{API}/installations/{installation_id}/")
     assert response.status_code == 200
-    assert response.json()["configuration"]["slack"] == {"connected": True}
+    shown = response.json()["configuration"]["slack"]
+    assert shown["connected"] is True and shown["connectedBy"] == org_member.username
 
     responses = [
         response,
@@ -483,12 +488,9 @@ def test_installing_twice_is_a_field_error(make_tool, org_member, places):
         ("configuration/", "patch", {}, ["configuration"]),
         ("configuration/", "patch", {"region": "mars"}, ["configuration.region"]),
         ("configuration/", "patch", {"region": ["eu"]}, ["configuration.region"]),
-        (
-            "configuration/",
-            "patch",
-            {"slack": {"token": SECRET}},
-            ["configuration.slack.access_token"],
-        ),
+        # a button property is written by the OAuth connect flow only
+        ("configuration/", "patch", {"slack": {"access_token": SECRET}}, ["configuration.slack"]),
+        ("configuration/", "patch", {"slack": None}, ["configuration.slack"]),
         ("configuration/", "patch", {"slack": "connected"}, ["configuration.slack"]),
         ("space-selection/", "put", {}, ["spaceSelection"]),
         ("space-selection/", "put", {"spaceSelection": "some"}, ["spaceSelection"]),

@@ -16,6 +16,7 @@ from integrations.services.installations import (
     installation_uninstall,
 )
 from tests.factories import MembershipFactory, OrganizationFactory, SiteFactory, SpaceFactory
+from tests.integrations.connecting import connect
 
 pytestmark = pytest.mark.django_db
 
@@ -153,11 +154,18 @@ def test_button_credentials_are_encrypted_and_kept_out_of_the_configuration(
     installation = installation_create(
         user=org_member, integration=analytics, organization=organization
     )
+    for value in ({"access_token": "xoxb-typed-in"}, {"token": "x"}, None):
+        with pytest.raises(ValidationError) as error:  # only the OAuth connect flow writes it
+            installation_configure(installation=installation, changes={"slack": value})
+        assert "Connect" in error.value.message_dict["configuration.slack"][0]
     with pytest.raises(ValidationError) as error:
-        installation_configure(installation=installation, changes={"slack": {"token": "x"}})
+        connect(installation, member=org_member, property_name="slack", credentials={"token": "x"})
     assert "configuration.slack.access_token" in error.value.message_dict
-    installation = installation_configure(
-        installation=installation, changes={"slack": {"access_token": "xoxb-very-secret"}}
+    installation = connect(
+        installation,
+        member=org_member,
+        property_name="slack",
+        credentials={"access_token": "xoxb-very-secret"},
     )
     assert installation.configuration == {}
     assert installation.credentials == {"slack": {"access_token": "xoxb-very-secret"}}

@@ -1,13 +1,15 @@
 """OAuth end to end: the example ``examples/oauth-tasks`` against a real OAuth 2 authorization
 server (django-oauth-toolkit in the live test server), through real processes: the web
-server, a Celery worker and the runtime host. A browser-like requests session clicks the
-Connect link, signs in at the provider, consents, and comes back with the code."""
+server, a Celery worker and the runtime host. A browser-like requests session signed in at
+the platform presses the Connect button (a state issued to that member), is sent to the
+integration's endpoint on the integrations origin and on to the provider, where it signs in
+(its own cookie jar: another site), consents, and comes back with the code."""
 
 import re
 import time
 from html.parser import HTMLParser
 from pathlib import Path
-from urllib.parse import parse_qs, urljoin, urlsplit
+from urllib.parse import parse_qs, urlencode, urljoin, urlsplit
 
 import pytest
 import requests
@@ -16,11 +18,12 @@ from oauth2_provider.models import AccessToken, Application
 
 from docplatform.models import Event
 from integrations.environment import installation_public_endpoint
-from integrations.models import Delivery, Installation
+from integrations.models import Delivery, Installation, Integration, OAuthState
 from integrations.services import integration_publish
 from integrations.services.installations import installation_create
+from integrations.services.oauth import oauth_connect_start
 from tests.conftest import wait_until
-from tests.factories import UserFactory
+from tests.factories import MembershipFactory, OrganizationFactory, UserFactory
 
 pytestmark = [
     pytest.mark.urls("tests.integrations.oauth_provider"),
@@ -61,10 +64,9 @@ def submit(session, page: requests.Response, form_class=None, **values) -> reque
 
 @pytest.fixture
 def provider_url(live_server) -> str:
-    """The provider on another host name of the same server, so the browser keeps its
-    sign-ins at the platform and at the provider apart (cookies are per host)."""
-    assert urlsplit(live_server.url).hostname == "localhost"
-    return live_server.url.replace("localhost", "127.0.0.1")
+    """The provider, served by the live server beside the platform (tests' URLconf); the
+    browser signs in there with a cookie jar of its own (``at_provider``), as at another site."""
+    return live_server.url
 
 
 @pytest.fixture
@@ -125,6 +127,7 @@ def browser(live_server, org_member) -> requests.Session:
     login = session.get(f"{live_server.url}/marketplace/login/", timeout=10)
     signed_in = submit(session, login, username=org_member.username, password="password")
     assert signed_in.status_code == 302, signed_in.text
+    session.member = org_member.username
     return session
 
 
@@ -132,15 +135,30 @@ def page_url(live_server, installation) -> str:
     return f"{live_server.url}/marketplace/orgs/acme/installations/{installation.pk}/"
 
 
-def connect_link(browser, live_server, installation) -> str:
+def press_connect(browser, live_server, installation) -> str:
+    """Press the Connect button on the installation's page: where the platform sends the
+    browser (the integration's ``callback_url`` with a state issued to the member)."""
     page = browser.get(page_url(live_server, installation), timeout=10)
     assert page.status_code == 200
-    [href] = re.findall(r'<a [^>]*href="([^"]+)"[^>]*>Connect your task tracker</a>', page.text)
-    return href
+    assert re.search(r">Connect your task tracker</button>", page.text)
+    [action] = re.findall(r'<form method="post" action="([^"]+/connect/)"', page.text)
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page.text).group(1)
+    pressed = browser.post(
+        urljoin(page.url, action),
+        data={"csrfmiddlewaretoken": token, "property": "tasks"},
+        headers={"Referer": page.url},
+        allow_redirects=False,
+        timeout=10,
+    )
+    assert pressed.status_code == 302, pressed.text
+    return pressed.headers["Location"]
 
 
-def authorize(browser, authorize_url: str, *, allow=True) -> str:
-    """At the provider: sign in as its user, consent (or not); returns the callback URL."""
+def authorize(authorize_url: str, *, allow=True) -> str:
+    """At the provider, in a browser tab of its own: sign in as its user, consent (or not);
+    returns the callback URL."""
+    browser = requests.Session()
+    browser.trust_env = False
     to_login = browser.get(authorize_url, allow_redirects=False, timeout=10)
     assert to_login.status_code == 302 and "/marketplace/login/" in to_login.headers["Location"]
     login = browser.get(urljoin(authorize_url, to_login.headers["Location"]), timeout=10)
@@ -154,10 +172,10 @@ def authorize(browser, authorize_url: str, *, allow=True) -> str:
 
 
 def start_flow(browser, live_server, installation, *, allow=True) -> str:
-    link = connect_link(browser, live_server, installation)
+    link = press_connect(browser, live_server, installation)
     start = browser.get(link, allow_redirects=False, timeout=20)
     assert start.status_code == 302
-    return authorize(browser, start.headers["Location"], allow=allow)
+    return authorize(start.headers["Location"], allow=allow)
 
 
 def assert_not_connected(installation, page: requests.Response, status: int, title: str):
@@ -174,8 +192,11 @@ def query_of(url: str) -> dict:
 
 def test_connect_then_pick_a_project(browser, live_server, provider_url, installation):
     endpoint = installation_public_endpoint(installation)
-    link = connect_link(browser, live_server, installation)
-    assert link == endpoint + "/oauth"
+    assert endpoint.startswith("http://127.0.0.1:")  # the integrations origin
+    link = press_connect(browser, live_server, installation)
+    assert link.startswith(endpoint + "/oauth?state=")
+    issued = OAuthState.objects.get()
+    assert issued.issued_to.username == browser.member and issued.consumed_at is None
 
     # The integration redirects to the provider with a state the platform issued.
     start = browser.get(link, allow_redirects=False, timeout=20)
@@ -187,10 +208,10 @@ def test_connect_then_pick_a_project(browser, live_server, provider_url, install
     assert sent["redirect_uri"] == endpoint + "/oauth"
     assert sent["scope"] == "projects:read"
     assert sent["response_type"] == "code"
-    assert sent["state"]
+    assert sent["state"] == query_of(link)["state"]
 
     # The provider sends the browser back with a code; the SDK exchanges it and stores it.
-    callback = authorize(browser, authorize_url)
+    callback = authorize(authorize_url)
     assert callback.startswith(endpoint + "/oauth?")
     assert query_of(callback)["state"] == sent["state"] and query_of(callback)["code"]
     done = browser.get(callback, timeout=20)
@@ -214,10 +235,19 @@ def test_connect_then_pick_a_project(browser, live_server, provider_url, install
     wait_until(lambda: Delivery.objects.get(pk=delivery.pk).status == "succeeded")
 
     # Never shown back: the API says connected, the page says Connected.
+    issued.refresh_from_db()
+    assert issued.consumed_at is not None  # who connected, and when
     shown = browser.get(f"{live_server.url}/api/v1/installations/{installation.pk}/", timeout=10)
-    assert shown.json()["configuration"] == {"tasks": {"connected": True}}
+    assert shown.json()["configuration"] == {
+        "tasks": {
+            "connected": True,
+            "connectedBy": browser.member,
+            "connectedAt": issued.consumed_at.isoformat(),
+        }
+    }
     page = browser.get(page_url(live_server, installation), timeout=20)
-    assert "Connected" in page.text and ">Reconnect</a>" in page.text
+    assert "Connected" in page.text and ">Reconnect</button>" in page.text
+    assert f"by {browser.member}," in page.text
     for text in (shown.text, page.text):
         assert token.token not in text and token.refresh_token.token not in text
 
@@ -242,6 +272,49 @@ def test_connect_then_pick_a_project(browser, live_server, provider_url, install
 
 
 # --- Refused flows: each leaves the installation not connected, with a clear page -----------
+
+
+def test_without_a_members_state_the_flow_never_starts(browser, installation):
+    """Knowing the endpoint is not enough: without a state issued to a member by the Connect
+    button, the integration answers 400 and sends nobody to the provider."""
+    endpoint = installation_public_endpoint(installation)
+    anonymous = requests.Session()
+    anonymous.trust_env = False
+    for session, url in (
+        (anonymous, endpoint + "/oauth"),
+        (browser, endpoint + "/oauth"),  # signed in at the platform: no cookie of it goes there
+        (anonymous, endpoint + "/oauth?state="),
+        (anonymous, endpoint + "/oauth?state=made-up"),
+    ):
+        page = session.get(url, allow_redirects=False, timeout=20)
+        assert page.status_code == 400, url
+        assert "Location" not in page.headers
+        assert "<h1>Connection failed</h1>" in page.text and "Traceback" not in page.text
+    assert "Connect button" in anonymous.get(endpoint + "/oauth", timeout=20).text
+    assert not OAuthState.objects.exists()
+    installation.refresh_from_db()
+    assert (installation.status, installation.credentials) == ("pending", {})
+    assert not AccessToken.objects.exists()
+
+
+def test_another_installations_state_never_starts_a_flow(browser, installation, org_member):
+    other_org = OrganizationFactory(subdomain="globex")
+    other_member = MembershipFactory(organization=other_org).user
+    Integration.objects.filter(pk=installation.integration_id).update(visibility="public")
+    other = installation_create(
+        user=other_member, integration=installation.integration, organization=other_org
+    )
+    theirs = oauth_connect_start(user=other_member, installation=other, property_name="tasks")
+    ours = oauth_connect_start(user=org_member, installation=installation, property_name="tasks")
+    for target, start in ((installation, theirs), (other, ours)):
+        url = installation_public_endpoint(target) + "/oauth?" + urlencode({"state": start.state})
+        page = browser.get(url, allow_redirects=False, timeout=20)
+        assert page.status_code == 400 and "Location" not in page.headers
+        assert "invalid, expired or already used" in page.text
+    assert set(OAuthState.objects.values_list("consumed_at", flat=True)) == {None}
+    for each in (installation, other):
+        each.refresh_from_db()
+        assert each.credentials == {}
 
 
 def test_a_forged_state_is_refused_and_the_code_never_exchanged(browser, live_server, installation):

@@ -8,12 +8,12 @@ from docplatform.services import space_content_update
 from integrations.models import Delivery, Installation
 from integrations.services.deliveries import delivery_finish
 from integrations.services.installations import (
-    installation_configure,
     installation_create,
     installation_pause,
 )
 from tests.conftest import wait_until
 from tests.factories import IntegrationFactory, OrganizationFactory
+from tests.integrations.connecting import connect
 from webhooks.services import signing_secret_current
 from webhooks.services_admin import webhook_ping_send
 

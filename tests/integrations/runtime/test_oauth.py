@@ -1,5 +1,9 @@
 """The SDK's OAuth handler, the platform API client and outbound fetch, against a real local
-HTTP server that plays the platform API's state endpoints and a provider's token endpoint."""
+HTTP server that plays the platform API's state endpoints and a provider's token endpoint.
+
+A flow starts only from a state the platform issued to a member (the Connect button sends the
+browser to the handler with it): the handler checks it before redirecting and before
+exchanging the code, and completes the flow with it."""
 
 import asyncio
 import json
@@ -31,17 +35,19 @@ class FakeServer:
     def answer(self, method, path, headers, body):
         with self.lock:
             self.requests.append({"method": method, "path": path, "headers": headers, "body": body})
-        if (method, path) == ("POST", "/api/v1/installation/oauth/state"):
-            return 201, {"state": ISSUED_STATE}
-        if (method, path) == ("POST", "/api/v1/installation/oauth/state/consume"):
-            state = json.loads(body)["state"]
+        if (method, path) == ("POST", "/api/v1/installation/oauth/check"):
             with self.lock:
-                property_name = self.live_states.pop(state, None)
+                property_name = self.live_states.get(json.loads(body)["state"])
             if property_name is None:
                 return 400, {"error": "invalid_state"}
             return 200, {"property": property_name}
-        if (method, path) == ("PATCH", "/api/v1/installation/"):
-            return 200, {"configuration": json.loads(body)["configuration"]}
+        if (method, path) == ("POST", "/api/v1/installation/oauth/complete"):
+            completion = json.loads(body)
+            with self.lock:
+                property_name = self.live_states.pop(completion["state"], None)
+            if property_name is None:
+                return 400, {"error": "invalid_state"}
+            return 200, {"configuration": completion["configuration"]}
         if (method, path) == ("GET", "/api/v1/installation/"):
             return 200, {"id": "inst-1"}
         if (method, path) == ("POST", "/provider/token"):
@@ -142,9 +148,12 @@ def run(handler, context, url):
     return asyncio.run(handler(Request("GET", url), context))
 
 
+START = f"https://platform.example/i/inst-1/oauth?state={ISSUED_STATE}"
+
+
 def test_start_redirects_to_the_provider_with_a_platform_issued_state(server, context):
     handler = make_handler(server, scopes=["repo", "read:org"], prompt="consent")
-    response = run(handler, context, "https://platform.example/i/inst-1/oauth")
+    response = run(handler, context, START)
 
     assert response.status == 302
     location = urlsplit(response.headers["Location"])
@@ -160,18 +169,32 @@ def test_start_redirects_to_the_provider_with_a_platform_issued_state(server, co
         "prompt": "consent",
         "state": ISSUED_STATE,
     }
-    [state_request] = server.requests
-    assert json.loads(state_request["body"]) == {"property": "connect"}
-    assert state_request["headers"]["Authorization"] == "Bearer installation-token"
+    [check_request] = server.requests
+    assert check_request["path"] == "/api/v1/installation/oauth/check"
+    assert json.loads(check_request["body"]) == {"state": ISSUED_STATE}
+    assert check_request["headers"]["Authorization"] == "Bearer installation-token"
 
 
-def test_an_explicit_property_and_redirect_url_win(server, context):
-    handler = make_handler(server, property_name="other", redirect_url="https://x.example/cb")
-    location = urlsplit(
-        run(handler, context, "https://platform.example/i/inst-1/oauth").headers["Location"]
-    )
+@pytest.mark.parametrize("url", ["https://platform.example/i/inst-1/oauth", START + "&x=1"])
+def test_a_start_without_a_member_issued_state_is_refused_before_any_redirect(server, context, url):
+    forged = url.replace(ISSUED_STATE, "made-up")
+    response = run(make_handler(server), context, forged)
+    assert response.status == 400
+    assert "Location" not in response.headers
+    assert ("POST", "/provider/token") not in server.paths()
+    assert server.live_states == {ISSUED_STATE: "connect"}
+
+
+def test_an_explicit_redirect_url_wins(server, context):
+    handler = make_handler(server, property_name="connect", redirect_url="https://x.example/cb")
+    location = urlsplit(run(handler, context, START).headers["Location"])
     assert parse_qs(location.query)["redirect_uri"] == ["https://x.example/cb"]
-    assert json.loads(server.requests[0]["body"]) == {"property": "other"}
+
+
+def test_a_state_for_another_property_is_refused(server, context):
+    response = run(make_handler(server, property_name="other"), context, START)
+    assert response.status == 400
+    assert "another property" in response.text()
 
 
 def test_without_a_button_property_the_handler_says_so(server, context):
@@ -183,23 +206,24 @@ def test_without_a_button_property_the_handler_says_so(server, context):
 CALLBACK = f"https://platform.example/i/inst-1/oauth?code=the-code&state={ISSUED_STATE}"
 
 
-def test_the_callback_consumes_the_state_exchanges_the_code_and_stores_the_token(server, context):
+def test_the_callback_checks_the_state_exchanges_the_code_and_completes_with_it(server, context):
     response = run(make_handler(server), context, CALLBACK)
 
     assert response.status == 200
     assert "Connected — you can close this window" in response.text()
     assert server.paths() == [
-        ("POST", "/api/v1/installation/oauth/state/consume"),
+        ("POST", "/api/v1/installation/oauth/check"),
         ("POST", "/provider/token"),
-        ("PATCH", "/api/v1/installation/"),
+        ("POST", "/api/v1/installation/oauth/complete"),
     ]
     token_form = parse_qs(server.requests[1]["body"].decode())
     assert token_form["grant_type"] == ["authorization_code"]
     assert token_form["client_id"] == ["client-1"]
     assert token_form["redirect_uri"] == ["https://platform.example/i/inst-1/oauth"]
-    patch = server.requests[2]
-    assert patch["headers"]["Authorization"] == "Bearer installation-token"
-    stored = json.loads(patch["body"])["configuration"]["connect"]
+    completion = server.requests[2]
+    assert completion["headers"]["Authorization"] == "Bearer installation-token"
+    assert json.loads(completion["body"])["state"] == ISSUED_STATE
+    stored = json.loads(completion["body"])["configuration"]["connect"]
     assert stored["access_token"] == "the-access-token"
     assert stored["refresh_token"] == "the-refresh-token"
     assert stored["expires_at"] > 0
@@ -209,7 +233,7 @@ def test_a_forged_state_is_refused_before_any_exchange(server, context):
     response = run(make_handler(server), context, CALLBACK.replace(ISSUED_STATE, "forged"))
     assert response.status == 400
     assert "invalid, expired or already used" in response.text()
-    assert server.paths() == [("POST", "/api/v1/installation/oauth/state/consume")]
+    assert server.paths() == [("POST", "/api/v1/installation/oauth/check")]
 
 
 def test_a_replayed_state_is_refused(server, context):
@@ -246,7 +270,7 @@ def test_a_failing_token_endpoint_is_502_and_stores_nothing(server, context, fai
     response = run(make_handler(server), context, CALLBACK)
     assert response.status == 502
     assert shown in response.text()
-    assert ("PATCH", "/api/v1/installation/") not in server.paths()
+    assert ("POST", "/api/v1/installation/oauth/complete") not in server.paths()
 
 
 def test_an_unreachable_token_endpoint_is_502(server, context):
@@ -278,6 +302,7 @@ def test_a_custom_extract_credentials_gets_the_token_response(server, context):
     assert seen["ok"] is True and seen["status"] == 200
     assert seen["body"]["access_token"] == "the-access-token"
     assert json.loads(server.requests[-1]["body"]) == {
+        "state": ISSUED_STATE,
         "configuration": {"connect": {"token": "the-access-token"}},
         "externalIds": ["github-user-7"],
     }
