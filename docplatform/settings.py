@@ -7,6 +7,7 @@ PostgreSQL (psycopg 3) and ``CELERY_BROKER_URL`` selects Redis or RabbitMQ.
 
 import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import environ
 from django.core.exceptions import ImproperlyConfigured
@@ -68,6 +69,9 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: a request to the integrations host (INTEGRATIONS_URL) is answered by the public
+    # endpoint views alone, and none of the middleware below runs for it.
+    "integrations.middleware.IntegrationsOriginMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -289,6 +293,41 @@ CELERY_BEAT_SCHEDULE["purge-webhook-deliveries"] = {
 # Where the platform is reached from outside (the API endpoint and installations' public
 # endpoints given to integration code) and where the runtime host listens.
 PLATFORM_URL = env.str("PLATFORM_URL", default="http://127.0.0.1:8000").rstrip("/")
+# The origin of the integrations' public endpoints (DESIGN.md, "Trust boundaries" 3): another
+# host than the platform's, so no platform cookie reaches integration code and nothing it
+# answers runs on, or sets cookies for, the platform's origin. One process serves both hosts.
+INTEGRATIONS_URL = env.str("INTEGRATIONS_URL", default="http://localhost:8000").rstrip("/")
+
+
+def origin_host(name: str, url: str) -> str:
+    """The host of a ``scheme://host[:port]`` setting; anything else stops start-up."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname or parts.path:
+        raise ImproperlyConfigured(f"{name} must be http(s)://host[:port], not {url!r}")
+    return parts.hostname.rstrip(".").lower()
+
+
+def check_separate_origins(platform_url: str, integrations_url: str, *, production: bool) -> None:
+    """INTEGRATIONS_URL's host must not be the platform's; in production not a parent or a
+    child domain of it either (a cookie set for one with ``Domain=`` would reach the other)."""
+    platform = origin_host("PLATFORM_URL", platform_url)
+    integrations = origin_host("INTEGRATIONS_URL", integrations_url)
+    related = integrations.endswith("." + platform) or platform.endswith("." + integrations)
+    if integrations == platform or (production and related):
+        raise ImproperlyConfigured(
+            f"INTEGRATIONS_URL ({integrations_url}) must be on another domain than PLATFORM_URL "
+            f"({platform_url}): not the same host, nor a parent or child domain of it"
+        )
+
+
+check_separate_origins(PLATFORM_URL, INTEGRATIONS_URL, production=not DEBUG)
+# Both hosts are served: admit them without repeating them in ALLOWED_HOSTS.
+for _url in (PLATFORM_URL, INTEGRATIONS_URL):
+    _host = urlsplit(_url).hostname
+    _host = f"[{_host}]" if ":" in _host else _host
+    if _host not in ALLOWED_HOSTS and "*" not in ALLOWED_HOSTS:
+        ALLOWED_HOSTS.append(_host)
+
 RUNTIME_URL = env.str("RUNTIME_URL", default="http://127.0.0.1:8100").rstrip("/")
 # The key that signs every envelope to the runtime host (the host is started with the same
 # one: `manage.py runtime_host` passes it). Without one, it is derived from SECRET_KEY.

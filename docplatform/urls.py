@@ -173,7 +173,6 @@ api_v1 = [
 urlpatterns = [
     path("", RedirectView.as_view(url="/marketplace/", permanent=False)),
     path("admin/", admin.site.urls),
-    path("endpoints/", include("integrations.urls")),
     path("marketplace/", include("marketplace.urls")),
     path("api/v1/", include((api_v1, "api"))),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),

@@ -6,6 +6,7 @@ import hmac
 from django.conf import settings
 from django.urls import reverse
 
+from .middleware import URLCONF as PUBLIC_URLCONF
 from .models import Installation, Integration, IntegrationVersion
 
 
@@ -19,14 +20,16 @@ def runtime_signing_key() -> str:
 
 
 def integration_public_endpoint(integration: Integration) -> str:
-    """Served by the runtime host (DESIGN.md): ``{RUNTIME_URL}/integrations/{name}``."""
-    return f"{settings.RUNTIME_URL}/integrations/{integration.name}"
+    """The world-facing URL of the integration's own endpoint, on the integrations origin."""
+    path = reverse("integration-endpoint", urlconf=PUBLIC_URLCONF, args=[integration.name, ""])
+    return settings.INTEGRATIONS_URL + path
 
 
 def installation_public_endpoint(installation: Installation) -> str:
-    """A platform URL the world calls; requests are relayed to the integration's ``fetch``."""
-    path = reverse("installation-endpoint", kwargs={"installation_id": installation.id, "path": ""})
-    return settings.PLATFORM_URL + path
+    """The world-facing URL of an installation, on the integrations origin; requests there are
+    relayed to the integration's ``fetch``."""
+    path = reverse("installation-endpoint", urlconf=PUBLIC_URLCONF, args=[installation.id, ""])
+    return settings.INTEGRATIONS_URL + path
 
 
 def _installation_part(installation: Installation) -> dict:

@@ -1,3 +1,6 @@
+"""The URLconf of the integrations host (``INTEGRATIONS_URL``, see ``integrations.middleware``):
+the installation and integration public endpoints, and nothing else."""
+
 from django.urls import re_path
 
 from . import views
@@ -14,3 +17,6 @@ urlpatterns = [
         name="integration-endpoint",
     ),
 ]
+
+handler404 = "integrations.views.not_found"
+handler500 = "integrations.views.server_error"

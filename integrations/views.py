@@ -1,16 +1,22 @@
 """Public endpoints: requests from the world relayed to an integration's ``fetch``.
 
-``{PLATFORM_URL}/endpoints/installations/{id}/...`` is an installation's public endpoint
-(``environment.installation.urls.publicEndpoint``); ``/endpoints/integrations/{name}/...``
-the integration's own, called without an installation. Any method, path, query, headers and
-raw body go to the runtime as a ``fetch`` event; the integration's answer comes back as is.
+Served on the integrations host only (``INTEGRATIONS_URL``, see ``integrations.middleware``):
+``{INTEGRATIONS_URL}/installations/{id}/...`` is an installation's public endpoint
+(``environment.installation.urls.publicEndpoint``); ``/integrations/{name}/...`` the
+integration's own, called without an installation. Any method, path, query, headers and raw
+body go to the runtime as a ``fetch`` event; the integration's answer comes back as is, less
+what could carry the platform's credentials: its session and CSRF cookies and API tokens
+never go to integration code, and a ``Set-Cookie`` naming a platform cookie is dropped.
 """
 
+import re
 import uuid
 
 from django.conf import settings
 from django.http import HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
+
+from docplatform.models import ApiToken
 
 from .models import Installation, Integration
 from .runtime.host import UNFORWARDED_HEADERS
@@ -23,6 +29,54 @@ FAILURE_STATUS = {"timeout": 504, "busy": 503}
 
 def _error(status: int, error: str, message: str) -> JsonResponse:
     return JsonResponse({"error": error, "message": message}, status=status)
+
+
+def not_found(request, exception):
+    """The integrations host's 404: only the public endpoints are served there."""
+    return _error(404, "not_found", "only integration endpoints are served on this host")
+
+
+def server_error(request):
+    return _error(500, "server_error", "the platform failed to relay this request")
+
+
+def _platform_cookies() -> set[str]:
+    return {
+        settings.SESSION_COOKIE_NAME,
+        settings.CSRF_COOKIE_NAME,
+        settings.LANGUAGE_COOKIE_NAME,
+        "messages",
+    }
+
+
+PLATFORM_TOKEN = re.compile(
+    rf"^\s*bearer\s+({ApiToken.PREFIX}|{Installation.TOKEN_PREFIX})", re.IGNORECASE
+)
+
+
+def _relayed_request_headers(request) -> dict:
+    """The request's headers without the platform's cookies and API tokens."""
+    platform_cookies = _platform_cookies()
+    headers = {}
+    for name, value in request.headers.items():
+        if name.lower() == "cookie":
+            kept = [
+                part
+                for part in value.split(";")
+                if part.split("=", 1)[0].strip() not in platform_cookies and part.strip()
+            ]
+            if not kept:
+                continue
+            value = ";".join(kept).strip()
+        elif name.lower() == "authorization" and PLATFORM_TOKEN.match(value):
+            continue
+        headers[name] = value
+    return headers
+
+
+def _sets_platform_cookie(value: str) -> bool:
+    names = "|".join(re.escape(name) for name in _platform_cookies())
+    return re.search(rf"(^|,)\s*({names})\s*=", value) is not None
 
 
 def _relay(request, *, version, installation=None) -> HttpResponse:
@@ -38,8 +92,8 @@ def _relay(request, *, version, installation=None) -> HttpResponse:
         "eventId": str(uuid.uuid4()),
         "request": {
             "method": request.method,
-            "url": settings.PLATFORM_URL + request.get_full_path(),
-            "headers": {name: value for name, value in request.headers.items()},
+            "url": settings.INTEGRATIONS_URL + request.get_full_path(),
+            "headers": _relayed_request_headers(request),
         },
     }
     try:
@@ -50,8 +104,11 @@ def _relay(request, *, version, installation=None) -> HttpResponse:
         return _error(FAILURE_STATUS.get(answer.outcome, 502), answer.outcome, answer.failure)
     response = HttpResponse(answer.body, status=answer.status)
     for name, value in answer.headers.items():
-        if name.lower() not in UNRELAYED_HEADERS:
-            response[name] = value
+        if name.lower() in UNRELAYED_HEADERS:
+            continue
+        if name.lower() == "set-cookie" and _sets_platform_cookie(value):
+            continue
+        response[name] = value
     return response
 
 
@@ -65,7 +122,7 @@ def installation_endpoint(request, installation_id: str, path: str = ""):
     installation = (
         Installation.objects.select_related("integration__latest_version", "parent")
         # The script is sent only when the runtime host asks for it (a deferred read then).
-        .defer("integration__latest_version__script")
+        .defer("integration__latest_version__bundle")
         .filter(pk=installation_id)
         .first()
     )
@@ -86,7 +143,7 @@ def installation_endpoint(request, installation_id: str, path: str = ""):
 def integration_endpoint(request, name: str, path: str = ""):
     integration = (
         Integration.objects.select_related("latest_version")
-        .defer("latest_version__script")
+        .defer("latest_version__bundle")
         .filter(name=name)
         .first()
     )

@@ -13,6 +13,13 @@ from docplatform.settings import CELERY_BROKER_URL
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
+# pytest-django's live server answers as http://localhost:<port>: the platform is that host,
+# and the integrations origin 127.0.0.1 (another host, so a browser keeps their cookies apart).
+# The ``origins`` fixture (and ``runtime``) adds the live server's port; processes that tests
+# start are given both in their environment.
+PLATFORM_URL = os.environ.get("PLATFORM_URL", "http://localhost:8000").rstrip("/")
+INTEGRATIONS_URL = os.environ.get("INTEGRATIONS_URL", "http://127.0.0.1:8000").rstrip("/")
+
 # A broker folder of the test run's own, so a running `make run` never sees test messages.
 if CELERY_BROKER_URL.startswith("filesystem://"):
     # Kept in the environment so worker processes that tests start share the same folder.

@@ -64,7 +64,7 @@ class Api:
 
 @pytest.mark.slow
 def test_a_content_update_is_digested_into_the_space_installation(
-    runtime, live_server, celery_worker, org_admin, organization
+    runtime, live_server, celery_worker, org_admin, organization, settings
 ):
     token = api_token_create(user=org_admin, name="example")[1]
     api = Api(live_server.url + "/api/v1/", token)
@@ -101,7 +101,7 @@ def test_a_content_update_is_digested_into_the_space_installation(
     assert shown["configuration"]["digest"] == "2 page(s), 10 word(s); under 5 words: intro"
     assert shown["externalIds"] == [f"revision:{revision['id']}"]
 
-    endpoint = live_server.url + f"/endpoints/installations/{installation['id']}/"
+    endpoint = settings.INTEGRATIONS_URL + f"/installations/{installation['id']}/"
     assert requests.get(endpoint, timeout=20).json() == {
         "space": space.id,
         "digest": "2 page(s), 10 word(s); under 5 words: intro",

@@ -80,12 +80,13 @@ class DevProcess:
 
 
 @pytest.fixture
-def dev_env(runtime, live_server):
+def dev_env(runtime, live_server, settings):
     return {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "tests.settings",
         "DATABASE_URL": database_url(),
         "PLATFORM_URL": live_server.url,
+        "INTEGRATIONS_URL": settings.INTEGRATIONS_URL,
         "RUNTIME_URL": runtime.url,
     }
 

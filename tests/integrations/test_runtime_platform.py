@@ -136,9 +136,8 @@ def test_unknown_or_paused_installations_and_big_bodies(runtime, installed, sett
     assert paused.status_code == 503 and paused.json()["error"] == "installation_paused"
 
 
-def test_a_runtime_that_cannot_be_reached(installed, settings, live_server):
+def test_a_runtime_that_cannot_be_reached(installed, settings, origins):
     installation, _ = installed
-    settings.PLATFORM_URL = live_server.url
     settings.RUNTIME_URL = "http://127.0.0.1:9"
     response = requests.get(endpoint(installation), timeout=10)
     assert response.status_code == 502
