@@ -15,15 +15,23 @@ $(STAMP): pyproject.toml sdk/pyproject.toml
 
 install: $(STAMP)
 
+# `make run` is development: DEBUG on (development keys derived from the development
+# SECRET_KEY) unless the environment says otherwise.
+DEV := DEBUG=$${DEBUG:-true}
+
 migrate: install
-	$(BIN)/python manage.py migrate --no-input
+	$(DEV) $(BIN)/python manage.py migrate --no-input
 
 demo: migrate
-	$(BIN)/python manage.py seed_demo
+	$(DEV) $(BIN)/python manage.py seed_demo
 
-# Web, Celery worker and beat together on the embedded default (SQLite, file-system broker).
+# Web, Celery worker, beat and the runtime host together on the embedded default (SQLite,
+# file-system broker).
+# Integration code runs in the best sandbox the machine can make (bubblewrap, else unshare);
+# where none can be made, unconfined with a loud warning (see the README's "Sandbox").
 run: demo
-	PATH=$(BIN):$$PATH $(BIN)/honcho start
+	$(DEV) RUNTIME_SANDBOX=$${RUNTIME_SANDBOX:-$$($(BIN)/python -m integrations.runtime.sandbox)} \
+		PATH=$(BIN):$$PATH $(BIN)/honcho start
 
 test: install
 	$(BIN)/python -m pytest $(PYTEST_ARGS)

@@ -4,19 +4,25 @@ import hashlib
 import hmac
 
 from django.conf import settings
+
 from django.urls import reverse
+
+from docplatform.crypto import key_from_setting
 
 from .middleware import URLCONF as PUBLIC_URLCONF
 from .models import Installation, Integration, IntegrationVersion
 
 
 def runtime_signing_key() -> str:
-    """The platform-to-runtime key: the setting, or one derived from SECRET_KEY."""
-    if settings.RUNTIME_SIGNING_KEY:
-        return settings.RUNTIME_SIGNING_KEY
-    return hmac.new(
-        settings.SECRET_KEY.encode(), b"runtime-signing-key", hashlib.sha256
-    ).hexdigest()
+    """The platform-to-runtime key: the setting, or in development one derived from
+    SECRET_KEY."""
+    return key_from_setting(
+        "RUNTIME_SIGNING_KEY",
+        settings.RUNTIME_SIGNING_KEY,
+        lambda: hmac.new(
+            settings.SECRET_KEY.encode(), b"runtime-signing-key", hashlib.sha256
+        ).hexdigest(),
+    )
 
 
 def integration_public_endpoint(integration: Integration) -> str:
@@ -56,11 +62,14 @@ def environment_for(version: IntegrationVersion, installation: Installation | No
             "name": integration.name,
             "version": version.number,
             "contentHash": version.content_hash,
+            "bundleHash": version.bundle_hash,
             "configurations": integration.configurations,
             "urls": {"publicEndpoint": integration_public_endpoint(integration)},
         },
         "secrets": dict(version.secrets or {}),
     }
+    if version.network_fetch is not None:
+        environment["integration"]["network"] = {"fetch": version.network_fetch}
     if installation is None:
         return environment
     environment["apiTokens"]["installation"] = installation.api_token

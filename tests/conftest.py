@@ -75,6 +75,7 @@ def runtime_host(tmp_path_factory):
         tmp_path_factory.mktemp("runtime") / "host.log",
         RUNTIME_CALL_TIMEOUT="3",
         RUNTIME_WORKERS_PER_VERSION="1",
+        RUNTIME_ALLOWED_NETWORKS="127.0.0.0/8",  # the tests' OAuth provider and servers
     )
     yield host
     host.stop()

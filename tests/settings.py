@@ -8,8 +8,14 @@ import os
 import tempfile
 from pathlib import Path
 
-from docplatform.settings import *  # noqa: F403
-from docplatform.settings import CELERY_BROKER_URL
+# Keys of the test run's own (production refuses to derive them); kept in the environment, so
+# the commands and hosts that tests start in subprocesses share them.
+os.environ.setdefault("SECRET_KEY", "test-only-secret-key-" + "x" * 40)
+os.environ.setdefault("ENCRYPTION_KEYS", "Z8mQ0a2kK7bqzQ7F0lqz1wVYc4h2W5lEwCq2mYyqJ4w=")
+os.environ.setdefault("RUNTIME_SIGNING_KEY", "test-only-runtime-signing-key")
+
+from docplatform.settings import *  # noqa: E402, F403
+from docplatform.settings import CELERY_BROKER_URL  # noqa: E402
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 

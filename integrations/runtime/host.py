@@ -16,7 +16,8 @@ it), ``RUNTIME_WORKER_PROCESSES`` (32), ``RUNTIME_WORKER_OPEN_FILES`` (256),
 ``RUNTIME_WORKER_FILE_MB`` (64), ``RUNTIME_WORKER_TMP_MB`` (64), ``RUNTIME_MAX_VERSIONS`` (64
 pools), ``RUNTIME_POOL_IDLE_SECONDS`` (300), ``RUNTIME_MAX_ENVELOPE_MB`` (12),
 ``RUNTIME_SIGNATURE_TOLERANCE`` (300 s), ``RUNTIME_ALLOWED_NETWORKS`` (none: CIDRs that
-``context.fetch`` may reach although not public), ``RUNTIME_FETCH_MAX_MB`` (10).
+``context.fetch`` may reach although not public), ``RUNTIME_FETCH_MAX_MB`` (10),
+``RUNTIME_FETCH_TIMEOUT`` (10 s in all per request; 3 s to connect).
 """
 
 import argparse
@@ -91,6 +92,7 @@ class HostConfig:
     signature_tolerance: int = signing.DEFAULT_TOLERANCE
     allowed_networks: tuple = ()
     fetch_max_mb: float = 10
+    fetch_timeout: float = 10
 
     @classmethod
     def from_environ(cls, environ=os.environ) -> "HostConfig":
@@ -134,6 +136,7 @@ class HostConfig:
             signature_tolerance=number("RUNTIME_SIGNATURE_TOLERANCE", signing.DEFAULT_TOLERANCE),
             allowed_networks=tuple(networks),
             fetch_max_mb=number("RUNTIME_FETCH_MAX_MB", 10, float),
+            fetch_timeout=number("RUNTIME_FETCH_TIMEOUT", 10, float),
         )
 
 
@@ -193,6 +196,7 @@ class RuntimeHost:
             EgressSettings(
                 allowed_networks=list(config.allowed_networks),
                 max_response_bytes=int(config.fetch_max_mb * MEBIBYTE),
+                total_timeout=config.fetch_timeout,
             )
         )
 

@@ -14,6 +14,7 @@ Pure Python (standard library and urllib3): the runtime host imports it, so no D
 """
 
 import contextlib
+import io
 import ipaddress
 import socket
 import threading
@@ -97,17 +98,21 @@ def _embedded_ipv4(address: ipaddress.IPv6Address) -> tuple[str, ipaddress.IPv4A
     return None
 
 
+def _with_article(noun: str) -> str:
+    return ("an " if noun[0] in "aeiouIN" and not noun.startswith("NAT") else "a ") + noun
+
+
 def address_refusal(address: Address) -> str | None:
-    """Why an address may not be called, or None when it is public."""
+    """Why an address may not be called ("a loopback address"), or None when it is public."""
     if isinstance(address, ipaddress.IPv6Address):
         embedded = _embedded_ipv4(address)
         if embedded is not None:
             form, inner = embedded
             reason = address_refusal(inner)
             if reason:
-                return f"{form} form of a {reason}"
-            if form in ("6to4", "Teredo"):
-                return f"{form} relay address"
+                return f"{_with_article(form)} form of {reason}"
+            if form in ("6to4", "Teredo"):  # relayed to an address nobody checked
+                return _with_article(f"{form} relay address")
             return None
     for label, test in [
         ("loopback", address.is_loopback),
@@ -118,9 +123,9 @@ def address_refusal(address: Address) -> str | None:
         ("unspecified", address.is_unspecified),
     ]:
         if test:
-            return f"{label} address"
+            return _with_article(f"{label} address")
     if not address.is_global:
-        return "non-public address"
+        return "a non-public address"
     return None
 
 
@@ -155,7 +160,7 @@ def check_url(url: str, *, allowed_networks: Iterable[Network] = ()) -> Target:
             continue
         reason = address_refusal(address)
         if reason:
-            raise UnsafeURL(f"{parts.hostname} resolves to {address}, a {reason}")
+            raise UnsafeURL(f"{parts.hostname} resolves to {address}, {reason}")
     return Target(
         url=url.strip(), scheme=parts.scheme, host=parts.hostname, port=port, address=str(addresses[0])
     )
@@ -230,15 +235,16 @@ class DeadlineSocket:
         return self._timeout
 
     def makefile(self, mode="r", buffering=None, **_):
-        import io
-
+        """A file over this wrapper (so reads keep to the deadline) that, like the socket's
+        own, keeps the descriptor open until it is closed too."""
         raw = socket.SocketIO(self, mode.replace("b", ""))
+        self._sock._io_refs += 1
         if "r" in mode:
             return io.BufferedReader(raw, buffering or io.DEFAULT_BUFFER_SIZE)
         return io.BufferedWriter(raw, buffering or io.DEFAULT_BUFFER_SIZE)
 
     def _decref_socketios(self):
-        pass
+        self._sock._decref_socketios()
 
     def __getattr__(self, name):
         return getattr(self._sock, name)

@@ -314,3 +314,20 @@ def make_sandbox(mode: str, user: str, tmp_bytes: int) -> Sandbox:
         + "). Install bubblewrap (apt-get install bubblewrap) or allow user namespaces, "
         "or set RUNTIME_SANDBOX=off to run integration code unconfined (development only)."
     )
+
+
+def main():
+    """``python -m integrations.runtime.sandbox``: print the sandbox this machine can make
+    (``bwrap`` or ``unshare``), or ``off`` with the reason on stderr (``make run`` uses it)."""
+    try:
+        sandbox = make_sandbox("auto", os.environ.get("RUNTIME_WORKER_USER", "nobody"), 1 << 20)
+    except SandboxUnavailable as error:
+        print(f"WARNING: {error}", file=sys.stderr)
+        print("off")
+        return
+    sandbox.close()
+    print(sandbox.mode)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,5 +1,6 @@
-"""``docplatform-integration``: check and publish an integration without running the platform.
+"""``docplatform-integration``: start, check and publish an integration without the platform.
 
+    docplatform-integration new FOLDER [--name NAME] [--organization ORG] [--force]
     docplatform-integration check [PATH] [--env-file FILE]
     docplatform-integration publish [PATH] [--env-file FILE] --api URL --token TOKEN
 
@@ -20,6 +21,7 @@ import requests
 from dotenv import dotenv_values
 
 from .authoring.bundle import integration_bundle
+from .authoring.scaffold import DEFAULT_ORGANIZATION, ScaffoldError, scaffold_create
 from .manifest import CheckResult, check_manifest
 
 EXIT_OK = 0
@@ -69,6 +71,21 @@ def run_check(options) -> None:
     print(f"{result.manifest.name}: the manifest is valid")
 
 
+def run_new(options) -> None:
+    try:
+        written = scaffold_create(
+            folder=Path(options.folder),
+            name=options.name,
+            organization=options.organization,
+            force=options.force,
+        )
+    except ScaffoldError as exc:
+        raise UsageError(str(exc)) from exc
+    for path in written:
+        print(f"created {path}")
+    print(f"next: docplatform-integration check {options.folder}")
+
+
 def run_publish(options) -> None:
     api = (options.api or os.environ.get("DOCPLATFORM_API") or "").rstrip("/")
     token = options.token or os.environ.get("DOCPLATFORM_TOKEN")
@@ -108,9 +125,18 @@ def run_publish(options) -> None:
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(
         prog="docplatform-integration",
-        description="Check and publish docplatform integrations.",
+        description="Start, check and publish docplatform integrations.",
     )
     actions = root.add_subparsers(dest="action", required=True, metavar="ACTION")
+    new = actions.add_parser("new", help="Scaffold a new integration folder.")
+    new.add_argument("folder", help="The folder to create (it must be empty).")
+    new.add_argument("--name", help="The integration's name (default: the folder's name).")
+    new.add_argument(
+        "--organization",
+        default=DEFAULT_ORGANIZATION,
+        help="The owning organization's id or subdomain.",
+    )
+    new.add_argument("--force", action="store_true", help="Write into a non-empty folder.")
     check = actions.add_parser("check", help="Validate a manifest and report every problem.")
     publish = actions.add_parser("publish", help="Check, bundle and upload a new version.")
     for action in (check, publish):
@@ -130,7 +156,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     options = parser().parse_args(argv)
     try:
-        {"check": run_check, "publish": run_publish}[options.action](options)
+        {"new": run_new, "check": run_check, "publish": run_publish}[options.action](options)
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -9,11 +9,12 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import requests
 from docplatform_sdk import signing
+from docplatform_sdk.codebundle import digest
 
 from .support import (
     PROJECT_ROOT,
     EnvelopeClient,
-    content_hash,
+    bundle_of,
     envelope_parts,
     environment_for,
     free_port,
@@ -223,28 +224,57 @@ def test_an_unknown_component_is_404(client):
     assert answer.json() == {"error": "unknown_component", "componentId": "nope"}
 
 
-def test_the_script_is_required_once_per_content_hash(client):
+def test_the_bundle_is_required_once_per_bundle_hash(client):
     script = ECHO + "\n# version A\n"
     environment = environment_for("cached", script, client.host.url)
-    without_script = envelope_parts(FETCH_EVENT, environment, b"x")
+    without_bundle = envelope_parts(FETCH_EVENT, environment, b"x")
 
-    first = client.post("cached", without_script)
+    first = client.post("cached", without_bundle)
     assert first.status_code == 409
-    assert first.json() == {
-        "error": "script_required",
-        "contentHash": content_hash("cached", script),
-    }
+    assert first.json() == {"error": "bundle_required", "bundleHash": digest(bundle_of(script))}
 
-    with_script = client.post("cached", envelope_parts(FETCH_EVENT, environment, b"x", script))
-    assert with_script.status_code == 201
-    assert client.post("cached", without_script).status_code == 201
+    with_bundle = client.post(
+        "cached", envelope_parts(FETCH_EVENT, environment, b"x", bundle_of(script))
+    )
+    assert with_bundle.status_code == 201
+    assert client.post("cached", without_bundle).status_code == 201
 
     new_version = ECHO + "\n# version B\n"
     other_environment = environment_for("cached", new_version, client.host.url)
     assert client.post("cached", envelope_parts(FETCH_EVENT, other_environment)).status_code == 409
 
 
-def test_each_content_hash_runs_its_own_script(client):
+def test_a_bundle_that_is_not_the_signed_one_is_refused_and_replaces_nothing(client):
+    genuine = (
+        "from docplatform_sdk import Response, create_integration\n"
+        "integration = create_integration(fetch=lambda request, context: Response.text('mine'))\n"
+    )
+    hostile = genuine.replace("'mine'", "'hijacked'")
+    environment = environment_for("victim", genuine, client.host.url)
+    assert client.call("victim", genuine, FETCH_EVENT, environment).text == "mine"
+
+    # The genuine bundle's signed hash, with another bundle: refused, whatever is pooled.
+    forged = client.post(
+        "victim", envelope_parts(FETCH_EVENT, environment, None, bundle_of(hostile))
+    )
+    assert forged.status_code == 400
+    assert forged.json()["error"] == "bundle_mismatch"
+    assert forged.json()["computed"] == digest(bundle_of(hostile))
+    assert client.post("victim", envelope_parts(FETCH_EVENT, environment)).text == "mine"
+
+
+def test_a_malformed_bundle_with_its_own_hash_is_400_naming_the_part(client):
+    bundle = b'{"script": "../evil.py", "files": {"../evil.py": "x"}}'
+    environment = environment_for("echo", ECHO, client.host.url)
+    environment["integration"]["bundleHash"] = digest(bundle)
+    answer = client.post("echo", envelope_parts(FETCH_EVENT, environment, None, bundle))
+    assert answer.status_code == 400
+    assert answer.json()["error"] == "malformed_envelope"
+    assert answer.json()["part"] == "bundle"
+    assert "inside the folder" in answer.json()["message"]
+
+
+def test_each_bundle_hash_runs_its_own_code(client):
     script_a = (
         "from docplatform_sdk import Response, create_integration\n"
         "integration = create_integration(fetch=lambda request, context: Response.text('A'))\n"
@@ -259,7 +289,7 @@ def test_each_content_hash_runs_its_own_script(client):
     ("script", "message"),
     [
         ("def broken(:\n", "SyntaxError: "),
-        ("x = 1\n", "ScriptError: the script must bind integration = create_integration(...)"),
+        ("x = 1\n", "ScriptError: main.py must bind integration = create_integration(...)"),
         ("raise ImportError('no such thing')\n", "ImportError: no such thing"),
     ],
 )
@@ -276,7 +306,7 @@ def signed_envelope(client):
     return requests.Request(
         "POST",
         f"{client.host.url}/integrations/echo/v1",
-        files=envelope_parts(FETCH_EVENT, environment, b"body", ECHO),
+        files=envelope_parts(FETCH_EVENT, environment, b"body", bundle_of(ECHO)),
     ).prepare()
 
 
@@ -346,7 +376,6 @@ GOOD_ENVIRONMENT = environment_for("echo", ECHO)
             "environment",
         ),
         (envelope_parts(FETCH_EVENT, {**GOOD_ENVIRONMENT, "secrets": ["x"]}), "environment"),
-        ({**envelope_parts(FETCH_EVENT, GOOD_ENVIRONMENT), "script": ("s.py", b"\xff")}, "script"),
         ({**envelope_parts(FETCH_EVENT, GOOD_ENVIRONMENT), "extra": (None, b"1")}, "extra"),
     ],
 )

@@ -1,8 +1,10 @@
-"""Hostile integration code is contained: it runs in scrubbed, limited worker processes that
-the host replaces when they fail (limits of the module's host: 2 s per call, 256 MiB)."""
+"""Failing integration code is contained: it runs in sandboxed, limited worker processes that
+the host replaces when they fail (limits of the module's host: 2 s per call, 256 MiB).
+The escape attempts of hostile code are in test_sandbox.py."""
 
 import contextlib
 import json
+import os
 import threading
 import time
 
@@ -28,15 +30,18 @@ def single_worker(tmp_path_factory):
 
 
 def hostile(body: str) -> str:
-    """A script whose fetch runs ``body`` unless the request asks for ``?pid``."""
+    """A script whose fetch runs ``body`` unless the request asks for ``?pid`` (then it
+    answers its worker's identity: every sandboxed worker is pid 2 of its own namespace)."""
     indented = "\n".join("    " + line for line in body.strip().splitlines())
     return f"""
 import os
 from docplatform_sdk import Response, create_integration
 
+WORKER = os.urandom(8).hex()
+
 def fetch(request, context):
     if request.query.get("pid"):
-        return Response.json({{"pid": os.getpid()}})
+        return Response.json({{"pid": WORKER}})
 {indented}
 
 integration = create_integration(fetch=fetch)
@@ -127,7 +132,8 @@ def fetch(request, context):
         "docplatform": can_import("docplatform"),
         "integrations_models": can_import("integrations.models"),
         "webhooks": can_import("webhooks"),
-        "sdk": can_import("integrations.runtime"),
+        "sdk": can_import("docplatform_sdk"),
+        "old_sdk": can_import("integrations.runtime"),
         "django_settings": settings_state(),
         "dumpable": dumpable(),
     })
@@ -140,13 +146,14 @@ def test_integration_code_cannot_reach_the_platforms_settings(client):
     answer = client.call("prober", PROBE, FETCH)
     assert answer.status_code == 200, answer.text
     seen = answer.json()
-    assert set(seen["environ"]) <= {"PATH", "LANG", "TZ"}
+    assert set(seen["environ"]) <= {"PATH", "LANG", "HOME", "PWD"}
     for secret in ("DATABASE_URL", "DJANGO_SETTINGS_MODULE", "SECRET_KEY", "RUNTIME_SIGNING_KEY"):
         assert secret not in json.dumps(seen["environ"])
     assert seen["docplatform"] == "ModuleNotFoundError"
     assert seen["integrations_models"] == "ModuleNotFoundError"
     assert seen["webhooks"] == "ModuleNotFoundError"
     assert seen["sdk"] == "imported"
+    assert seen["old_sdk"] == "ModuleNotFoundError"
     assert seen["django_settings"] in ("ImproperlyConfigured", "django absent")
     assert seen["cwd_entries"] == []
     assert str(PROJECT_ROOT) not in seen["sys_path"] and "" not in seen["sys_path"]
@@ -191,7 +198,7 @@ def test_a_hanging_integration_does_not_block_another(client):
 
 
 def test_a_version_is_served_by_several_pre_started_workers(client):
-    script = hostile("import time\ntime.sleep(0.5)\nreturn Response.json({'pid': os.getpid()})")
+    script = hostile("import time\ntime.sleep(0.5)\nreturn Response.json({'pid': WORKER})")
     client.call("parallel", script, pid_event())
     time.sleep(1)  # the second worker starts in the background
     answers = []
@@ -213,7 +220,9 @@ def test_workers_end_with_their_host(tmp_path_factory):
     host = start_host(tmp_path_factory, RUNTIME_WORKERS_PER_VERSION="1", RUNTIME_CALL_TIMEOUT="30")
     client = EnvelopeClient(host)
     script = hostile("import time\ntime.sleep(600)")
-    pid = worker_pid(client, "orphan", script)
+    worker_pid(client, "orphan", script)
+    started = descendants(host.process.pid)
+    assert started
 
     def hang():
         with contextlib.suppress(requests.ConnectionError):
@@ -224,9 +233,25 @@ def test_workers_end_with_their_host(tmp_path_factory):
     host.process.kill()  # no chance to clean up: the worker must notice on its own
     host.stop()
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and process_exists(pid):
+    while time.monotonic() < deadline and any(process_exists(pid) for pid in started):
         time.sleep(0.1)
-    assert not process_exists(pid)
+    assert not [pid for pid in started if process_exists(pid)]
+
+
+def descendants(root: int) -> set[int]:
+    """The processes started, directly or not, by process ``root``."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError, IndexError):
+                with open(f"/proc/{entry}/stat") as stat:
+                    parents[int(entry)] = int(stat.read().rsplit(") ", 1)[1].split()[1])
+    found, frontier = set(), {root}
+    while frontier:
+        children = {pid for pid, parent in parents.items() if parent in frontier} - found
+        found |= children
+        frontier = children
+    return found
 
 
 def process_exists(pid: int) -> bool:

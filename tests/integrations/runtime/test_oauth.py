@@ -19,6 +19,7 @@ from docplatform_sdk import (
     Request,
     create_oauth_handler,
 )
+from docplatform_sdk.testing import direct_fetch
 
 ISSUED_STATE = "state-issued-by-the-platform"
 
@@ -102,7 +103,8 @@ def server():
 @pytest.fixture
 def context(server):
     return Context(
-        {
+        fetch=direct_fetch,
+        environment={
             "apiEndpoint": f"{server.url}/api/v1",
             "apiTokens": {"integration": "integration-token", "installation": "installation-token"},
             "integration": {

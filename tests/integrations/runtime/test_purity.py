@@ -1,30 +1,36 @@
-"""integrations.runtime is pure Python: importing all of it loads neither Django nor the
-platform (checked in a fresh interpreter, where nothing else has imported them)."""
+"""The SDK and the runtime host are pure Python: importing all of either loads neither
+Django nor the platform (checked in a fresh interpreter, where nothing else imported them);
+and the SDK installs on its own into an empty virtual environment."""
 
 import json
 import subprocess
 import sys
+import venv
+
+import pytest
 
 from .support import PROJECT_ROOT
 
 CHECK = """
 import importlib, json, pkgutil, sys
-import docplatform_sdk as runtime
-for module in pkgutil.iter_modules(runtime.__path__):
-    importlib.import_module(f"integrations.runtime.{module.name}")
+package = importlib.import_module(sys.argv[1])
+for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+    importlib.import_module(module.name)
 platform = ("django", "docplatform", "webhooks", "marketplace", "rest_framework", "celery")
 loaded = sorted(
     name for name in sys.modules
     if name.split(".")[0] in platform
     or (name.startswith("integrations.") and not name.startswith("integrations.runtime"))
+    or (name.startswith("integrations") and sys.argv[1] == "docplatform_sdk")
 )
 print(json.dumps(loaded))
 """
 
 
-def test_the_runtime_package_imports_nothing_of_django_or_the_platform():
+@pytest.mark.parametrize("package", ["docplatform_sdk", "integrations.runtime"])
+def test_the_package_imports_nothing_of_django_or_the_platform(package):
     result = subprocess.run(
-        [sys.executable, "-c", CHECK],
+        [sys.executable, "-c", CHECK, package],
         cwd=PROJECT_ROOT,
         env={"PATH": "/usr/bin:/bin"},
         capture_output=True,
@@ -33,3 +39,42 @@ def test_the_runtime_package_imports_nothing_of_django_or_the_platform():
         check=True,
     )
     assert json.loads(result.stdout) == []
+
+
+@pytest.mark.slow
+def test_the_sdk_installs_alone_and_its_command_works(tmp_path):
+    environment = tmp_path / "venv"
+    venv.create(environment, with_pip=True)
+    python = environment / "bin" / "python"
+    subprocess.run(
+        [python, "-m", "pip", "install", "--quiet", str(PROJECT_ROOT / "sdk")],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
+    imported = subprocess.run(
+        [python, "-c", "import sys, docplatform_sdk; print(sorted(sys.modules))"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    )
+    modules = set(eval(imported.stdout))  # noqa: S307 - our own printed list
+    assert "django" not in modules and "docplatform" not in modules
+    command = environment / "bin" / "docplatform-integration"
+    new = subprocess.run(
+        [command, "new", str(tmp_path / "hello"), "--organization", "acme"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert new.returncode == 0, new.stdout + new.stderr
+    check = subprocess.run(
+        [command, "check", str(tmp_path / "hello")], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert "valid" in check.stdout
+    django = subprocess.run(
+        [python, "-c", "import django"], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert django.returncode != 0  # nothing of the platform came along

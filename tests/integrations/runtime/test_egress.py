@@ -1,0 +1,196 @@
+"""``context.fetch`` goes through the runtime host, against real local HTTP servers: allowed,
+refused by address, refused by the manifest's ``network.fetch``, redirects not followed, a
+slow-drip server cut at the deadline, the platform API reachable below ``apiEndpoint`` only.
+
+The host allows 127.0.0.2 (``RUNTIME_ALLOWED_NETWORKS``), as development allows loopback; a
+server on 127.0.0.1 stands for any non-public address."""
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from .conftest import start_host
+from .support import EnvelopeClient, environment_for
+
+FETCH = {
+    "type": "fetch",
+    "eventId": "e",
+    "request": {"method": "GET", "url": "http://p/x", "headers": {}},
+}
+FETCHER = """
+import json
+from docplatform_sdk import Response, create_integration
+from docplatform_sdk.context import FetchError
+
+def fetch(request, context):
+    asked = request.json()
+    try:
+        answer = context.fetch(asked["url"], method=asked.get("method", "GET"),
+                               headers=asked.get("headers"), body=asked.get("body"))
+    except FetchError as error:
+        return Response.json({"fetch_error": str(error)})
+    return Response.json({
+        "status": answer.status,
+        "headers": {k.lower(): v for k, v in answer.headers.items()},
+        "body": answer.text(),
+    })
+
+integration = create_integration(fetch=fetch)
+"""
+
+
+class Recorder(BaseHTTPRequestHandler):
+    seen: list = []
+
+    def do_GET(self):
+        self.seen.append(
+            (self.server.server_address[0], self.command, self.path, dict(self.headers))
+        )
+        if self.path == "/redirect":
+            self.send_response(302)
+            self.send_header("Location", "http://127.0.0.2:1/elsewhere")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if self.path == "/drip":
+            self.wfile.write(b"HTTP/1.1 200 OK\r\n")
+            for _ in range(60):  # one header byte every 0.2 s: never done within 1.5 s
+                self.wfile.write(b"X")
+                self.wfile.flush()
+                time.sleep(0.2)
+            return
+        body = json.dumps({"hello": "from " + self.server.server_address[0]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    do_POST = do_GET
+
+    def log_message(self, format, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def servers():
+    started = []
+    for address in ("127.0.0.2", "127.0.0.1"):
+        httpd = ThreadingHTTPServer((address, 0), Recorder)
+        httpd.daemon_threads = True
+        threading.Thread(target=httpd.serve_forever, args=(0.05,), daemon=True).start()
+        started.append(httpd)
+    yield {s.server_address[0]: f"http://{s.server_address[0]}:{s.server_port}" for s in started}
+    for httpd in started:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory):
+    host = start_host(
+        tmp_path_factory,
+        RUNTIME_ALLOWED_NETWORKS="127.0.0.2/32",
+        RUNTIME_FETCH_TIMEOUT="1.5",
+        RUNTIME_CALL_TIMEOUT="5",
+    )
+    yield EnvelopeClient(host)
+    host.stop()
+
+
+def ask(client, request: dict, network=None, name="fetcher", api_endpoint=None):
+    environment = environment_for(name, FETCHER, client.host.url)
+    if network is not None:
+        environment["integration"]["network"] = {"fetch": network}
+    if api_endpoint is not None:
+        environment["apiEndpoint"] = api_endpoint
+    event = {**FETCH, "request": {**FETCH["request"], "method": "POST"}}
+    answer = client.call(name, FETCHER, event, environment, json.dumps(request).encode())
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
+def test_an_allowed_request_is_performed_by_the_host(client, servers):
+    seen = ask(client, {"url": servers["127.0.0.2"] + "/hi?x=1", "headers": {"X-Mine": "1"}})
+    assert seen["status"] == 200
+    assert json.loads(seen["body"]) == {"hello": "from 127.0.0.2"}
+    assert Recorder.seen[-1][:3] == ("127.0.0.2", "GET", "/hi?x=1")
+    assert Recorder.seen[-1][3]["X-Mine"] == "1"
+
+
+def test_a_non_public_address_is_refused_with_a_403_saying_why(client, servers):
+    before = len(Recorder.seen)
+    seen = ask(client, {"url": servers["127.0.0.1"] + "/secret"})
+    assert seen["status"] == 403
+    assert seen["headers"]["x-runtime-egress"] == "refused"
+    assert json.loads(seen["body"]) == {
+        "error": "egress_refused",
+        "message": "127.0.0.1 resolves to 127.0.0.1, a loopback address",
+    }
+    assert len(Recorder.seen) == before  # nothing reached the server
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://[::ffff:127.0.0.1]:80/",  # IPv4-mapped
+        "http://[2002:7f00:1::]:80/",  # 6to4 of 127.0.0.1
+        "http://[64:ff9b::a00:1]:80/",  # NAT64 of 10.0.0.1
+        "file:///etc/passwd",
+        "http://user:pass@example.com/",
+    ],
+)
+def test_disguised_and_odd_urls_are_refused(client, url):
+    seen = ask(client, {"url": url})
+    assert seen["status"] == 403, seen
+    assert json.loads(seen["body"])["error"] == "egress_refused"
+
+
+def test_only_the_hosts_of_network_fetch_are_reached(client, servers):
+    before = len(Recorder.seen)
+    refused = ask(client, {"url": servers["127.0.0.2"] + "/"}, network=["api.example.com"])
+    assert refused["status"] == 403
+    assert json.loads(refused["body"])["message"] == (
+        "127.0.0.2 is not among the hosts the manifest's network.fetch allows"
+    )
+    assert len(Recorder.seen) == before
+    allowed = ask(client, {"url": servers["127.0.0.2"] + "/"}, network=["127.0.0.2"], name="f2")
+    assert allowed["status"] == 200
+
+
+def test_a_redirect_is_returned_not_followed(client, servers):
+    seen = ask(client, {"url": servers["127.0.0.2"] + "/redirect"})
+    assert seen["status"] == 302
+    assert seen["headers"]["location"] == "http://127.0.0.2:1/elsewhere"
+
+
+def test_a_slow_drip_server_is_cut_at_the_deadline(client, servers):
+    started = time.monotonic()
+    seen = ask(client, {"url": servers["127.0.0.2"] + "/drip"})
+    took = time.monotonic() - started
+    assert seen == {"fetch_error": "timeout: no answer within 1.5 s"}
+    assert took < 4, took  # 1.5 s deadline, not 12 s of dripping
+    assert ask(client, {"url": servers["127.0.0.2"] + "/"})["status"] == 200
+
+
+def test_the_platform_api_is_reached_below_its_endpoint_only(client, servers):
+    api = servers["127.0.0.1"] + "/api/v1"
+    inside = ask(client, {"url": api + "/installation/"}, api_endpoint=api, name="api-user")
+    assert inside["status"] == 200
+    assert Recorder.seen[-1][:3] == ("127.0.0.1", "GET", "/api/v1/installation/")
+    for escape in ("/api/v1/../admin/", "/api/v1/%2e%2e/admin/", "/api/v2/", "/admin/"):
+        outside = ask(
+            client, {"url": servers["127.0.0.1"] + escape}, api_endpoint=api, name="api-user"
+        )
+        assert outside["status"] == 403, escape
+
+
+def test_a_malformed_request_from_the_worker_is_an_error_not_a_crash(client, servers):
+    seen = ask(client, {"url": servers["127.0.0.2"] + "/", "method": "BREW"})
+    assert seen == {
+        "fetch_error": "the request is malformed: method must be one of "
+        "DELETE, GET, HEAD, OPTIONS, PATCH, POST, PUT"
+    }
