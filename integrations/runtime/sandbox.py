@@ -51,6 +51,7 @@ _TRAMPOLINE = (
 _UNSHARE_SCRIPT = r"""
 set -eu
 root="$1"; shift
+hostname sandbox
 mount -t tmpfs -o size=1m,mode=755 sandbox "$root"
 for name in usr proc dev tmp sdk bundle python; do mkdir -p "$root/$name"; done
 mount --rbind /usr "$root/usr"; mount -o remount,bind,ro "$root/usr"

@@ -173,13 +173,13 @@ def cpu_seconds() -> float:
 
 
 def left_processes_behind() -> bool:
-    """Whether this sandbox holds processes beyond its init and this worker (its own PID
-    namespace: /proc lists only them)."""
+    """Whether this sandbox holds processes beyond its first one and this worker (its own
+    PID namespace: /proc lists only them)."""
     try:
-        pids = [entry for entry in os.listdir("/proc") if entry.isdigit()]
+        pids = {int(entry) for entry in os.listdir("/proc") if entry.isdigit()}
     except OSError:
         return False
-    return len(pids) > 2
+    return bool(pids - {1, os.getpid()})
 
 
 def serve(dispatcher: Dispatcher, name: str, channel: HostChannel, sandboxed: bool):
