@@ -85,9 +85,10 @@ def endpoint(runtime, write_integration, org_admin, organization) -> str:
 
 
 @pytest.fixture
-def signed_in(browser_page, settings, org_admin):  # noqa: F811 - the imported fixture
+def signed_in(browser_page, origins, org_admin):  # noqa: F811 - the imported fixture
     """The admin signed in at the platform; answers the page and the session cookie."""
     page = browser_page
+    settings = origins
     page.goto(f"{settings.PLATFORM_URL}/marketplace/login/")
     page.fill("input[name=username]", org_admin.username)
     page.fill("input[name=password]", "password")

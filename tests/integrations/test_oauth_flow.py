@@ -300,10 +300,10 @@ def test_without_a_members_state_the_flow_never_starts(browser, installation):
 def test_another_installations_state_never_starts_a_flow(browser, installation, org_member):
     other_org = OrganizationFactory(subdomain="globex")
     other_member = MembershipFactory(organization=other_org).user
-    Integration.objects.filter(pk=installation.integration_id).update(visibility="public")
-    other = installation_create(
-        user=other_member, integration=installation.integration, organization=other_org
-    )
+    integration = Integration.objects.get(pk=installation.integration_id)
+    integration.visibility = Integration.Visibility.PUBLIC
+    integration.save(update_fields=["visibility"])
+    other = installation_create(user=other_member, integration=integration, organization=other_org)
     theirs = oauth_connect_start(user=other_member, installation=other, property_name="tasks")
     ours = oauth_connect_start(user=org_member, installation=installation, property_name="tasks")
     for target, start in ((installation, theirs), (other, ours)):
