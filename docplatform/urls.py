@@ -1,7 +1,8 @@
+from csp.decorators import csp_update
 from django.contrib import admin
 from django.urls import include, path, register_converter
 from django.views.generic import RedirectView
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from integrations.api import catalogue, completion, components, installations, oauth
 from webhooks import api as webhooks_api
@@ -176,7 +177,13 @@ urlpatterns = [
     path("marketplace/", include("marketplace.urls")),
     path("api/v1/", include((api_v1, "api"))),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path(  # its script comes from its own URL (CSP); Swagger UI needs its inline styles
+        "api/docs/",
+        csp_update({"style-src": ["'unsafe-inline'"], "img-src": ["data:"]})(
+            SpectacularSwaggerSplitView.as_view(url_name="schema")
+        ),
+        name="api-docs",
+    ),
 ]
 
 handler404 = "docplatform.api_errors.not_found"
