@@ -260,3 +260,24 @@ def process_exists(pid: int) -> bool:
             return stat.read().split(") ")[1][0] != "Z"  # a zombie has ended
     except FileNotFoundError:
         return False
+
+
+def test_pools_of_versions_no_longer_called_are_retired(tmp_path_factory):
+    host = start_host(tmp_path_factory, RUNTIME_POOL_IDLE_SECONDS="1")
+    try:
+        client = EnvelopeClient(host)
+        versions = [hostile(f"return Response.text('v{number}')") for number in range(3)]
+        for number, script in enumerate(versions):
+            assert client.call(f"old-{number}", script, FETCH).text == f"v{number}"
+        def health():
+            return requests.get(f"{host.url}/health", timeout=5).json()
+
+        assert health()["pools"] == 3
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and health()["pools"]:
+            time.sleep(0.2)
+        assert health()["pools"] == 0, host.log()
+        assert not descendants(host.process.pid)  # their workers are gone too
+        assert client.call("old-0", versions[0], FETCH).text == "v0"  # sent again, runs again
+    finally:
+        host.stop()
