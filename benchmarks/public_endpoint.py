@@ -1,14 +1,17 @@
 """The round trip of an installation's public endpoint, beside a bare Django view, in one run.
 
-Two contenders answer the same ``GET`` with the same body (``{"message": "Hello, bench!"}``,
-``application/json``) from the same web server, the platform under gunicorn
-(``docplatform.wsgi -w 2 -k gthread --threads 8``, PostgreSQL with persistent connections):
+Three contenders answer the same ``GET`` with the same body (``{"message": "Hello, bench!"}``,
+``application/json``), each from the platform under gunicorn (``docplatform.wsgi -w 2 -k
+gthread --threads 8``, PostgreSQL with persistent connections):
 
-endpoint  ``/endpoints/installations/{id}/``: the platform reads the installation, builds and
-          signs the envelope, POSTs it to the runtime host, which hands it to a pre-started
-          worker running the integration's ``fetch``; the answer is relayed back.
-bare      ``/bench/bare/``: a plain Django view (``public_endpoint_urls.py``, a benchmark-only
-          URLconf), the limit: what the web server and Django cost alone.
+endpoint    ``{INTEGRATIONS_URL}/installations/{id}/``: the platform reads the installation,
+            builds and signs the envelope, POSTs it to the runtime host, which hands it to a
+            pre-started, sandboxed worker (bubblewrap) running the integration's ``fetch``;
+            the answer is relayed back.
+unconfined  the same through a second web server and runtime host whose workers run
+            unconfined (``RUNTIME_SANDBOX=off``): what the sandbox costs is the difference.
+bare        ``/bench/bare/``: a plain Django view (``public_endpoint_urls.py``, a benchmark-only
+            URLconf), the limit: what the web server and Django cost alone.
 
 The runtime host is ``manage.py runtime_host --gunicorn 1``: gunicorn (gthread, 16 threads) as
 in production, keeping its connections to the platform alive, and one process, because each
@@ -16,7 +19,7 @@ host process keeps its own pool of integration workers (``RUNTIME_WORKERS_PER_VE
 one process gives a known pool on this two-core machine.
 
 A client in this process keeps ``--concurrency`` HTTP/1.1 connections busy (one thread each),
-in alternating rounds (bare, endpoint, bare, endpoint, ...) after a warm-up, and reports the
+in alternating rounds (bare, endpoint, unconfined, bare, ...) after a warm-up, and reports the
 requests per second and the p50 and p99 latency of each, and their ratio.
 
     .venv/bin/python benchmarks/public_endpoint.py [--concurrency 8] [--seconds 10] [--rounds 3]
@@ -26,6 +29,7 @@ database of its own (``test_bench_public_endpoint``) and stops every process it 
 """
 
 import argparse
+import base64
 import http.client
 import os
 import secrets
@@ -110,6 +114,38 @@ def wait_for(url: str, process: subprocess.Popen, log: Path, timeout: float = 60
     raise RuntimeError(f"{url} did not answer within {timeout} s")
 
 
+def start_platform(stack: ExitStack, scratch: Path, database_url: str, sandbox: str) -> dict:
+    """A web server (gunicorn) and its runtime host, whose workers run in ``sandbox``."""
+    web_port, runtime_port = free_port(), free_port()
+    web, runtime = f"http://127.0.0.1:{web_port}", f"http://127.0.0.1:{runtime_port}"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), str(HERE)]),
+        "DJANGO_SETTINGS_MODULE": "public_endpoint_settings",
+        "DATABASE_URL": database_url,
+        "PLATFORM_URL": web,
+        "INTEGRATIONS_URL": f"http://localhost:{web_port}",
+        "RUNTIME_URL": runtime,
+    }
+    host = start(
+        stack,
+        [sys.executable, "manage.py", "runtime_host", "--gunicorn", "1"],
+        env={**env, "RUNTIME_WORKERS_PER_VERSION": "2", "RUNTIME_SANDBOX": sandbox},
+        log=scratch / f"runtime-{sandbox}.log",
+    )
+    server = start(
+        stack,
+        [str(Path(sys.executable).parent / "gunicorn"), "docplatform.wsgi",
+         "--bind", f"127.0.0.1:{web_port}",
+         "--workers", "2", "--worker-class", "gthread", "--threads", "8"],
+        env=env,
+        log=scratch / f"web-{sandbox}.log",
+    )  # fmt: skip
+    wait_for(f"{runtime}/health", host, scratch / f"runtime-{sandbox}.log")
+    wait_for(f"{web}/bench/bare/", server, scratch / f"web-{sandbox}.log")
+    return {"web": web, "integrations": f"http://localhost:{web_port}"}
+
+
 def setup_platform(folder: Path) -> str:
     """An organization, its admin, the integration published and installed; its id."""
     from django.contrib.auth import get_user_model
@@ -185,6 +221,8 @@ def main():
         DJANGO_SETTINGS_MODULE="docplatform.settings",
         DATABASE_URL=f"{args.postgres}/{DATABASE}",
         SECRET_KEY=secrets.token_urlsafe(32),
+        ENCRYPTION_KEYS=base64.urlsafe_b64encode(secrets.token_bytes(32)).decode(),
+        RUNTIME_SIGNING_KEY=secrets.token_urlsafe(32),
         VAR_DIR=str(scratch),  # the setup's events queue into a broker folder of its own
         CELERY_BROKER_URL="filesystem://",
     )
@@ -196,40 +234,21 @@ def main():
     creation = connection.creation
     old_name = connection.settings_dict["NAME"]
     creation.create_test_db(verbosity=0, autoclobber=True)
-    web_port, runtime_port = free_port(), free_port()
-    web, runtime = f"http://127.0.0.1:{web_port}", f"http://127.0.0.1:{runtime_port}"
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(ROOT), str(HERE)]),
-        "DJANGO_SETTINGS_MODULE": "public_endpoint_settings",
-        "DATABASE_URL": f"{args.postgres}/{connection.settings_dict['NAME']}?conn_max_age=60",
-        "PLATFORM_URL": web,
-        "RUNTIME_URL": runtime,
-    }
+    database_url = f"{args.postgres}/{connection.settings_dict['NAME']}?conn_max_age=60"
     try:
         installation_id = setup_platform(scratch)
         connection.close()
         with ExitStack() as stack:
-            bin_dir = Path(sys.executable).parent
-            host = start(
-                stack,
-                [sys.executable, "manage.py", "runtime_host", "--gunicorn", "1"],
-                env={**env, "RUNTIME_WORKERS_PER_VERSION": "2"},
-                log=scratch / "runtime.log",
-            )
-            server = start(
-                stack,
-                [str(bin_dir / "gunicorn"), "docplatform.wsgi", "--bind", f"127.0.0.1:{web_port}",
-                 "--workers", "2", "--worker-class", "gthread", "--threads", "8"],
-                env=env,
-                log=scratch / "web.log",
-            )  # fmt: skip
-            wait_for(f"{runtime}/health", host, scratch / "runtime.log")
-            urls = {
-                "bare": f"{web}/bench/bare/",
-                "endpoint": f"{web}/endpoints/installations/{installation_id}/",
+            platforms = {
+                sandbox: start_platform(stack, scratch, database_url, sandbox)
+                for sandbox in ("bwrap", "off")
             }
-            wait_for(urls["bare"], server, scratch / "web.log")
+            endpoint = f"/installations/{installation_id}/"
+            urls = {
+                "bare": f"{platforms['bwrap']['web']}/bench/bare/",
+                "endpoint": platforms["bwrap"]["integrations"] + endpoint,
+                "unconfined": platforms["off"]["integrations"] + endpoint,
+            }
             bodies = {name: requests.get(url, timeout=20).content for name, url in urls.items()}
             assert bodies["bare"] == bodies["endpoint"], bodies
             results = {name: ([], []) for name in urls}
@@ -258,18 +277,27 @@ def report(args, results: dict) -> None:
         )
     print(
         f"PostgreSQL, gunicorn web -w 2 gthread x8, runtime host gunicorn x1 (2 integration "
-        f"workers); {args.concurrency} connections, {args.rounds} rounds of {args.seconds:g} s"
+        f"workers, bubblewrap or unconfined); {args.concurrency} connections, {args.rounds} "
+        f"rounds of {args.seconds:g} s"
     )
     print(f"| {'contender':<28} | {'requests':>8} | {'req/s':>7} | {'p50 ms':>7} | {'p99 ms':>7} |")
     print(f"| {'-' * 28} | {'-' * 8}:| {'-' * 6}:| {'-' * 6}:| {'-' * 6}:|")
-    labels = {"bare": "bare Django view", "endpoint": "public endpoint (round trip)"}
+    labels = {
+        "bare": "bare Django view",
+        "endpoint": "public endpoint, sandboxed",
+        "unconfined": "public endpoint, unconfined",
+    }
     for name, (count, rate, p50, p99) in rows.items():
         print(f"| {labels[name]:<28} | {count:>8} | {rate:>7.0f} | {p50:>7.2f} | {p99:>7.2f} |")
-    bare, endpoint = rows["bare"], rows["endpoint"]
-    print(
-        f"| {'ratio endpoint / bare':<28} | {'':>8} | {endpoint[1] / bare[1]:>7.2f} "
-        f"| {endpoint[2] / bare[2]:>7.2f} | {endpoint[3] / bare[3]:>7.2f} |"
-    )
+    for label, top, bottom in [
+        ("sandboxed / bare", "endpoint", "bare"),
+        ("sandboxed / unconfined", "endpoint", "unconfined"),
+    ]:
+        a, b = rows[top], rows[bottom]
+        print(
+            f"| {'ratio ' + label:<28} | {'':>8} | {a[1] / b[1]:>7.2f} "
+            f"| {a[2] / b[2]:>7.2f} | {a[3] / b[3]:>7.2f} |"
+        )
 
 
 if __name__ == "__main__":
