@@ -166,9 +166,7 @@ api_v1 = [
     ),
     path("installation/", installations.OwnInstallationApi.as_view(), name="own-installation"),
     path("installation/oauth/check", oauth.OAuthStateCheckApi.as_view(), name="oauth-check"),
-    path(
-        "installation/oauth/complete", oauth.OAuthCompleteApi.as_view(), name="oauth-complete"
-    ),
+    path("installation/oauth/complete", oauth.OAuthCompleteApi.as_view(), name="oauth-complete"),
 ]
 
 urlpatterns = [

@@ -127,4 +127,3 @@ class OAuthCompleteApi(APIView):
             external_ids=data.validated_data.get("externalIds"),
         )
         return installation_response(installation)
-
