@@ -4,7 +4,6 @@ import hashlib
 import hmac
 
 from django.conf import settings
-
 from django.urls import reverse
 
 from docplatform.crypto import key_from_setting

@@ -162,7 +162,11 @@ def check_url(url: str, *, allowed_networks: Iterable[Network] = ()) -> Target:
         if reason:
             raise UnsafeURL(f"{parts.hostname} resolves to {address}, {reason}")
     return Target(
-        url=url.strip(), scheme=parts.scheme, host=parts.hostname, port=port, address=str(addresses[0])
+        url=url.strip(),
+        scheme=parts.scheme,
+        host=parts.hostname,
+        port=port,
+        address=str(addresses[0]),
     )
 
 

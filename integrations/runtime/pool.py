@@ -97,7 +97,7 @@ class _Spawner:
         while True:
             arguments, done = self._requests.get()
             try:
-                done.set_result(subprocess.Popen(**arguments))  # noqa: S603 - our command line
+                done.set_result(subprocess.Popen(**arguments))
             except BaseException as error:  # handed to the caller
                 done.set_exception(error)
 

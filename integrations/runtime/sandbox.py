@@ -16,6 +16,7 @@ picks: ``auto`` (the default: bwrap, else unshare, else refuse to start), ``bwra
 ``unshare``, or ``off`` (no confinement at all: a loud warning at start and on /health).
 """
 
+import json
 import logging
 import os
 import pwd
@@ -27,9 +28,8 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import oauthlib
-
 import docplatform_sdk
+import oauthlib
 
 logger = logging.getLogger("integrations.runtime")
 
@@ -62,7 +62,8 @@ for device in null zero random urandom; do
 done
 mount -t tmpfs -o "size=$SANDBOX_TMP_BYTES,mode=1777" tmp "$root/tmp"
 mkdir -p "$root$SANDBOX_PYTHON"
-mount --bind "$SANDBOX_PYTHON" "$root$SANDBOX_PYTHON"; mount -o remount,bind,ro "$root$SANDBOX_PYTHON"
+mount --bind "$SANDBOX_PYTHON" "$root$SANDBOX_PYTHON"
+mount -o remount,bind,ro "$root$SANDBOX_PYTHON"
 site="$root$SANDBOX_PYTHON_SITE"; [ -d "$site" ] && mount -t tmpfs -o size=4k,mode=755 empty "$site"
 mount --bind "$SANDBOX_SDK" "$root/sdk"; mount -o remount,bind,ro "$root/sdk"
 mount --bind "$SANDBOX_BUNDLE" "$root/bundle"; mount -o remount,bind,ro "$root/bundle"
@@ -106,7 +107,7 @@ class Sandbox:
 
     def command(self, settings: dict, bundle: str) -> list[str]:
         """The command that starts one worker for the bundle unpacked in ``bundle``."""
-        python = [self.interpreter(), "-I", "-S", "-c", BOOTSTRAP, _json(settings)]
+        python = [self.interpreter(), "-I", "-S", "-c", BOOTSTRAP, json.dumps(settings)]
         if self.mode == "bwrap":
             return self._as_worker_user(self._bwrap(bundle) + python)
         if self.mode == "unshare":
@@ -117,7 +118,9 @@ class Sandbox:
 
     def _bwrap(self, bundle: str) -> list[str]:
         prefix = sys.base_prefix
-        sources = self._sources(bundle)
+        # As root the worker user may not reach the Python installation (one under /root):
+        # ``_as_worker_user`` binds it into the stage folder first.
+        python = prefix if self.worker_uid is None else os.path.join(self.stage, "python")
         command = [
             "bwrap",
             "--unshare-all",  # user, pid, mount, net, ipc, uts, cgroup
@@ -130,13 +133,13 @@ class Sandbox:
         for link in ("bin", "lib", "lib64", "sbin"):
             if os.path.islink(f"/{link}"):
                 command += ["--symlink", os.readlink(f"/{link}"), f"/{link}"]
-        command += ["--ro-bind", sources["python"], prefix]
+        command += ["--ro-bind", python, prefix]
         site = _site_packages_of(prefix)
         if site:
             command += ["--tmpfs", site]
         command += [
-            "--ro-bind", sources["sdk"], SDK_MOUNT,
-            "--ro-bind", sources["bundle"], BUNDLE_MOUNT,
+            "--ro-bind", self.sdk_path, SDK_MOUNT,
+            "--ro-bind", bundle, BUNDLE_MOUNT,
             "--proc", "/proc",
             "--dev", "/dev",
             "--size", str(self.tmp_bytes), "--tmpfs", "/tmp",
@@ -148,14 +151,6 @@ class Sandbox:
             "--setenv", "LANG", "C.UTF-8",
         ]  # fmt: skip
         return command
-
-    def _sources(self, bundle: str) -> dict:
-        """Where the sandbox's read-only folders come from. As root, the worker user may not
-        reach them (a Python under /root), so they are first bound into the stage folder by
-        ``_as_worker_user`` in a private mount namespace."""
-        if self.worker_uid is None:
-            return {"python": sys.base_prefix, "sdk": self.sdk_path, "bundle": bundle}
-        return {"python": os.path.join(self.stage, "python"), "sdk": self.sdk_path, "bundle": bundle}
 
     def _as_worker_user(self, command: list[str]) -> list[str]:
         """As root: bind the Python installation where the worker user can reach it, in a
@@ -215,12 +210,6 @@ class Sandbox:
         shutil.rmtree(self.stage, ignore_errors=True)
 
 
-def _json(value) -> str:
-    import json
-
-    return json.dumps(value)
-
-
 def _site_packages_of(prefix: str) -> str | None:
     """The installation's own site-packages (hidden: only the SDK folder is importable)."""
     path = sysconfig.get_path("purelib", vars={"base": prefix, "platbase": prefix})
@@ -251,7 +240,7 @@ def _stage(worker: int | None) -> str:
             sdk / package.__name__,
             ignore=shutil.ignore_patterns("__pycache__", "manifest", "authoring", "cli.py"),
         )
-    for folder, subfolders, files in os.walk(stage):
+    for folder, _subfolders, files in os.walk(stage):
         os.chmod(folder, 0o755)
         for name in files:
             os.chmod(os.path.join(folder, name), 0o644)
@@ -272,7 +261,7 @@ def _works(sandbox: Sandbox) -> str | None:
     else:
         command = sandbox._unshare(bundle, python)
     try:
-        result = subprocess.run(  # noqa: S603 - our own command line
+        result = subprocess.run(
             command,
             env=sandbox.environment(bundle),
             capture_output=True,

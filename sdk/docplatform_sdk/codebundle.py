@@ -94,7 +94,8 @@ def collect(root: Path, script: str) -> CodeBundle:
     """The ``.py`` tree of the integration folder ``root`` around its ``script``.
 
     Hidden folders (``.venv``, ``.git``), ``__pycache__`` and ``node_modules`` are skipped;
-    a link anywhere in the tree or more than the limits raise BundleError. Third-party packages are vendored into the folder by hand.
+    a link anywhere in the tree or more than the limits raise BundleError. Third-party
+    packages are vendored into the folder by hand.
     """
     files: dict[str, str] = {}
     total = entries = 0

@@ -9,7 +9,6 @@ request comes back as a 403 Response whose body says why.
 
 import json as jsonlib
 
-from .http_messages import Response
 from .jsonobject import JSONObject
 
 OPTIONAL_ENVIRONMENT_KEYS = ("installation", "spaceInstallation", "siteInstallation")

@@ -1,9 +1,9 @@
 """The Request an integration's ``fetch`` receives and the Response it returns."""
 
 import json
+from collections.abc import MutableMapping
 from functools import partial
 from http import HTTPStatus
-from collections.abc import MutableMapping
 from urllib.parse import parse_qsl, urlsplit
 
 

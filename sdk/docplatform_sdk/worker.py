@@ -140,9 +140,7 @@ class HostChannel:
             answer = (self.receive() or {}).get("fetched") or {}
         if "error" in answer:
             raise FetchError(answer["error"])
-        return Response(
-            answer["status"], dict(answer["headers"]), base64.b64decode(answer["body"])
-        )
+        return Response(answer["status"], dict(answer["headers"]), base64.b64decode(answer["body"]))
 
 
 def load(name: str, folder: str, script: str) -> Integration:

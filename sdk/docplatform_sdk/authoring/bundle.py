@@ -2,8 +2,8 @@
 secrets resolved, and the files it names. Pure Python.
 
 Only what the platform reads goes in (the manifest, its code: the ``script`` and the Python
-files beside it, ``icon`` and ``previewImages``), taken from the checked manifest, so a ``.env`` or anything else in the
-folder never leaves the author's machine.
+files beside it, ``icon`` and ``previewImages``), taken from the checked manifest, so a
+``.env`` or anything else in the folder never leaves the author's machine.
 """
 
 import io

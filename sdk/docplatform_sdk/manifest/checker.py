@@ -547,9 +547,7 @@ class _Checker:
         hosts = self.sequence(network.get("fetch", []), join(path, "fetch"), "a list of hosts")
         if hosts is not None:
             if len(hosts) > network_rules.MAX_FETCH_HOSTS:
-                self.error(
-                    join(path, "fetch"), f"at most {network_rules.MAX_FETCH_HOSTS} hosts"
-                )
+                self.error(join(path, "fetch"), f"at most {network_rules.MAX_FETCH_HOSTS} hosts")
             for position, host in enumerate(hosts):
                 problem = network_rules.host_pattern_problem(host)
                 if problem:

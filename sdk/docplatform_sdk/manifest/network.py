@@ -13,7 +13,7 @@ HOST_PATTERN_RE = re.compile(rf"(\*\.)?{_LABEL}(\.{_LABEL})*")
 def host_pattern_problem(pattern: Any) -> str | None:
     """Why ``pattern`` is not a host name or ``*.`` wildcard, or None when it is one."""
     if not isinstance(pattern, str):
-        return f"must be a host name such as 'api.example.com' or '*.example.com', found {pattern!r}"
+        return f"must be a host name such as 'api.example.com' or '*.example.com', not {pattern!r}"
     if pattern != pattern.strip().lower():
         return f"write host names in lower case without spaces: {pattern.strip().lower()!r}"
     if "://" in pattern or "/" in pattern or ":" in pattern:

@@ -243,9 +243,8 @@ def descendants(root: int) -> set[int]:
     parents = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
-            with contextlib.suppress(OSError, IndexError):
-                with open(f"/proc/{entry}/stat") as stat:
-                    parents[int(entry)] = int(stat.read().rsplit(") ", 1)[1].split()[1])
+            with contextlib.suppress(OSError, IndexError), open(f"/proc/{entry}/stat") as stat:
+                parents[int(entry)] = int(stat.read().rsplit(") ", 1)[1].split()[1])
     found, frontier = set(), {root}
     while frontier:
         children = {pid for pid, parent in parents.items() if parent in frontier} - found
@@ -269,6 +268,7 @@ def test_pools_of_versions_no_longer_called_are_retired(tmp_path_factory):
         versions = [hostile(f"return Response.text('v{number}')") for number in range(3)]
         for number, script in enumerate(versions):
             assert client.call(f"old-{number}", script, FETCH).text == f"v{number}"
+
         def health():
             return requests.get(f"{host.url}/health", timeout=5).json()
 

@@ -132,7 +132,7 @@ def context(server):
                 "status": "pending",
                 "urls": {"publicEndpoint": "https://platform.example/i/inst-1"},
             },
-        }
+        },
     )
 
 
