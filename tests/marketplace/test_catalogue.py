@@ -300,3 +300,44 @@ def test_odd_install_posts_never_fail(member_client, organization, notifier):
     for data in ({"level": "space", "space": "\x00"}, {"level": "\x00"}):
         response = member_client.post(integration_url(organization, notifier), data)
         assert response.status_code == 400
+
+
+@pytest.mark.parametrize(
+    ("network", "shown", "hidden"),
+    [
+        (
+            {"fetch": ["api.github.com", "*.example.com"]},
+            [b"may call only these hosts", b"<code>api.github.com</code>", b"*.example.com"],
+            [b"any public host"],
+        ),
+        (None, [b"may call any public host"], [b"only these hosts"]),
+        ({"fetch": []}, [b"calls no host on the internet"], [b"any public host"]),
+    ],
+)
+def test_the_integration_page_lists_the_hosts_its_code_may_call(
+    member_client, org_admin, tmp_path, network, shown, hidden
+):
+    import yaml
+
+    from integrations.services import integration_publish
+
+    manifest = {
+        "name": "caller",
+        "title": "Caller",
+        "description": "Calls out.",
+        "organization": "acme",
+        "visibility": "private",
+        "scopes": [],
+        "script": "main.py",
+    }
+    if network is not None:
+        manifest["network"] = network
+    (tmp_path / "service-manifest.yaml").write_text(yaml.safe_dump(manifest))
+    (tmp_path / "main.py").write_text("integration = None\n")
+    integration = integration_publish(path=tmp_path, publisher=org_admin).version.integration
+    page = member_client.get(integration_url(integration.organization, integration)).content
+    assert b"Network access" in page
+    for text in shown:
+        assert text in page
+    for text in hidden:
+        assert text not in page
