@@ -198,7 +198,7 @@ class ClaimReads:
 #: asks (a deferred read then).
 CLAIM_READS = ClaimReads(
     related=("event", "installation__integration__latest_version", "installation__parent"),
-    deferred=("installation__integration__latest_version__script",),
+    deferred=("installation__integration__latest_version__bundle",),
 )
 
 
