@@ -62,6 +62,7 @@ def make_recipients(organization, space, count):
             space_selection="all" if i < org_wide else "selected",
             api_token_hash=uuid.uuid4().hex,
             api_token="x",
+            granted_scopes=["space:content:read"],
         )
         for i, integration in enumerate(integrations)
     )
@@ -75,6 +76,7 @@ def make_recipients(organization, space, count):
             status="active",
             api_token_hash=uuid.uuid4().hex,
             api_token="x",
+            granted_scopes=["space:content:read"],
         )
         for i, (integration, parent) in enumerate(zip(integrations, parents, strict=True))
         if i >= org_wide

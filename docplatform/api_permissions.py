@@ -3,6 +3,8 @@ only where the installation's scopes grant it (DESIGN.md, "API tokens")."""
 
 from rest_framework.permissions import BasePermission
 
+from integrations.policies import installation_has_scope, scopes_awaiting_approval
+
 from .authentication import is_installation
 
 
@@ -18,8 +20,9 @@ class IsPerson(BasePermission):
 
 
 class IsPersonOrScopedInstallation(BasePermission):
-    """People, or an installation token whose integration holds the scope the view names for
-    the request's method in ``installation_scopes`` (e.g. ``{"GET": "space:content:read"}``)."""
+    """People, or an installation token whose installation acts with the scope the view names
+    for the request's method in ``installation_scopes`` (e.g. ``{"GET": "space:content:read"}``):
+    a scope its organization granted (``integrations.policies``)."""
 
     def has_permission(self, request, view):
         if not is_installation(request.user):
@@ -29,8 +32,10 @@ class IsPersonOrScopedInstallation(BasePermission):
         if scope is None:
             self.message = "An installation token cannot call this endpoint."
             return False
-        if scope not in request.user.installation.integration.scopes:
-            self.message = f"The integration does not have the scope {scope}."
+        if not installation_has_scope(request.user.installation, scope):
+            self.message = f"The installation does not have the scope {scope}."
+            if scope in scopes_awaiting_approval(request.user.installation):
+                self.message += " It awaits an admin's approval."
             return False
         return True
 

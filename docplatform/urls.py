@@ -120,6 +120,11 @@ api_v1 = [
         name="installation-resume",
     ),
     path(
+        "installations/<id:installation_id>/approve-scopes/",
+        installations.InstallationScopesApproveApi.as_view(),
+        name="installation-approve-scopes",
+    ),
+    path(
         "installations/<id:installation_id>/deliveries/",
         installations.InstallationDeliveriesApi.as_view(),
         name="installation-deliveries",

@@ -5,6 +5,7 @@ from django.utils.html import format_html
 from docplatform_sdk.manifest import CATEGORIES
 
 from .models import Installation, Integration, IntegrationAsset, IntegrationVersion
+from .policies import installation_scopes, new_permissions_notice
 from .selectors import json_list_has, shown_configuration
 from .services.installations import installation_pause, installation_resume
 
@@ -118,7 +119,16 @@ class InstallationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     """Installations change through their setup flow, so operators only pause and resume them
     here. Credentials and the installation's API token are never shown."""
 
-    list_display = ["id", "integration", "organization", "level", "where", "status", "created_at"]
+    list_display = [
+        "id",
+        "integration",
+        "organization",
+        "level",
+        "where",
+        "status",
+        "permissions_notice",
+        "created_at",
+    ]
     list_filter = ["status", "level", "integration", "organization"]
     search_fields = ["id", "integration__name", "organization__subdomain"]
     list_select_related = ["integration", "organization", "space", "site"]
@@ -131,6 +141,8 @@ class InstallationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "where",
         "status",
         "reasons",
+        "scopes",
+        "permissions_notice",
         "shown_configuration",
         "external_ids",
         "space_selection",
@@ -151,6 +163,15 @@ class InstallationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     @admin.display(description="status reasons")
     def reasons(self, obj):
         return _pretty_json(obj.status_reasons)
+
+    @admin.display(description="scopes in force")
+    def scopes(self, obj):
+        return ", ".join(installation_scopes(obj)) or "none"
+
+    @admin.display(description="new permissions")
+    def permissions_notice(self, obj):
+        """Shown until an admin of the organization approves (marketplace or API)."""
+        return new_permissions_notice(obj) or "-"
 
     @admin.display(description="configuration (button credentials redacted)")
     def shown_configuration(self, obj):

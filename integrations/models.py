@@ -207,6 +207,13 @@ class Installation(models.Model):
     )
     api_token_hash = models.CharField(max_length=64, unique=True, editable=False)
     api_token = EncryptedJSONField(editable=False)
+    granted_scopes = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="The scopes the organization granted (at install, and by an admin's "
+        "approval); the installation acts with these of its integration's scopes only "
+        "(integrations.policies.effective_scopes).",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -8,6 +8,7 @@ from docplatform.events import EVENT_SCOPES, SPACE_EVENTS
 from docplatform.models import Membership, Site, Space, hash_token
 
 from .models import ComponentState, Delivery, Installation, Integration, OAuthState
+from .policies import effective_scopes
 
 
 def json_list_has(field: str, value: str) -> Q:
@@ -156,8 +157,9 @@ def event_recipients(event) -> list[Recipient]:
 
     The space's (or site's) installations and the organization installations whose space
     selection covers it, when active (and their organization installation too), not paused,
-    and granted the event's scope. An integration installed both in the space and in the
-    organization receives the event once, at the space installation, whose status decides.
+    and acting with the event's scope (``policies.effective_scopes``: granted, and asked
+    for). An integration installed both in the space and in the organization receives the
+    event once, at the space installation, whose status decides.
     One query, whatever the number of installations; rows are read as tuples, not models.
     """
     scope = EVENT_SCOPES[event.type]
@@ -179,13 +181,15 @@ def event_recipients(event) -> list[Recipient]:
         "integration_id",
         "integration__name",
         "integration__scopes",
+        "granted_scopes",
     )
     active = Installation.Status.ACTIVE
     installed_locally = set()
     local_rows, org_rows = [], []
-    for pk, level, status, parent_status, configuration, integration_id, name, scopes in rows:
+    for row in rows:
+        pk, level, status, parent_status, configuration, integration_id, name, asked, granted = row
         # The scope is checked here, not in SQL: a LIKE on JSON text misleads the planner.
-        if scope is not None and scope not in scopes:
+        if scope is not None and scope not in effective_scopes(granted=granted, asked=asked):
             continue
         if level == Installation.Level.ORGANIZATION:
             if status == active:

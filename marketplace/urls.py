@@ -42,6 +42,11 @@ organization_pages = [
         name="installation-disconnect",
     ),
     path(
+        "installations/<slug:installation_id>/approve-scopes/",
+        views.InstallationScopesApproveView.as_view(),
+        name="installation-approve-scopes",
+    ),
+    path(
         "installations/<slug:installation_id>/uninstall/",
         views.InstallationUninstallView.as_view(),
         name="installation-uninstall",

@@ -16,8 +16,10 @@ from django.views import View
 from docplatform.selectors import is_organization_admin
 from integrations.configuration import button_properties, definition_for, properties_of
 from integrations.models import Delivery, Installation
+from integrations.policies import installation_scopes, scopes_awaiting_approval
 from integrations.selectors import oauth_connections
 from integrations.services.completion import installation_completions
+from integrations.services.consent import installation_scopes_approve
 from integrations.services.deliveries import delivery_redeliver
 from integrations.services.installations import (
     installation_configure,
@@ -208,7 +210,11 @@ class InstallationListView(OrganizationView):
         installations = list(selectors.installations_of(request.user, self.organization))
         icons = selectors.icon_ids({i.integration for i in installations})
         rows = [
-            {"installation": installation, "icon_id": icons.get(installation.integration_id)}
+            {
+                "installation": installation,
+                "icon_id": icons.get(installation.integration_id),
+                "awaiting": scopes_awaiting_approval(installation),
+            }
             for installation in installations
         ]
         return self.page("marketplace/installations.html", {"rows": rows})
@@ -286,9 +292,20 @@ class InstallationPageMixin:
                 "deliveries": selectors.recent_deliveries(installation),
                 "open_statuses": Delivery.OPEN_STATUSES,
                 "webhook": self.webhook_panel(installation),
+                "permissions": self.permissions_panel(installation),
             },
             status=status,
         )
+
+    def permissions_panel(self, installation) -> dict:
+        """The scopes the installation acts with, and the new ones awaiting an admin."""
+        return {
+            "scopes": installation_scopes(installation),
+            "awaiting": scopes_awaiting_approval(installation),
+            "can_approve": is_organization_admin(
+                user=self.request.user, organization=self.organization
+            ),
+        }
 
     def webhook_panel(self, installation) -> dict | None:
         """What the page shows of a webhook installation: its secret only to admins."""
@@ -358,6 +375,24 @@ class InstallationStatusView(InstallationPageMixin, OrganizationView):
     def post(self, request, installation_id, action):
         installation = self.actions[action](installation=self.installation(installation_id))
         messages.success(request, f"The installation is {installation.status}.")
+        return self.back_to(installation)
+
+
+class InstallationScopesApproveView(InstallationPageMixin, OrganizationView):
+    """POST (admins): grant the new scopes the page showed (``scope`` fields)."""
+
+    def post(self, request, installation_id):
+        installation = self.installation(installation_id)
+        try:
+            installation = installation_scopes_approve(
+                user=request.user,
+                installation=installation,
+                scopes=request.POST.getlist("scope") or None,
+            )
+        except ValidationError as error:
+            messages.error(request, f"Not approved: {error.messages[0]}.")
+        else:
+            messages.success(request, "Approved: the new permissions apply now.")
         return self.back_to(installation)
 
 

@@ -23,12 +23,14 @@ from docplatform.models import Space
 from docplatform.selectors import sites_visible_to, spaces_visible_to
 
 from ..models import Delivery, Installation
+from ..policies import installation_scopes, new_permissions_notice, scopes_awaiting_approval
 from ..selectors import (
     deliveries_visible_to,
     installations_visible_to,
     published_integration,
     shown_configuration,
 )
+from ..services.consent import installation_scopes_approve
 from ..services.deliveries import delivery_redeliver
 from ..services.installations import (
     installation_configure,
@@ -74,12 +76,35 @@ class InstallationOutput(serializers.Serializer):
         method_name="get_selected_spaces",
         help_text="Organization installations only: the selected spaces' ids.",
     )
+    scopes = serializers.SerializerMethodField(
+        help_text="The scopes the installation acts with (API access, events): those its "
+        "integration asks for that its organization granted."
+    )
+    scopesAwaitingApproval = serializers.SerializerMethodField(
+        method_name="get_scopes_awaiting_approval",
+        help_text="New scopes a newer version of the integration asks for; they apply once "
+        "an admin of the organization approves them (POST .../approve-scopes/).",
+    )
+    permissionsNotice = serializers.SerializerMethodField(
+        method_name="get_permissions_notice",
+        help_text='"asks for new permissions: ..." while scopes await approval, else null.',
+    )
     createdAt = serializers.DateTimeField(source="created_at")
     updatedAt = serializers.DateTimeField(source="updated_at")
 
     @extend_schema_field(OpenApiTypes.OBJECT)
     def get_configuration(self, installation) -> dict:
         return shown_configuration(installation)
+
+    def get_scopes(self, installation) -> list[str]:
+        return installation_scopes(installation)
+
+    def get_scopes_awaiting_approval(self, installation) -> list[str]:
+        return scopes_awaiting_approval(installation)
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_permissions_notice(self, installation):
+        return new_permissions_notice(installation)
 
     @extend_schema_field(
         serializers.ChoiceField(choices=Installation.SpaceSelection.choices, allow_null=True)
@@ -380,6 +405,32 @@ class InstallationResumeApi(APIView):
     @extend_schema(request=None, responses=InstallationOutput)
     def post(self, request, installation_id):
         installation = installation_resume(installation=installation_for(request, installation_id))
+        return installation_response(installation)
+
+
+class ScopesApprovalInput(serializers.Serializer):
+    scopes = serializers.ListField(
+        child=serializers.CharField(max_length=100),
+        required=False,
+        allow_empty=False,
+        max_length=100,
+        help_text="Approve only these of the scopes awaiting approval (default: all of them).",
+    )
+
+
+class InstallationScopesApproveApi(APIView):
+    """An admin of the organization grants the new scopes the integration asks for (all, or
+    ``scopes``): they apply to this installation, its organization installation and the
+    installations under it at once, and each gets ``installation_setup``. Members: 403."""
+
+    @extend_schema(request=ScopesApprovalInput, responses=InstallationOutput)
+    def post(self, request, installation_id):
+        installation = installation_for(request, installation_id)
+        data = ScopesApprovalInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        installation = installation_scopes_approve(
+            user=request.user, installation=installation, scopes=data.validated_data.get("scopes")
+        )
         return installation_response(installation)
 
 

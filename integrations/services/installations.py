@@ -16,6 +16,7 @@ from docplatform.models import Membership, Site, Space, hash_token
 
 from .. import configuration as config_rules
 from ..models import Installation, Integration, new_install_link_token
+from ..policies import scopes_granted_at_install
 
 TARGET_LEVELS = {
     "all": {"organization", "space", "site"},
@@ -52,6 +53,7 @@ def _new_installation(configuration: dict | None, **fields) -> Installation:
     """Save a new installation: defaults, then the given values, then the setup flow."""
     raw = Installation.TOKEN_PREFIX + secrets.token_urlsafe(32)
     installation = Installation(api_token=raw, api_token_hash=hash_token(raw), **fields)
+    installation.granted_scopes = scopes_granted_at_install(installation)
     installation.configuration = config_rules.defaults(_definition(installation))
     if configuration:
         _apply_changes(installation, configuration)

@@ -19,6 +19,7 @@ from docplatform.selectors import (
 )
 
 from ..models import Integration, IntegrationAsset, IntegrationVersion
+from .consent import installation_scopes_narrow
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,8 @@ def integration_publish(*, path: str | Path, publisher, env=None) -> PublishResu
     try:
         with transaction.atomic():
             version, created = _publish(manifest, organization, publisher)
+            # Fewer scopes narrow every installation's grant at once (more wait for approval).
+            installation_scopes_narrow(integration=version.integration)
     except IntegrityError as exc:
         # Two publishers raced on a new name or version number: the loser retries nothing.
         raise ValidationError(
