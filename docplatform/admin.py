@@ -84,11 +84,19 @@ class SiteAdmin(admin.ModelAdmin):
 class ApiTokenAdmin(admin.ModelAdmin):
     """Tokens are listed by name and hint only; the token itself is never stored."""
 
-    list_display = ["name", "user", "hint", "created_at", "last_used_at", "revoked_at"]
-    list_filter = ["revoked_at"]
+    list_display = [
+        "name",
+        "user",
+        "hint",
+        "created_at",
+        "expires_at",
+        "last_used_at",
+        "revoked_at",
+    ]
+    list_filter = ["revoked_at", "expires_at"]
     search_fields = ["name", "user__username"]
-    fields = ["user", "name", "hint", "created_at", "last_used_at", "revoked_at"]
-    readonly_fields = ["user", "name", "hint", "created_at", "last_used_at"]
+    fields = ["user", "name", "hint", "created_at", "expires_at", "last_used_at", "revoked_at"]
+    readonly_fields = ["user", "name", "hint", "created_at", "expires_at", "last_used_at"]
 
     def has_add_permission(self, request):
         return False

@@ -1,6 +1,7 @@
 """``Authorization: Bearer <token>`` for the REST API.
 
-A personal token (``dpt_…``) acts as its user. An installation token (``dpi_…``, given to the
+A personal token (``dpt_…``) acts as its user while it is neither revoked nor expired
+(``request.auth`` is the ``ApiToken``). An installation token (``dpi_…``, given to the
 integration runtime) authenticates as an ``InstallationPrincipal``: ``request.user`` is that
 principal (not a Django user) and ``request.auth`` the installation.
 """
@@ -13,7 +14,7 @@ from rest_framework import authentication, exceptions
 from integrations.models import Installation
 from integrations.selectors import installation_by_api_token
 
-from .selectors import api_token_user
+from .selectors import api_token_working
 
 
 @dataclass(frozen=True)
@@ -58,10 +59,12 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
                     "Authorization: unknown installation token, or the installation is paused."
                 )
             return InstallationPrincipal(installation), installation
-        user = api_token_user(raw)
-        if user is None:
-            raise exceptions.AuthenticationFailed("Authorization: unknown or revoked token.")
-        return user, raw
+        token = api_token_working(raw)
+        if token is None:
+            raise exceptions.AuthenticationFailed(
+                "Authorization: unknown, revoked or expired token."
+            )
+        return token.user, token
 
     def authenticate_header(self, request):
         return self.keyword

@@ -144,7 +144,9 @@ def hash_token(raw: str) -> str:
 
 
 class ApiToken(models.Model):
-    """A personal API token. Only its SHA-256 hash is stored; the token is shown once."""
+    """A personal API token. Only its SHA-256 hash is stored; the token is shown once.
+
+    It works until it is revoked or, when it has one, until ``expires_at``."""
 
     PREFIX = "dpt_"
 
@@ -156,6 +158,9 @@ class ApiToken(models.Model):
     hint = models.CharField(max_length=12, editable=False, help_text="The token's last characters.")
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True, editable=False)
+    expires_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the token stops working; empty: never."
+    )
     revoked_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

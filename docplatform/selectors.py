@@ -54,14 +54,43 @@ def is_organization_admin(*, user, organization: Organization) -> bool:
     ).exists()
 
 
-def api_token_user(raw: str):
-    """The user a personal token acts as, or None for an unknown or revoked token."""
-    token = (
-        ApiToken.objects.select_related("user")
-        .filter(token_hash=hash_token(raw), revoked_at__isnull=True)
-        .first()
+def _working_tokens(now) -> QuerySet:
+    return ApiToken.objects.filter(revoked_at__isnull=True).filter(
+        Q(expires_at__isnull=True) | Q(expires_at__gt=now)
     )
+
+
+def api_token_working(raw: str) -> ApiToken | None:
+    """The personal token ``raw`` is, with its user, while it works: not revoked, not expired,
+    and its user active; else None. Records that it was used."""
+    now = timezone.now()
+    token = _working_tokens(now).select_related("user").filter(token_hash=hash_token(raw)).first()
     if token is None or not token.user.is_active:
         return None
-    ApiToken.objects.filter(pk=token.pk).update(last_used_at=timezone.now())
-    return token.user
+    ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
+    return token
+
+
+def api_token_user(raw: str):
+    """The user a personal token acts as, or None for an unknown, revoked or expired token."""
+    token = api_token_working(raw)
+    return token.user if token is not None else None
+
+
+def api_tokens_of(user) -> QuerySet:
+    """The user's personal tokens, newest first: working, expired and revoked ones."""
+    return ApiToken.objects.filter(user=user).order_by("-created_at", "-id")
+
+
+def api_token_of(user, token_id) -> ApiToken | None:
+    """One of the user's personal tokens; None for anyone else's."""
+    return api_tokens_of(user).filter(pk=token_id).first()
+
+
+def api_token_status(token: ApiToken, now=None) -> str:
+    """``revoked``, ``expired`` or ``active``."""
+    if token.revoked_at is not None:
+        return "revoked"
+    if token.expires_at is not None and token.expires_at <= (now or timezone.now()):
+        return "expired"
+    return "active"

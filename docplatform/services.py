@@ -18,16 +18,46 @@ from .models import (
 )
 
 
-def api_token_create(*, user, name: str) -> tuple[ApiToken, str]:
-    """Create a personal token; returns the row and the token, which is never shown again."""
+def api_token_create(
+    *, user, name: str, expires_at=None, created_with: ApiToken | None = None
+) -> tuple[ApiToken, str]:
+    """Create a personal token named ``name``, working until ``expires_at`` (None: until it
+    is revoked); returns the row and the token, which is shown once and never stored (only its
+    hash). A token made by calling the API with a personal token (``created_with``) never
+    outlives that one: it expires when that one does, or sooner."""
+    errors = {}
+    name = name.strip() if isinstance(name, str) else ""
+    max_length = ApiToken._meta.get_field("name").max_length
+    if not name:
+        errors["name"] = ["give the token a name (what it is for)"]
+    elif len(name) > max_length:
+        errors["name"] = [f"at most {max_length} characters"]
+    limit = created_with.expires_at if created_with is not None else None
+    if expires_at is not None and expires_at <= timezone.now():
+        errors["expires_at"] = ["must be in the future"]
+    elif limit is not None and expires_at is not None and expires_at > limit:
+        errors["expires_at"] = [
+            f"a token made with a token expires no later than it does ({limit.isoformat()})"
+        ]
+    if errors:
+        raise ValidationError(errors)
     raw = ApiToken.generate()
-    token = ApiToken.objects.create(user=user, name=name, token_hash=hash_token(raw), hint=raw[-6:])
+    token = ApiToken.objects.create(
+        user=user,
+        name=name,
+        token_hash=hash_token(raw),
+        hint=raw[-6:],
+        expires_at=expires_at if expires_at is not None else limit,
+    )
     return token, raw
 
 
-def api_token_revoke(*, token: ApiToken) -> None:
-    token.revoked_at = timezone.now()
-    token.save(update_fields=["revoked_at"])
+def api_token_revoke(*, token: ApiToken) -> ApiToken:
+    """The token stops working now (revoking it again changes nothing)."""
+    if token.revoked_at is None:
+        token.revoked_at = timezone.now()
+        token.save(update_fields=["revoked_at"])
+    return token
 
 
 def organization_create(*, subdomain: str, title: str, admin=None) -> Organization:

@@ -203,6 +203,7 @@ SPECTACULAR_SETTINGS = {
         "SpaceVisibilityEnum": "docplatform.models.Space.Visibility",
         "IntegrationVisibilityEnum": "integrations.models.Integration.Visibility",
         "DeliveryStatusEnum": "integrations.models.Delivery.Status",
+        "ApiTokenStatusEnum": "docplatform.api_tokens.TOKEN_STATUSES",
     },
     "POSTPROCESSING_HOOKS": ["drf_standardized_errors.openapi_hooks.postprocess_schema_enums"],
 }

@@ -7,7 +7,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from integrations.api import catalogue, completion, components, installations, oauth
 from webhooks import api as webhooks_api
 
-from . import api
+from . import api, api_tokens
 from .api_inputs import (
     DeliveryIdConverter,
     IntegrationNameConverter,
@@ -19,9 +19,12 @@ register_converter(ObjectIdConverter, "id")
 register_converter(OrganizationRefConverter, "orgref")
 register_converter(IntegrationNameConverter, "name")
 register_converter(DeliveryIdConverter, "deliveryid")
+register_converter(DeliveryIdConverter, "tokenid")  # a row id: at most 18 digits
 
 api_v1 = [
     path("me/", api.MeApi.as_view(), name="me"),
+    path("me/tokens/", api_tokens.MyTokensApi.as_view(), name="my-tokens"),
+    path("me/tokens/<tokenid:token_id>/", api_tokens.MyTokenApi.as_view(), name="my-token"),
     path("orgs/", api.OrganizationListApi.as_view(), name="organizations"),
     path("orgs/<orgref:org>/", api.OrganizationDetailApi.as_view(), name="organization"),
     path("orgs/<orgref:org>/spaces/", api.SpaceListApi.as_view(), name="organization-spaces"),

@@ -1,5 +1,7 @@
 """Forms of the marketplace pages: they parse input; the installation services decide."""
 
+from datetime import timedelta
+
 from django import forms
 from django.core.exceptions import ValidationError
 from docplatform_sdk.manifest import CATEGORIES
@@ -172,3 +174,27 @@ class SpaceSelectionForm(forms.Form):
     def __init__(self, *args, spaces, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["spaces"].queryset = spaces
+
+
+class ApiTokenForm(forms.Form):
+    """A new personal token: its name and how long it works. ``form_id`` is the page's one-time
+    form id, so sending the form again (a reload) makes no second token."""
+
+    EXPIRATIONS = [
+        ("7", "7 days"),
+        ("30", "30 days"),
+        ("90", "90 days"),
+        ("365", "1 year"),
+        ("never", "No expiration"),
+    ]
+
+    name = forms.CharField(
+        max_length=100, help_text="What the token is for, e.g. “CI” or “my laptop”."
+    )
+    expiration = forms.ChoiceField(choices=EXPIRATIONS, initial="30")
+    form_id = forms.CharField(max_length=64, widget=forms.HiddenInput)
+
+    def expires_at(self, now):
+        """When the token stops working: None for never."""
+        expiration = self.cleaned_data["expiration"]
+        return None if expiration == "never" else now + timedelta(days=int(expiration))

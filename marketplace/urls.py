@@ -1,7 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path, reverse_lazy
 
-from . import component_views, views
+from . import component_views, token_views, views
 
 app_name = "marketplace"
 
@@ -98,6 +98,16 @@ urlpatterns = [
         "logout/",
         auth_views.LogoutView.as_view(next_page=reverse_lazy("marketplace:login")),
         name="logout",
+    ),
+    path(
+        "settings/developer/",
+        token_views.DeveloperSettingsView.as_view(),
+        name="developer-settings",
+    ),
+    path(  # ``tokenid`` (at most 18 digits) is registered by docplatform.urls
+        "settings/developer/tokens/<tokenid:token_id>/revoke/",
+        token_views.TokenRevokeView.as_view(),
+        name="token-revoke",
     ),
     path("install/<slug:name>/", views.InstallLinkView.as_view(), name="install-link"),
     path("assets/<int:asset_id>/", views.AssetView.as_view(), name="asset"),

@@ -42,7 +42,7 @@ def test_a_revoked_token_is_refused_with_the_error_shape(client, org_admin):
         "errors": [
             {
                 "code": "authentication_failed",
-                "detail": "Authorization: unknown or revoked token.",
+                "detail": "Authorization: unknown, revoked or expired token.",
                 "attr": None,
             }
         ],

@@ -7,6 +7,7 @@ import pytest
 from django.core.cache import cache
 from django.urls import reverse
 
+from docplatform.services import api_token_create
 from docplatform.urls import api_v1
 from integrations.models import Delivery
 from integrations.services.installations import installation_create
@@ -37,6 +38,9 @@ FIELDS = [
     "instance",
     "props",
     "action",
+    "name",
+    "expiresAt",
+    "scopes",
 ]
 BODIES = [
     b"{",
@@ -56,7 +60,7 @@ def fresh_throttles():
 
 
 @pytest.fixture
-def world(publish, org_admin, organization):
+def world(publish, org_admin, org_member, organization):
     space = SpaceFactory(organization=organization)
     revision = RevisionFactory(space=space)
     page = PageFactory(revision=revision)
@@ -87,6 +91,7 @@ def world(publish, org_admin, organization):
         "token": installation.api_token,
         "property_name": "tracking_id",
         "component_id": "settings",
+        "token_id": api_token_create(user=org_member, name="world")[0].pk,
     }
 
 
