@@ -1,5 +1,7 @@
 """Publishing through the command line and the publish service."""
 
+import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -44,7 +46,11 @@ def test_publish_creates_the_integration_and_its_first_version(
     assert integration.categories == ["content"]
     version = integration.latest_version
     assert version.number == 1
-    assert bytes(version.script) == b"integration = None\n"
+    assert json.loads(bytes(version.bundle)) == {
+        "script": "main.py",
+        "files": {"main.py": "integration = None\n"},
+    }
+    assert version.bundle_hash == hashlib.sha256(bytes(version.bundle)).hexdigest()
     assert version.script_path == "main.py"
     kinds = sorted(IntegrationAsset.objects.filter(version=version).values_list("kind", "width"))
     assert kinds == [("icon", 64), ("preview", 1600)]

@@ -191,12 +191,12 @@ def test_unknown_top_level_keys_with_hints():
         "visiblity: unknown key; did you mean 'visibility'?",
         "zzz: unknown key; the keys allowed here are name, title, description, summary, "
         "organization, visibility, scopes, script, blocks, categories, icon, previewImages, "
-        "externalLinks, configurations, secrets, target, envs, contentSecurityPolicy",
+        "externalLinks, configurations, secrets, target, envs, contentSecurityPolicy, network",
         "Name: unknown key; did you mean 'name'?",
         '["bad key"]: unknown key; the keys allowed here are name, title, description, '
         "summary, organization, visibility, scopes, script, blocks, categories, icon, "
         "previewImages, externalLinks, configurations, secrets, target, envs, "
-        "contentSecurityPolicy",
+        "contentSecurityPolicy, network",
     ]
 
 
