@@ -293,6 +293,11 @@ class InstallationPageMixin:
                 "open_statuses": Delivery.OPEN_STATUSES,
                 "webhook": self.webhook_panel(installation),
                 "permissions": self.permissions_panel(installation),
+                # An integration made private or unlisted since keeps working, unlisted.
+                "integration_listed": selectors.integration_for(
+                    self.request.user, self.organization, installation.integration.name
+                )
+                is not None,
             },
             status=status,
         )

@@ -244,6 +244,8 @@ def test_an_integration_made_private_or_unlisted_keeps_existing_installations_wo
     installation = install(integration, acme_member, space.organization)
     token = api_client(token=installation.api_token)
     member = api_client(acme_member)
+    page = member.get(f"/marketplace/orgs/acme/installations/{installation.id}/")
+    assert "/marketplace/orgs/acme/integrations/reader/" in page.content.decode()
 
     for visibility in ("private", "unlisted"):
         publish(
@@ -261,6 +263,7 @@ def test_an_integration_made_private_or_unlisted_keeps_existing_installations_wo
         assert member.get(f"{API}/installations/{installation.id}/").status_code == 200
         page = member.get(f"/marketplace/orgs/acme/installations/{installation.id}/")
         assert page.status_code == 200
+        assert "/marketplace/orgs/acme/integrations/reader/" not in page.content.decode()
         # The catalogue no longer shows it to acme, and acme cannot install it anew.
         names = [row["name"] for row in member.get(f"{API}/integrations/").json()["results"]]
         assert "reader" not in names
