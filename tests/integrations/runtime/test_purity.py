@@ -3,6 +3,7 @@ Django nor the platform (checked in a fresh interpreter, where nothing else impo
 and the SDK installs on its own into an empty virtual environment."""
 
 import json
+import shutil
 import subprocess
 import sys
 import venv
@@ -46,8 +47,12 @@ def test_the_sdk_installs_alone_and_its_command_works(tmp_path):
     environment = tmp_path / "venv"
     venv.create(environment, with_pip=True)
     python = environment / "bin" / "python"
+    source = tmp_path / "sdk"  # a copy: pip builds in the source folder
+    shutil.copytree(
+        PROJECT_ROOT / "sdk", source, ignore=shutil.ignore_patterns("build", "*.egg-info")
+    )
     subprocess.run(
-        [python, "-m", "pip", "install", "--quiet", str(PROJECT_ROOT / "sdk")],
+        [python, "-m", "pip", "install", "--quiet", str(source)],
         check=True,
         capture_output=True,
         timeout=600,
