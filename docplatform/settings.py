@@ -40,16 +40,23 @@ VAR_DIR = Path(env.str("VAR_DIR", default=str(BASE_DIR / "var")))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 DEBUG = env.bool("DEBUG", default=False)
-# The development key is only for the embedded default; production sets SECRET_KEY.
-SECRET_KEY = env.str(
-    "SECRET_KEY", default="dev-only-insecure-key-change-me-in-production-0123456789"
-)
+# The development key is only for development (DEBUG on, as `make run` sets it); with DEBUG off
+# the platform refuses to start without a SECRET_KEY of its own.
+DEVELOPMENT_SECRET_KEY = "dev-only-insecure-key-change-me-in-production-0123456789"  # noqa: S105
+SECRET_KEY = env.str("SECRET_KEY", default="")
+if SECRET_KEY in ("", DEVELOPMENT_SECRET_KEY) and not DEBUG:
+    raise ImproperlyConfigured(
+        "SECRET_KEY is unset or the development key: set SECRET_KEY to a long random value "
+        "(e.g. python -c 'import secrets; print(secrets.token_urlsafe(50))'), or DEBUG=true "
+        "for development"
+    )
+SECRET_KEY = SECRET_KEY or DEVELOPMENT_SECRET_KEY
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["localhost", "127.0.0.1", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
 # Keys that encrypt secrets and credentials at rest (Fernet, comma-separated, newest first:
 # older keys still decrypt, so a key can be rotated). Without one, a key is derived from
-# SECRET_KEY so the embedded default works out of the box.
+# SECRET_KEY in development (DEBUG on) only; `check --deploy` names a missing one.
 ENCRYPTION_KEYS = env.list("ENCRYPTION_KEYS", default=[])
 
 INSTALLED_APPS = [
