@@ -14,8 +14,8 @@ os.environ.setdefault("SECRET_KEY", "test-only-secret-key-" + "x" * 40)
 os.environ.setdefault("ENCRYPTION_KEYS", "Z8mQ0a2kK7bqzQ7F0lqz1wVYc4h2W5lEwCq2mYyqJ4w=")
 os.environ.setdefault("RUNTIME_SIGNING_KEY", "test-only-runtime-signing-key")
 
-from docplatform.settings import *  # noqa: E402, F403
-from docplatform.settings import CELERY_BROKER_URL  # noqa: E402
+from docplatform.settings import *  # noqa: F403
+from docplatform.settings import CELERY_BROKER_URL
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
