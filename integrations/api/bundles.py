@@ -16,8 +16,7 @@ import zlib
 from pathlib import Path, PurePosixPath
 
 from django.core.exceptions import ValidationError
-
-from ..manifest import MANIFEST_FILENAME
+from docplatform_sdk.manifest import MANIFEST_FILENAME
 
 MIB = 1024 * 1024
 MAX_BUNDLE_BYTES = 10 * MIB
