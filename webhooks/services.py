@@ -14,11 +14,11 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
+from docplatform_sdk import signing
 
 from docplatform import events
 from docplatform.models import Membership, Organization
 from integrations.models import Delivery, Installation
-from integrations.runtime import signing
 from integrations.services import integration_publish
 from integrations.services.deliveries import (
     ClaimReads,
