@@ -5,9 +5,20 @@ import os
 from celery import Celery
 from celery.signals import task_prerun
 
+from docplatform.startup import settings_or_exit
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "docplatform.settings")
 
 app = Celery("docplatform")
+
+
+@app.on_configure.connect
+def _settings_or_exit(**kwargs) -> None:
+    """``celery -A docplatform ...`` reads the settings here first: a wrong one stops it with
+    one line (``error: ...``, exit code 2), not a traceback."""
+    settings_or_exit()
+
+
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
 

@@ -5,7 +5,10 @@ file system, so it starts on a fresh machine with no server. ``DATABASE_URL`` se
 PostgreSQL (psycopg 3) and ``CELERY_BROKER_URL`` selects Redis or RabbitMQ.
 """
 
+import math
 import os
+import re
+import warnings
 from datetime import timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -13,6 +16,8 @@ from urllib.parse import urlsplit
 import environ
 from django.core.exceptions import ImproperlyConfigured
 from dotenv import dotenv_values
+
+from integrations.runtime.outbound import parse_networks
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -30,16 +35,92 @@ def env_positive(cast, name: str, default):
         value = default if raw is None else cast(raw)
     except ValueError:
         value = None
-    if value is None or value <= 0:
+    if value is None or not 0 < value < math.inf:
         raise ImproperlyConfigured(f"{name} must be a number above 0, not {raw!r}")
     return value
+
+
+def env_number(cast, name: str, default, *, minimum=0):
+    """A number setting of at least ``minimum`` (0 allowed by default); anything else stops
+    start-up with an error naming the variable and what it must be."""
+    raw = env.ENVIRON.get(name)
+    try:
+        value = default if raw is None else cast(raw)
+    except ValueError:
+        value = None
+    if value is None or not minimum <= value < math.inf:
+        kind = "a whole number" if cast is int else "a number"
+        raise ImproperlyConfigured(f"{name} must be {kind} of at least {minimum}, not {raw!r}")
+    return value
+
+
+BOOLEANS = {"true": True, "yes": True, "on": True, "1": True}
+BOOLEANS |= {"false": False, "no": False, "off": False, "0": False}
+
+
+def env_flag(name: str, default: bool) -> bool:
+    """A yes/no setting (unset or empty: ``default``); anything else stops start-up, where
+    django-environ would read it as false."""
+    raw = env.ENVIRON.get(name)
+    if raw is None or not raw.strip():
+        return default
+    if raw.strip().lower() not in BOOLEANS:
+        raise ImproperlyConfigured(
+            f"{name} must be true or false (yes/no, on/off, 1/0), not {raw!r}"
+        )
+    return BOOLEANS[raw.strip().lower()]
+
+
+def env_choice(name: str, choices: tuple[str, ...], default: str) -> str:
+    """One of ``choices`` (case-insensitive); anything else stops start-up naming them."""
+    raw = env.ENVIRON.get(name)
+    if raw is None:
+        return default
+    if raw.strip().upper() not in choices:
+        raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}, not {raw!r}")
+    return raw.strip().upper()
+
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+DATABASE_ENGINES = ("django.db.backends.postgresql", "django.db.backends.sqlite3")
+
+
+def env_database(name: str, default: str) -> dict:
+    """A database URL for PostgreSQL or SQLite, as Django's DATABASES entry; anything else
+    stops start-up naming the variable (the value is shown without its password)."""
+    raw = env.ENVIRON.get(name, default)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # django-environ warns, then returns no ENGINE
+        try:
+            config = environ.Env.db_url_config(raw)
+        except ValueError:  # e.g. a port that is not a number
+            config = {}
+    if config.get("ENGINE") not in DATABASE_ENGINES:
+        shown = re.sub(r"(//[^/@:]*:)[^/@]*@", r"\1***@", raw)
+        raise ImproperlyConfigured(
+            f"{name} must be a database URL, postgres://USER:PASSWORD@HOST:PORT/NAME or "
+            f"sqlite:///PATH, not {shown!r}"
+        )
+    return config
+
+
+def env_networks(name: str) -> list[str]:
+    """Comma-separated CIDRs; one that is not a network stops start-up naming it."""
+    cidrs = env.list(name, default=[])
+    try:
+        parse_networks(cidrs)
+    except ValueError as exc:
+        raise ImproperlyConfigured(
+            f"{name} must be comma-separated networks such as 127.0.0.0/8,::1/128: {exc}"
+        ) from None
+    return cidrs
 
 
 # Runtime files of the embedded default (SQLite database, file-system broker).
 VAR_DIR = Path(env.str("VAR_DIR", default=str(BASE_DIR / "var")))
 VAR_DIR.mkdir(parents=True, exist_ok=True)
 
-DEBUG = env.bool("DEBUG", default=False)
+DEBUG = env_flag("DEBUG", default=False)
 # The development key is only for development (DEBUG on, as `make run` sets it); with DEBUG off
 # the platform refuses to start without a SECRET_KEY of its own.
 DEVELOPMENT_SECRET_KEY = "dev-only-insecure-key-change-me-in-production-0123456789"  # noqa: S105
@@ -113,7 +194,7 @@ TEMPLATES = [
     },
 ]
 
-DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}")}
+DATABASES = {"default": env_database("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'db.sqlite3'}")}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # WAL and a busy timeout let the web and worker processes share one SQLite file;
     # IMMEDIATE transactions take the write lock up front instead of failing mid-way.
@@ -127,7 +208,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 else:
     # Connections outlive a request or a task: a new PostgreSQL backend costs milliseconds
     # of CPU on both sides. A broken one is replaced at the next request or task.
-    DATABASES["default"]["CONN_MAX_AGE"] = env.int("DATABASE_CONN_MAX_AGE", default=300)
+    DATABASES["default"]["CONN_MAX_AGE"] = env_number(int, "DATABASE_CONN_MAX_AGE", 300)
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -155,14 +236,14 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "root": {"handlers": ["console"], "level": env_choice("LOG_LEVEL", LOG_LEVELS, "INFO")},
 }
 
 # --- REST API -------------------------------------------------------------------------------
 # How many reverse proxies in front of the platform append to X-Forwarded-For. With 0 (the
 # default) the header is ignored and the client address is REMOTE_ADDR, so nobody can forge
 # the address the beacon records or the throttles count.
-TRUSTED_PROXY_COUNT = env.int("TRUSTED_PROXY_COUNT", default=0)
+TRUSTED_PROXY_COUNT = env_number(int, "TRUSTED_PROXY_COUNT", 0)
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "docplatform.authentication.BearerTokenAuthentication",
@@ -256,16 +337,16 @@ CELERY_WORKER_QUEUES = ["default", "webhooks", "runtime"]
 # --- Event deliveries (the outbox) --------------------------------------------------------------
 # Up to this many deliveries of one event are queued straight after commit; more go through
 # one fan-out task, so firing an event costs the same whatever its audience.
-DELIVERY_INLINE_FANOUT = env.int("DELIVERY_INLINE_FANOUT", default=50)
+DELIVERY_INLINE_FANOUT = env_number(int, "DELIVERY_INLINE_FANOUT", 50)
 # A worker's hold on a delivery; longer than any attempt, short enough to recover a killed
 # worker's delivery within a minute.
-DELIVERY_LEASE_SECONDS = env.int("DELIVERY_LEASE_SECONDS", default=40)
+DELIVERY_LEASE_SECONDS = env_positive(int, "DELIVERY_LEASE_SECONDS", 40)
 # The sweeper re-queues open deliveries left unqueued or unclaimed for longer than this.
-DELIVERY_SWEEP_GRACE_SECONDS = env.int("DELIVERY_SWEEP_GRACE_SECONDS", default=10)
+DELIVERY_SWEEP_GRACE_SECONDS = env_number(int, "DELIVERY_SWEEP_GRACE_SECONDS", 10)
 DELIVERY_SWEEP_BATCH = 1000
 CELERY_BEAT_SCHEDULE["sweep-deliveries"] = {
     "task": "integrations.tasks.sweep_deliveries",
-    "schedule": env.float("DELIVERY_SWEEP_INTERVAL_SECONDS", default=10.0),
+    "schedule": env_positive(float, "DELIVERY_SWEEP_INTERVAL_SECONDS", 10.0),
 }
 # A broker that is down must not hold a web request: give up publishing quickly (the
 # sweeper sends what could not be sent).
@@ -279,13 +360,13 @@ CELERY_BROKER_CONNECTION_TIMEOUT = 3
 # Celery's Django fix-up closes the database connections around every task unless this is
 # set; then it closes them every this many tasks, and docplatform.celery drops a connection
 # that broke or outlived CONN_MAX_AGE before each task.
-CELERY_DB_REUSE_MAX = env.int("CELERY_DB_REUSE_MAX", default=1000)
+CELERY_DB_REUSE_MAX = env_positive(int, "CELERY_DB_REUSE_MAX", 1000)
 
 # --- Webhooks -----------------------------------------------------------------------------------
 # The base of the retry schedule: retries after 1x, 2x and 4x this, each +/-10 %.
-WEBHOOK_RETRY_BASE_DELAY = env.float("WEBHOOK_RETRY_BASE_DELAY", default=1.0)
-WEBHOOK_CONNECT_TIMEOUT = env.float("WEBHOOK_CONNECT_TIMEOUT", default=3.0)
-WEBHOOK_RESPONSE_TIMEOUT = env.float("WEBHOOK_RESPONSE_TIMEOUT", default=10.0)
+WEBHOOK_RETRY_BASE_DELAY = env_number(float, "WEBHOOK_RETRY_BASE_DELAY", 1.0)
+WEBHOOK_CONNECT_TIMEOUT = env_positive(float, "WEBHOOK_CONNECT_TIMEOUT", 3.0)
+WEBHOOK_RESPONSE_TIMEOUT = env_positive(float, "WEBHOOK_RESPONSE_TIMEOUT", 10.0)
 # Fresh deliveries go out in batches (a drain task claims up to this many at once and POSTs
 # them concurrently); a drain hands over to a new one after this many seconds.
 WEBHOOK_BATCH_SIZE = env_positive(int, "WEBHOOK_BATCH_SIZE", 25)
@@ -296,8 +377,8 @@ WEBHOOK_PARALLEL_DRAINS = env_positive(int, "WEBHOOK_PARALLEL_DRAINS", 4)
 # WEBHOOK_BATCH_SIZE, so a batch never waits behind another batch's slow receivers.
 WEBHOOK_SENDERS = env_positive(int, "WEBHOOK_SENDERS", 200)
 # CIDRs that webhook URLs may reach although they are not public (development, tests).
-WEBHOOK_ALLOWED_NETWORKS = env.list("WEBHOOK_ALLOWED_NETWORKS", default=[])
-WEBHOOK_RETENTION_DAYS = env.int("WEBHOOK_RETENTION_DAYS", default=30)
+WEBHOOK_ALLOWED_NETWORKS = env_networks("WEBHOOK_ALLOWED_NETWORKS")
+WEBHOOK_RETENTION_DAYS = env_positive(int, "WEBHOOK_RETENTION_DAYS", 30)
 CELERY_BEAT_SCHEDULE["purge-webhook-deliveries"] = {
     "task": "webhooks.tasks.purge_deliveries",
     "schedule": 3600.0,
@@ -346,14 +427,14 @@ RUNTIME_URL = env.str("RUNTIME_URL", default="http://127.0.0.1:8100").rstrip("/"
 # The key that signs every envelope to the runtime host (the host is started with the same
 # one: `manage.py runtime_host` passes it). Without one, it is derived from SECRET_KEY.
 RUNTIME_SIGNING_KEY = env.str("RUNTIME_SIGNING_KEY", default="")
-RUNTIME_CONNECT_TIMEOUT = env.float("RUNTIME_CONNECT_TIMEOUT", default=3.0)
-RUNTIME_RESPONSE_TIMEOUT = env.float("RUNTIME_RESPONSE_TIMEOUT", default=15.0)
+RUNTIME_CONNECT_TIMEOUT = env_positive(float, "RUNTIME_CONNECT_TIMEOUT", 3.0)
+RUNTIME_RESPONSE_TIMEOUT = env_positive(float, "RUNTIME_RESPONSE_TIMEOUT", 15.0)
 # Deliveries wait 1x, 2x, 4x this before trying an unreachable runtime host again.
-RUNTIME_RETRY_BASE_DELAY = env.float("RUNTIME_RETRY_BASE_DELAY", default=2.0)
+RUNTIME_RETRY_BASE_DELAY = env_number(float, "RUNTIME_RETRY_BASE_DELAY", 2.0)
 # Requests relayed to an integration's public endpoint: body size and answer size limits.
-PUBLIC_ENDPOINT_MAX_BODY = env.int("PUBLIC_ENDPOINT_MAX_BODY", default=1024 * 1024)
+PUBLIC_ENDPOINT_MAX_BODY = env_positive(int, "PUBLIC_ENDPOINT_MAX_BODY", 1024 * 1024)
 # How long an OAuth state issued to an integration stays valid (seconds).
-OAUTH_STATE_MAX_AGE = env.int("OAUTH_STATE_MAX_AGE", default=600)
+OAUTH_STATE_MAX_AGE = env_positive(int, "OAUTH_STATE_MAX_AGE", 600)
 
 # --- Hardened defaults ---------------------------------------------------------------------------
 # Login throttling (django-axes): failed sign-ins on the marketplace's and the admin's login
@@ -381,7 +462,7 @@ PLATFORM_IS_HTTPS = PLATFORM_URL.startswith("https://")
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = PLATFORM_IS_HTTPS
 SECURE_SSL_REDIRECT = PLATFORM_IS_HTTPS
 SECURE_HSTS_SECONDS = (
-    env.int("SECURE_HSTS_SECONDS", default=365 * 24 * 3600) if PLATFORM_IS_HTTPS else 0
+    env_number(int, "SECURE_HSTS_SECONDS", 365 * 24 * 3600) if PLATFORM_IS_HTTPS else 0
 )
 if TRUSTED_PROXY_COUNT > 0:
     # The trusted proxies terminate TLS and say which scheme the client used.

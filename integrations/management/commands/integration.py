@@ -115,7 +115,8 @@ class Command(BaseCommand):
     def _add_set_argument(parser):
         parser.add_argument(
             "--set",
-            dest="settings",
+            # Not "settings": that is Django's own --settings option, which every command has.
+            dest="values",
             action="append",
             default=[],
             metavar="KEY=VALUE",
@@ -202,7 +203,7 @@ class Command(BaseCommand):
             )
         )
 
-    def handle_install(self, *, name, org, space, site, token, settings, username, **options):
+    def handle_install(self, *, name, org, space, site, token, values, username, **options):
         user = self._user(username)
         organization = organization_by_ref(org)
         if organization is None:
@@ -220,20 +221,20 @@ class Command(BaseCommand):
             organization=organization,
             space=space_row,
             site=site_row,
-            configuration=self._changes(definition, settings),
+            configuration=self._changes(definition, values),
             install_token=token,
         )
         self._print_installation(installation)
 
-    def handle_configure(self, *, installation, settings, username, **options):
+    def handle_configure(self, *, installation, values, username, **options):
         installation = self._installation(installation, username)
         definition = definition_for(
             installation.integration.configurations, installation.configuration_level
         )
-        if not settings:
+        if not values:
             raise usage_error("give at least one --set KEY=VALUE")
         installation = installation_configure(
-            installation=installation, changes=self._changes(definition, settings)
+            installation=installation, changes=self._changes(definition, values)
         )
         self._print_installation(installation)
 
@@ -302,9 +303,9 @@ class Command(BaseCommand):
         return row
 
     @staticmethod
-    def _changes(definition: dict, settings: list[str]) -> dict:
+    def _changes(definition: dict, values: list[str]) -> dict:
         changes, problems = {}, {}
-        for item in settings:
+        for item in values:
             key, sep, text = item.partition("=")
             if not sep or not key:
                 raise usage_error(f"--set {item}: give KEY=VALUE")

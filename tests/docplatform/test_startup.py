@@ -1,0 +1,129 @@
+"""A wrong setting stops every process at start-up with one line naming the variable and the
+value expected, exit code 2 and no traceback: ``manage.py`` (whatever the command), Celery's
+worker and beat, and gunicorn serving ``docplatform.wsgi`` (which stops instead of booting
+worker after worker)."""
+
+import os
+import sys
+
+import pytest
+
+from tests.processes import BIN, run
+
+#: Production settings (DEBUG off), as a process started by an operator reads them.
+PRODUCTION = {"DJANGO_SETTINGS_MODULE": "docplatform.settings"}
+WRONG = [
+    (
+        "DATABASE_URL",
+        "nonsense",
+        "DATABASE_URL must be a database URL, postgres://USER:PASSWORD@HOST:PORT/NAME or "
+        "sqlite:///PATH, not 'nonsense'",
+    ),
+    ("DEBUG", "maybe", "DEBUG must be true or false (yes/no, on/off, 1/0), not 'maybe'"),
+    (
+        "WEBHOOK_ALLOWED_NETWORKS",
+        "127.0.0.0/8,10.0.0.0/33",
+        "WEBHOOK_ALLOWED_NETWORKS must be comma-separated networks such as "
+        "127.0.0.0/8,::1/128: '10.0.0.0/33' is not a network (CIDR)",
+    ),
+    ("WEBHOOK_BATCH_SIZE", "0", "WEBHOOK_BATCH_SIZE must be a number above 0, not '0'"),
+    (
+        "DELIVERY_LEASE_SECONDS",
+        "soon",
+        "DELIVERY_LEASE_SECONDS must be a number above 0, not 'soon'",
+    ),
+    (
+        "TRUSTED_PROXY_COUNT",
+        "-1",
+        "TRUSTED_PROXY_COUNT must be a whole number of at least 0, not '-1'",
+    ),
+    (
+        "WEBHOOK_RETRY_BASE_DELAY",
+        "nan",
+        "WEBHOOK_RETRY_BASE_DELAY must be a number of at least 0, not 'nan'",
+    ),
+    (
+        "LOG_LEVEL",
+        "loud",
+        "LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL, not 'loud'",
+    ),
+]
+
+
+def production_env(**environment: str) -> dict[str, str]:
+    env = {name: value for name, value in os.environ.items() if name != "DATABASE_URL"}
+    return {**env, **PRODUCTION, **environment}
+
+
+def assert_one_line(done, message: str, returncode: int = 2) -> None:
+    assert done.returncode == returncode, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stderr.count("error: ") == 1
+    assert f"error: {message}\n" in done.stderr
+
+
+@pytest.mark.parametrize(("name", "value", "message"), WRONG)
+def test_manage_py_stops_with_one_line(name, value, message):
+    done = run([sys.executable, "manage.py", "check"], production_env(**{name: value}))
+    assert_one_line(done, message)
+    assert done.stderr == f"error: {message}\n" and done.stdout == ""
+
+
+def test_every_command_stops_the_same_way():
+    for command in (["migrate"], ["integration", "check", "."], ["help"], ["runserver"]):
+        done = run([sys.executable, "manage.py", *command], production_env(DEBUG="maybe"))
+        assert_one_line(done, WRONG[1][2])
+
+
+def test_a_database_url_password_is_not_shown():
+    done = run(
+        [sys.executable, "manage.py", "check"],
+        production_env(DATABASE_URL="postgress://app:s3cret@db.internal:5432/docs"),
+    )
+    assert done.returncode == 2
+    assert "s3cret" not in done.stderr
+    assert "not 'postgress://app:***@db.internal:5432/docs'" in done.stderr
+
+
+@pytest.mark.parametrize("command", [["worker", "--pool", "solo"], ["beat"]])
+@pytest.mark.parametrize(("name", "value", "message"), [WRONG[0], WRONG[2]])
+def test_celery_stops_with_one_line(command, name, value, message):
+    done = run(
+        [str(BIN / "celery"), "-A", "docplatform", *command], production_env(**{name: value})
+    )
+    assert_one_line(done, message)
+
+
+def test_gunicorn_stops_with_one_line_instead_of_booting_workers_again():
+    done = run(
+        [str(BIN / "gunicorn"), "--bind", "127.0.0.1:0", "docplatform.wsgi"],
+        production_env(DEBUG="maybe"),
+    )
+    # gunicorn's own "App failed to load." path: the worker exits 4 and the server stops.
+    assert_one_line(done, WRONG[1][2], returncode=4)
+    assert "App failed to load." in done.stderr
+
+
+def test_asgi_stops_with_one_line():
+    done = run([sys.executable, "-c", "import docplatform.asgi"], production_env(DEBUG="maybe"))
+    assert_one_line(done, WRONG[1][2], returncode=4)
+
+
+@pytest.mark.parametrize(
+    ("environment", "expected"),
+    [
+        ({}, "False [] INFO"),
+        ({"DEBUG": "yes", "LOG_LEVEL": "debug"}, "True [] DEBUG"),
+        ({"DEBUG": "Off", "WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8, ::1/128"}, "False 2 INFO"),
+        ({"DEBUG": "", "TRUSTED_PROXY_COUNT": "0"}, "False [] INFO"),
+    ],
+)
+def test_good_values_are_read(environment, expected):
+    code = (
+        "import django; django.setup(); from django.conf import settings as s; "
+        "n = s.WEBHOOK_ALLOWED_NETWORKS; "
+        "print(s.DEBUG, len(n) if n else n, s.LOGGING['root']['level'])"
+    )
+    done = run([sys.executable, "-c", code], production_env(**environment))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == expected

@@ -1,0 +1,129 @@
+"""The integration command lines run as operators and authors run them, each in a process of its
+own: ``manage.py integration install|configure|pause|resume|uninstall`` (with ``--set``, which
+``call_command`` never parsed as the shell does), ``manage.py runtime_host`` and the console
+script's ``new``."""
+
+import subprocess
+import sys
+
+import pytest
+
+from integrations.environment import runtime_signing_key
+from integrations.models import Installation
+from tests.factories import SiteFactory
+from tests.integrations.runtime.support import EnvelopeClient, free_port, wait_for_health
+from tests.integrations.runtime.test_host_protocol import ECHO, FETCH_EVENT
+from tests.processes import BIN, REPO, manage_py, platform_env, run
+
+SITE_CONFIG = {
+    "site": {
+        "properties": {
+            "tracking_id": {"type": "string", "title": "T", "description": "d"},
+            "rate": {"type": "number", "title": "R", "description": "d"},
+            "count": {"type": "number", "title": "C", "description": "d"},
+        },
+        "required": ["tracking_id"],
+    }
+}
+
+
+def integration(*args: str) -> subprocess.CompletedProcess:
+    return manage_py("integration", *args)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_install_and_configure_with_set_then_pause_resume_uninstall(
+    publish, org_admin, org_member, organization
+):
+    publish(org_admin, name="analytics", configurations=SITE_CONFIG, scopes=["site:views:read"])
+    site = SiteFactory(organization=organization)
+    who = ("--as", org_member.username)
+
+    installed = integration(
+        "install", "analytics", "--org", "acme", "--site", site.id, "--set", "rate=12.5", *who
+    )
+    assert installed.returncode == 0, installed.stderr
+    installation = Installation.objects.get(level="site")
+    assert installed.stdout.splitlines() == [
+        f"{installation.id} pending",
+        "  configuration.tracking_id: is required",
+    ]
+
+    configured = integration(
+        "configure", installation.id, "--set", "count=9", "--set", "tracking_id=UA-9", *who
+    )
+    assert configured.returncode == 0, configured.stderr
+    assert configured.stdout.strip() == f"{installation.id} active"
+    installation.refresh_from_db()
+    assert installation.configuration == {"rate": 12.5, "count": 9, "tracking_id": "UA-9"}
+
+    refused = integration("configure", installation.id, "--set", "count=many", *who)
+    assert refused.returncode == 1
+    assert refused.stdout.splitlines() == ["configuration.count: 'many' is not a number"]
+    assert refused.stderr.strip() == "CommandError: configure was refused"
+    assert integration("configure", installation.id, "--set", "count", *who).returncode == 2
+    assert integration("configure", installation.id, *who).returncode == 2
+
+    for action, status in [("pause", "paused"), ("resume", "active")]:
+        done = integration(action, installation.id, *who)
+        assert (done.returncode, done.stdout.strip()) == (0, f"{installation.id} {status}")
+    done = integration("uninstall", installation.id, *who)
+    assert (done.returncode, done.stdout.strip()) == (
+        0,
+        f"uninstalled analytics ({installation.id})",
+    )
+    assert not Installation.objects.filter(level="site").exists()
+
+    unknown = integration("pause", installation.id, *who)
+    assert unknown.returncode == 1
+    assert f"{installation.id}: no such installation" in unknown.stderr
+    nobody = integration("pause", installation.id, "--as", "nobody")
+    assert nobody.returncode == 2
+    assert "--as nobody: no active user with that username" in nobody.stderr
+    usage = integration("install", "analytics", *who)  # --org is required
+    assert usage.returncode == 2
+    assert "the following arguments are required: --org" in usage.stderr
+
+
+def test_runtime_host_starts_the_host_with_the_platforms_key(tmp_path):
+    port = free_port()
+    host = subprocess.Popen(
+        [sys.executable, str(REPO / "manage.py"), "runtime_host", "--port", str(port)],
+        cwd=REPO,
+        env={**platform_env(), "TMPDIR": str(tmp_path)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_for_health(url, host)
+        signed = type("Host", (), {"url": url, "signing_key": runtime_signing_key()})()
+        answer = EnvelopeClient(signed).call("echo", ECHO, FETCH_EVENT, fetch_body=b"hello")
+        assert (answer.status_code, answer.content) == (201, b"hello")
+        forged = type("Host", (), {"url": url, "signing_key": "not-the-platforms-key"})()
+        refused = EnvelopeClient(forged).call("echo", ECHO, FETCH_EVENT, fetch_body=b"hello")
+        assert refused.status_code == 401
+    finally:
+        host.terminate()
+        host.wait(timeout=10)
+
+
+def test_the_console_script_new_scaffolds_what_check_accepts(tmp_path):
+    console = str(BIN / "docplatform-integration")
+    env = {"PATH": "/usr/bin:/bin"}  # an author's shell: no platform settings
+    folder = tmp_path / "release-notes"
+    made = run([console, "new", str(folder), "--organization", "acme"], env)
+    assert made.returncode == 0, made.stderr
+    assert made.stdout.splitlines() == [
+        *(f"created {folder / name}" for name in ("service-manifest.yaml", "main.py", "README.md")),
+        f"next: docplatform-integration check {folder}",
+    ]
+    checked = run([console, "check", str(folder)], env)
+    assert (checked.returncode, checked.stdout) == (0, "release-notes: the manifest is valid\n")
+
+    again = run([console, "new", str(folder)], env)
+    assert again.returncode == 2
+    assert again.stderr.startswith("error: ") and again.stdout == ""
+    usage = run([console, "nothing-of-the-kind"], env)
+    assert usage.returncode == 2
+    assert "invalid choice: 'nothing-of-the-kind'" in usage.stderr
