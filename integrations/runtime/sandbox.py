@@ -123,7 +123,9 @@ class Sandbox:
         python = prefix if self.worker_uid is None else os.path.join(self.stage, "python")
         command = [
             "bwrap",
-            "--unshare-all",  # user, pid, mount, net, ipc, uts, cgroup
+            "--unshare-all",  # pid, mount, net, ipc, uts, cgroup
+            "--unshare-user",
+            "--disable-userns",  # no nested user namespace: less kernel to attack
             "--die-with-parent",
             "--new-session",
             "--uid", "65534", "--gid", "65534",

@@ -118,13 +118,21 @@ INTRUDER = textwrap.dedent(
             results[url] = {"status": answer.status, "body": answer.text()[:300]}
         return results
 
+    def userns(asked):
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.unshare(0x10000000) == 0:  # CLONE_NEWUSER
+            return {"nested": "created"}
+        return {"nested": f"refused: errno {ctypes.get_errno()}"}
+
     def whoami(asked):
         return {"uid": os.getuid(), "gid": os.getgid(), "hostname": socket.gethostname(),
                 "pids": sorted(p for p in os.listdir("/proc") if p.isdigit())}
 
     ROUTES = {"/proc": proc, "/files": files, "/connect": connect, "/network": network,
               "/imports": imports, "/fork": fork, "/open-files": open_files, "/write": write,
-              "/survivor": survivor, "/memory": memory, "/spin": spin, "/whoami": whoami}
+              "/survivor": survivor, "/memory": memory, "/spin": spin, "/whoami": whoami,
+              "/userns": userns}
 
     def fetch(request, context):
         asked = request.json() if request.body else {}
@@ -279,6 +287,12 @@ def test_no_network_reaches_the_databases_the_web_server_or_the_runtime_host(att
     network = attack.call("/network").json()
     assert network["interfaces"] == ["lo"]  # and it is down: every connect above failed
     assert network["resolve"].startswith("refused: ")
+
+
+def test_bubblewrap_refuses_a_nested_user_namespace(attack, sandboxed_host):
+    if "sandboxed (bwrap)" not in sandboxed_host.log():
+        pytest.skip("the unshare fallback leaves nested user namespaces to the kernel's limits")
+    assert attack.call("/userns").json()["nested"].startswith("refused: ")
 
 
 def test_the_platform_cannot_be_imported(attack):
