@@ -20,8 +20,9 @@ from rest_framework.views import APIView
 from integrations.selectors import sites_reachable_by, spaces_reachable_by
 
 from . import services
-from .api_inputs import PlainTextJSONParser, SafeJSONParser
+from .api_inputs import EventTypeField, PlainTextJSONParser, QueryParameters, SafeJSONParser
 from .api_permissions import IsPersonOrScopedInstallation
+from .api_schema import service_errors
 from .api_visitors import remember_visitor, visitor_from
 from .authentication import is_installation
 from .events import FEEDBACK_RATINGS
@@ -212,6 +213,7 @@ class RevisionInput(serializers.Serializer):
     pages = serializers.ListField(child=PageInput(), allow_empty=False, max_length=1000)
 
 
+@service_errors("pages", methods=["post"])
 class SpaceRevisionsApi(generics.ListAPIView):
     """A space's revisions, newest first; POST writes a new one (fires
     ``space_content_updated``)."""
@@ -329,8 +331,8 @@ class SiteDetailApi(APIView):
         return Response(SiteOutput(site).data)
 
 
-class EventFilter(serializers.Serializer):
-    type = serializers.CharField(required=False, max_length=64, help_text="Only this type.")
+class EventFilter(QueryParameters):
+    type = EventTypeField(required=False, help_text="Only events of this type.")
 
 
 class EventListApi(generics.ListAPIView):
@@ -414,6 +416,7 @@ class BeaconSiteViewApi(BeaconApi):
         )
 
 
+@service_errors("pageId")
 class BeaconPageFeedbackApi(BeaconApi):
     """A visitor rated a page of the site (fires ``page_feedback``)."""
 

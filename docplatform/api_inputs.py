@@ -6,13 +6,16 @@ body of any size) into a 400, 404 or 413 up front.
 """
 
 import io
+import re
 
 from django.conf import settings
+from rest_framework import serializers
 from rest_framework.exceptions import APIException, ParseError
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.parsers import JSONParser
 
 MAX_JSON_DEPTH = 64
+MAX_LIMIT = 500
 MAX_OFFSET = 10**9
 
 
@@ -71,11 +74,90 @@ class PlainTextJSONParser(SafeJSONParser):
     media_type = "text/plain"
 
 
+class QueryParameters(serializers.Serializer):
+    """Query parameters of a request: each one given is its field's, or a 400 naming it.
+    A parameter given empty (``?level=``) is refused too, where DRF would take it as absent."""
+
+    EMPTY = "give a value, or leave the parameter out"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for field in self.fields.values():
+            field.error_messages.setdefault("blank", self.EMPTY)
+
+    def to_internal_value(self, data):
+        empty = {
+            name: [serializers.ErrorDetail(self.EMPTY, code="blank")]
+            for name in self.fields
+            if hasattr(data, "getlist") and "" in data.getlist(name)
+        }
+        if empty:
+            raise serializers.ValidationError(empty)
+        return super().to_internal_value(data)
+
+
+class WholeNumberField(serializers.IntegerField):
+    """A query parameter that is a whole number written in digits: ``2.0``, ``+2``, `` 2``
+    or ``1e3`` are refused, not read as 2 or 1000."""
+
+    DIGITS = re.compile(r"[0-9]{1,20}")
+
+    def to_internal_value(self, data):
+        if isinstance(data, str) and not self.DIGITS.fullmatch(data):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class EventTypeField(serializers.RegexField):
+    """An event type as a filter: lower-case letters and underscores (``space_view``)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(
+            r"^[a-z][a-z_]{0,63}$",
+            error_messages={
+                "invalid": "an event type is lower-case letters and underscores, e.g. space_view"
+            },
+            **kwargs,
+        )
+
+
+class PageWindow(QueryParameters):
+    """``limit`` and ``offset`` of a list: whole numbers in range, or a 400 naming them."""
+
+    limit = WholeNumberField(
+        required=False, min_value=1, max_value=MAX_LIMIT, help_text="Rows to return."
+    )
+    offset = WholeNumberField(
+        required=False, min_value=0, max_value=MAX_OFFSET, help_text="Rows to skip."
+    )
+
+
 class BoundedLimitOffsetPagination(LimitOffsetPagination):
-    max_limit = 500
+    """Limit and offset pages that refuse a window they cannot serve (DRF's own falls back
+    to the defaults on any value it cannot read)."""
+
+    max_limit = MAX_LIMIT
+    window_serializer = PageWindow
+
+    def paginate_queryset(self, queryset, request, view=None):
+        window = self.window_serializer(data=request.query_params)
+        window.is_valid(raise_exception=True)
+        self.window = window.validated_data
+        return super().paginate_queryset(queryset, request, view)
+
+    def get_limit(self, request):
+        return self.window.get("limit", self.default_limit)
 
     def get_offset(self, request):
-        return min(super().get_offset(request), MAX_OFFSET)
+        return self.window.get("offset", 0)
+
+    def get_schema_operation_parameters(self, view):
+        fields = self.window_serializer().fields
+        parameters = super().get_schema_operation_parameters(view)
+        for parameter in parameters:
+            field = fields[parameter["name"]]
+            parameter["schema"].update(minimum=field.min_value, maximum=field.max_value)
+        return parameters
 
 
 class ObjectIdConverter:

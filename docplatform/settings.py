@@ -262,7 +262,7 @@ REST_FRAMEWORK = {
         "anon": env.str("API_THROTTLE_ANON", default="120/minute"),
         "user": env.str("API_THROTTLE_USER", default="1200/minute"),
     },
-    "DEFAULT_SCHEMA_CLASS": "drf_standardized_errors.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "docplatform.api_schema.AutoSchema",
     "EXCEPTION_HANDLER": "drf_standardized_errors.handler.exception_handler",
 }
 DRF_STANDARDIZED_ERRORS = {
@@ -293,7 +293,10 @@ SPECTACULAR_SETTINGS = {
         "DeliveryStatusEnum": "integrations.models.Delivery.Status",
         "ApiTokenStatusEnum": "docplatform.api_tokens.TOKEN_STATUSES",
     },
-    "POSTPROCESSING_HOOKS": ["drf_standardized_errors.openapi_hooks.postprocess_schema_enums"],
+    "POSTPROCESSING_HOOKS": [
+        "drf_standardized_errors.openapi_hooks.postprocess_schema_enums",
+        "docplatform.api_schema.postprocess_error_attrs",
+    ],
 }
 
 # --- Celery ---------------------------------------------------------------------------------

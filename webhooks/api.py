@@ -10,6 +10,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from docplatform.api_schema import service_errors
 from integrations.api.installations import DeliveryOutput, installation_for
 
 from .selectors import signing_secrets_in_overlap
@@ -37,6 +38,7 @@ def signing_secret_response(installation, secret: str) -> Response:
     return Response(SigningSecretOutput({"secret": secret, "previous": previous}).data)
 
 
+@service_errors("installation")
 class WebhookPingApi(APIView):
     """Send a test ping (``{"type": "ping", "eventId", "installationId"}``) to the
     installation's URL; 400 when the installation is paused or not yet active."""
@@ -47,6 +49,7 @@ class WebhookPingApi(APIView):
         return Response(DeliveryOutput(delivery).data, status=status.HTTP_202_ACCEPTED)
 
 
+@service_errors("installation")
 class WebhookSecretApi(APIView):
     """The installation's current signing secret (admins of the organization)."""
 
@@ -57,6 +60,7 @@ class WebhookSecretApi(APIView):
         return signing_secret_response(installation, secret)
 
 
+@service_errors("installation")
 class WebhookSecretRotateApi(APIView):
     """Make a new signing secret (admins); the old one keeps signing for 24 hours, so
     receivers can switch without losing a delivery."""

@@ -12,6 +12,8 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from docplatform.api_inputs import QueryParameters
+from docplatform.api_schema import service_errors
 from docplatform.selectors import is_organization_admin, is_organization_member
 
 from ..models import Integration, IntegrationVersion
@@ -78,9 +80,13 @@ class PublishOutput(serializers.Serializer):
     warnings = ProblemOutput(many=True)
 
 
-class CatalogueFilter(serializers.Serializer):
+class CatalogueFilter(QueryParameters):
     category = serializers.CharField(required=False, max_length=64)
     search = serializers.CharField(required=False, max_length=200)
+
+
+#: How the upload itself can be refused (the FileField's codes; the bundle's own, "invalid").
+BUNDLE_ERRORS = ("invalid", "required", "empty", "no_name", "max_length", "null")
 
 
 class BundleInput(serializers.Serializer):
@@ -91,6 +97,8 @@ class BundleInput(serializers.Serializer):
     )
 
 
+@service_errors("bundle", codes=BUNDLE_ERRORS, methods=["post"])
+@service_errors("KEY", methods=["post"])  # the manifest's problems, by their path
 class IntegrationListApi(generics.ListAPIView):
     """The integrations the caller may see (GET); publish one by upload (POST)."""
 
@@ -131,7 +139,7 @@ class IntegrationListApi(generics.ListAPIView):
         )
 
 
-class IntegrationDetailFilter(serializers.Serializer):
+class IntegrationDetailFilter(QueryParameters):
     install_token = serializers.CharField(
         required=False, max_length=64, help_text="An unlisted integration's install link token."
     )

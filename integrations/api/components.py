@@ -19,6 +19,7 @@ from rest_framework.status import is_server_error
 from rest_framework.views import APIView
 
 from docplatform.api_permissions import IsInstallation, IsPerson
+from docplatform.api_schema import service_errors
 from docplatform.authentication import is_installation
 
 from ..models import ComponentState, Installation
@@ -129,6 +130,7 @@ def default_instance(installation: Installation, component_id: str) -> str:
     return ComponentState.CONFIGURATION_INSTANCE
 
 
+@service_errors("instance", "props", "action")
 class ComponentRenderApi(APIView):
     """Render a component instance, after dispatching ``action`` when one is given. An action
     whose result carries a state replaces the instance's state; an unhandled one leaves it.

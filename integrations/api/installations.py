@@ -18,7 +18,9 @@ from rest_framework.views import APIView
 
 from docplatform.api import organization_for
 from docplatform.api_errors import renamed_error_fields
+from docplatform.api_inputs import EventTypeField, QueryParameters
 from docplatform.api_permissions import IsInstallation
+from docplatform.api_schema import service_errors
 from docplatform.models import Space
 from docplatform.selectors import sites_visible_to, spaces_visible_to
 
@@ -44,6 +46,12 @@ from ..services.installations import (
 
 #: The service's field names as the API spells them.
 API_FIELD_NAMES = {"space_selection": "spaceSelection", "selected_spaces": "selectedSpaces"}
+#: What installing can refuse, by the field it names (installation_create, API names).
+installing_errors = service_errors(
+    *("integration", "organization", "space", "site", "spaceSelection", "selectedSpaces"),
+    *("configuration", "configuration.KEY"),
+    methods=["post"],
+)
 
 
 # --- Representations ------------------------------------------------------------------------
@@ -251,10 +259,11 @@ def create_from(request, data, *, organization, **where) -> Response:
 # --- Installing -----------------------------------------------------------------------------
 
 
-class LevelFilter(serializers.Serializer):
+class LevelFilter(QueryParameters):
     level = serializers.ChoiceField(choices=Installation.Level.values, required=False)
 
 
+@installing_errors
 class OrganizationInstallationsApi(generics.ListAPIView):
     """Every installation of one of the caller's organizations (GET, optionally of one
     level); install an integration in the organization (POST)."""
@@ -290,6 +299,7 @@ class OrganizationInstallationsApi(generics.ListAPIView):
         )
 
 
+@installing_errors
 class SpaceInstallationsApi(generics.ListAPIView):
     """The installations in a space (GET); install an integration into it (POST)."""
 
@@ -315,6 +325,7 @@ class SpaceInstallationsApi(generics.ListAPIView):
         )
 
 
+@installing_errors
 class SiteInstallationsApi(generics.ListAPIView):
     """The installations in a site (GET); install an integration into it (POST)."""
 
@@ -355,6 +366,8 @@ class InstallationDetailApi(APIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
+@service_errors("configuration.KEY")
+@service_errors("configuration", codes=("invalid", "empty", "not_a_dict", "null"))
 class InstallationConfigurationApi(APIView):
     """Edit one or more configuration properties (``null`` unsets one); runs the setup flow:
     ``active`` when the configuration validates, else ``pending`` with the reasons."""
@@ -370,6 +383,7 @@ class InstallationConfigurationApi(APIView):
         return installation_response(installation)
 
 
+@service_errors("spaceSelection", "selectedSpaces")
 class InstallationSpaceSelectionApi(APIView):
     """Which spaces an organization installation covers: all, or the selected ones."""
 
@@ -418,6 +432,7 @@ class ScopesApprovalInput(serializers.Serializer):
     )
 
 
+@service_errors("scopes")
 class InstallationScopesApproveApi(APIView):
     """An admin of the organization grants the new scopes the integration asks for (all, or
     ``scopes``): they apply to this installation, its organization installation and the
@@ -437,10 +452,10 @@ class InstallationScopesApproveApi(APIView):
 # --- Deliveries -----------------------------------------------------------------------------
 
 
-class DeliveryFilter(serializers.Serializer):
+class DeliveryFilter(QueryParameters):
     status = serializers.ChoiceField(choices=Delivery.Status.values, required=False)
-    type = serializers.CharField(
-        required=False, max_length=64, help_text="The event type, e.g. ping.", source="event__type"
+    type = EventTypeField(
+        required=False, help_text="The event type, e.g. ping.", source="event__type"
     )
 
 
@@ -476,6 +491,7 @@ class DeliveryDetailApi(APIView):
         return Response(DeliveryDetailOutput(delivery).data)
 
 
+@service_errors("status")
 class DeliveryRedeliverApi(APIView):
     """Send a finished delivery again: the same eventId, a new chain of attempts. A delivery
     still in progress (pending or retrying) is refused."""
@@ -501,6 +517,7 @@ class OwnInstallationInput(serializers.Serializer):
         return attrs
 
 
+@service_errors("configuration", "configuration.KEY", "externalIds", methods=["patch"])
 class OwnInstallationApi(APIView):
     """The caller's own installation, for an installation token: read it (credentials are
     never shown), edit its configuration (the setup flow runs) and its external ids."""
