@@ -1,6 +1,11 @@
+"""The operators' admin. A change that the platform announces goes through its service
+(``services``), as from the API or the pages, so that admin edits fire their events too."""
+
 from django.contrib import admin
+from django.db import transaction
 
 from .models import ApiToken, Membership, Organization, Page, Revision, Site, Space
+from .services import api_token_revoke, space_visibility_set
 
 
 class MembershipInline(admin.TabularInline):
@@ -32,6 +37,18 @@ class SpaceAdmin(admin.ModelAdmin):
     list_filter = ["visibility", "organization"]
     search_fields = ["title", "id"]
     readonly_fields = ["id", "created_at", "current_revision"]
+
+    def save_model(self, request, obj, form, change):
+        """A changed visibility is set by ``space_visibility_set``, which fires
+        ``space_visibility_updated``; the other fields are saved as usual."""
+        if not change or "visibility" not in form.changed_data:
+            super().save_model(request, obj, form, change)
+            return
+        visibility = obj.visibility
+        with transaction.atomic():
+            obj.visibility = form.initial["visibility"]
+            super().save_model(request, obj, form, change)
+            space_visibility_set(space=obj, visibility=visibility)
 
 
 class PageInline(admin.TabularInline):
@@ -96,7 +113,15 @@ class ApiTokenAdmin(admin.ModelAdmin):
     list_filter = ["revoked_at", "expires_at"]
     search_fields = ["name", "user__username"]
     fields = ["user", "name", "hint", "created_at", "expires_at", "last_used_at", "revoked_at"]
-    readonly_fields = ["user", "name", "hint", "created_at", "expires_at", "last_used_at"]
+    readonly_fields = fields
+    actions = ["revoke"]
 
     def has_add_permission(self, request):
         return False
+
+    @admin.action(description="Revoke the selected tokens")
+    def revoke(self, request, queryset):
+        """Through ``api_token_revoke``, as the pages and the API revoke."""
+        for token in queryset:
+            api_token_revoke(token=token)
+        self.message_user(request, f"{len(queryset)} revoked.")

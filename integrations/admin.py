@@ -5,7 +5,7 @@ from django.utils.html import format_html
 from docplatform_sdk.manifest import CATEGORIES
 
 from .models import Installation, Integration, IntegrationAsset, IntegrationVersion
-from .policies import installation_scopes, new_permissions_notice
+from .policies import effective_status, installation_scopes, new_permissions_notice
 from .selectors import json_list_has, shown_configuration
 from .services.installations import installation_pause, installation_resume
 
@@ -125,13 +125,13 @@ class InstallationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "organization",
         "level",
         "where",
-        "status",
+        "shown_status",
         "permissions_notice",
         "created_at",
     ]
     list_filter = ["status", "level", "integration", "organization"]
     search_fields = ["id", "integration__name", "organization__subdomain"]
-    list_select_related = ["integration", "organization", "space", "site"]
+    list_select_related = ["integration", "organization", "space", "site", "parent"]
     fields = [
         "id",
         "integration",
@@ -139,7 +139,7 @@ class InstallationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "level",
         "parent",
         "where",
-        "status",
+        "shown_status",
         "reasons",
         "scopes",
         "permissions_notice",
@@ -160,9 +160,18 @@ class InstallationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     def where(self, obj):
         return obj.space or obj.site or obj.organization
 
+    @admin.display(description="status")
+    def shown_status(self, obj):
+        """The effective status (``policies.effective_status``): under a paused or pending
+        organization installation, that; its own status otherwise."""
+        shown = effective_status(obj)
+        if shown.status == obj.status:
+            return shown.label
+        return f"{shown.label} (its own status: {obj.status})"
+
     @admin.display(description="status reasons")
     def reasons(self, obj):
-        return _pretty_json(obj.status_reasons)
+        return _pretty_json(effective_status(obj).reasons)
 
     @admin.display(description="scopes in force")
     def scopes(self, obj):

@@ -69,6 +69,15 @@ def json_schema(definition: dict) -> dict:
     }
 
 
+def dropped_properties(definition: dict, configuration: dict) -> list[str]:
+    """The properties of ``configuration`` that ``definition`` no longer has (a new version
+    dropped them); none for a ``componentId`` configuration, which has no schema."""
+    if "componentId" in definition:
+        return []
+    props = properties_of(definition)
+    return sorted(name for name in configuration if name not in props)
+
+
 def defaults(definition: dict) -> dict:
     return {
         name: prop["default"]
@@ -99,12 +108,12 @@ def change_problems(definition: dict, changes: dict) -> dict[str, str]:
     props = properties_of(definition)
     problems = {}
     for name, value in changes.items():
+        if value is None:
+            continue  # None clears the value, of any property (one a new version dropped too)
         if name not in props:
             known = ", ".join(sorted(props)) or "none"
             problems[name] = f"unknown property (the properties are: {known})"
             continue
-        if value is None:
-            continue  # None removes the value
         error = next(
             iter(Draft202012Validator(property_schema(props[name])).iter_errors(value)), None
         )

@@ -1,17 +1,34 @@
-"""The scopes an installation acts with (DESIGN.md, "new version asks for more scopes").
+"""Installation policies: one home for each rule, which services, APIs, pages, the router
+and the admin call instead of re-deriving it.
 
-An installation keeps the scopes its organization granted (``Installation.granted_scopes``):
-every scope its integration asked for when it was installed, and what an admin of the
-organization approved since. Its integration's latest version asks for ``Integration.scopes``.
+- granted scopes: ``effective_scopes``, ``installation_scopes``;
+- paused and receiving (parent-aware): ``is_paused``, ``is_receiving``, ``receives_event``, and
+  ``statuses_paused``, ``statuses_receiving`` for rows read as tuples (the router);
+- the effective status the marketplace, the API and the admin show: ``effective_status``;
+- may see, install, manage: ``visible_integrations_q``, ``may_see_integration``,
+  ``may_install``, ``installable_levels``, ``may_manage``;
+- the configuration definition: ``configuration_definition``, ``definition_for_level``;
+- the runnable version: ``has_code``, ``runnable_version``.
+
+Scopes (DESIGN.md, "new version asks for more scopes"). An installation keeps the scopes its
+organization granted (``Installation.granted_scopes``): every scope its integration asked
+for when it was installed, and what an admin of the organization approved since. Its
+integration's latest version asks for ``Integration.scopes``.
 The installation acts with the scopes both grant: a version asking for more runs with the
 granted ones until an admin approves the new ones; a version asking for fewer narrows the
 installation at once. ``effective_scopes`` is that rule, and every check of a scope (an
 installation token's API access, which installations an event goes to) goes through it.
 """
 
+import secrets
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
-from .models import Installation
+from django.contrib.auth import get_user_model
+from django.db.models import Q
+
+from . import configuration as config_rules
+from .models import Installation, Integration, IntegrationVersion
 
 
 def effective_scopes(*, granted: Iterable[str], asked: Iterable[str]) -> list[str]:
@@ -51,3 +68,239 @@ def scopes_granted_at_install(installation: Installation) -> list[str]:
     if installation.parent is not None:
         return installation_scopes(installation.parent)
     return list(installation.integration.scopes)
+
+
+# --- Paused and receiving -------------------------------------------------------------------
+#
+# DESIGN.md, "Pending and Paused" and "status shown": an installation is paused when it is, or
+# when the organization installation above it is; it receives platform events only when it
+# is active and the organization installation above it is active too. Setup events
+# (installation_setup and its kin) also reach a pending installation, never a paused one.
+# Each rule is written once, on statuses, so that the router (which reads rows as tuples)
+# and everything holding a model ask the same question.
+
+PAUSED = Installation.Status.PAUSED
+PENDING = Installation.Status.PENDING
+ACTIVE = Installation.Status.ACTIVE
+
+
+def statuses_paused(status: str, parent_status: str | None) -> bool:
+    """Paused itself, or under a paused organization installation."""
+    return PAUSED in (status, parent_status)
+
+
+def statuses_receiving(status: str, parent_status: str | None) -> bool:
+    """Active, and under an active organization installation when it has one."""
+    return status == ACTIVE and parent_status in (None, ACTIVE)
+
+
+def _parent_status(installation: Installation) -> str | None:
+    return installation.parent.status if installation.parent_id else None
+
+
+def is_paused(installation: Installation) -> bool:
+    """Paused itself, or under a paused organization installation."""
+    return statuses_paused(installation.status, _parent_status(installation))
+
+
+def is_receiving(installation: Installation) -> bool:
+    """Whether platform events reach the installation now (see statuses_receiving)."""
+    return statuses_receiving(installation.status, _parent_status(installation))
+
+
+def receives_event(installation: Installation, event_type: str) -> bool:
+    """Whether an event of ``event_type`` (still) goes to ``installation``: a setup event to
+    any installation that is not paused, another event to a receiving one."""
+    from docplatform.events import SETUP_EVENTS
+
+    if event_type in SETUP_EVENTS:
+        return not is_paused(installation)
+    return is_receiving(installation)
+
+
+# --- Levels where an integration sends nothing ----------------------------------------------
+
+#: integration name -> (the levels whose installations act, what to tell people otherwise)
+_ACTING_LEVELS: dict[str, tuple[frozenset[str], str]] = {}
+
+
+def register_acting_levels(integration_name: str, levels, explanation: str) -> None:
+    """A built-in integration whose installations at some levels never act themselves (the
+    webhook integration sends from space and site installations only) says so here; the
+    effective status of an organization installation of it that has none under it says why
+    it does nothing."""
+    _ACTING_LEVELS[integration_name] = (frozenset(levels), explanation)
+
+
+def acts_at_level(installation: Installation) -> tuple[bool, str]:
+    """(whether the installation itself can ever act, the explanation when it cannot)."""
+    entry = _ACTING_LEVELS.get(installation.integration.name)
+    if entry is None or installation.level in entry[0]:
+        return True, ""
+    return False, entry[1]
+
+
+# --- Effective status -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EffectiveStatus:
+    """What the marketplace, the API and the admin show of an installation's status."""
+
+    status: str
+    reasons: list = field(default_factory=list)
+    text: str = ""
+
+    def __str__(self) -> str:
+        return self.status
+
+    @property
+    def label(self) -> str:
+        return self.status.capitalize()
+
+
+def effective_status(installation: Installation) -> EffectiveStatus:
+    """The effective status (DESIGN.md, "status shown"): paused when it or its organization
+    installation is paused; pending when its configuration or its organization
+    installation's is incomplete, or when it can never act (an organization installation of
+    the webhook integration with nothing under it); else active."""
+    parent = installation.parent if installation.parent_id else None
+    if installation.status == PAUSED:
+        return EffectiveStatus(
+            PAUSED,
+            list(installation.status_reasons or []),
+            "Paused: no events reach this installation until it is resumed.",
+        )
+    if parent is not None and parent.status == PAUSED:
+        return EffectiveStatus(
+            PAUSED,
+            [{"path": "parent", "message": "the organization installation is paused"}],
+            "Paused with its organization installation: no events reach this installation "
+            "until that is resumed.",
+        )
+    if installation.status == PENDING:
+        return EffectiveStatus(
+            PENDING,
+            list(installation.status_reasons or []),
+            "The configuration is not complete yet: the integration receives no events.",
+        )
+    if parent is not None and parent.status == PENDING:
+        details = "; ".join(
+            f"{reason['path']} {reason['message']}" for reason in parent.status_reasons or []
+        )
+        message = "the organization installation is pending until its configuration is complete"
+        return EffectiveStatus(
+            PENDING,
+            [{"path": "parent", "message": f"{message} ({details})" if details else message}],
+            "The organization installation's configuration is not complete yet: the "
+            "integration receives no events.",
+        )
+    acts, explanation = acts_at_level(installation)
+    if not acts and not installation.children.exists():
+        return EffectiveStatus(
+            PENDING, [{"path": "level", "message": explanation}], f"Sends nothing: {explanation}"
+        )
+    if not acts:
+        return EffectiveStatus(
+            ACTIVE, [], "Active: the installations under it send the events they select."
+        )
+    return EffectiveStatus(
+        ACTIVE, [], "The configuration is complete; the integration receives its events."
+    )
+
+
+# --- Who may see, install and manage --------------------------------------------------------
+
+#: Where an integration may be installed, by its manifest ``target``.
+TARGET_LEVELS = {
+    "all": {"organization", "space", "site"},
+    "organization": {"organization"},
+    "space": {"organization", "space"},
+    "site": {"organization", "site"},
+}
+
+
+def visible_integrations_q(organization_ids, install_token: str | None = None) -> Q:
+    """The integrations an organization (or a user, with all their organizations) may see and
+    install: public ones, its own, and an unlisted one whose install link token is given.
+    ``organization_ids`` is a list or a subquery of organization ids."""
+    visible = Q(visibility=Integration.Visibility.PUBLIC) | Q(organization_id__in=organization_ids)
+    if install_token:
+        visible |= Q(visibility=Integration.Visibility.UNLISTED, install_link_token=install_token)
+    return visible
+
+
+def may_see_integration(
+    integration: Integration, organization_id: str, install_token: str | None = None
+) -> bool:
+    """``visible_integrations_q`` for one integration and one organization."""
+    if integration.organization_id == organization_id:
+        return True
+    if integration.visibility == Integration.Visibility.PUBLIC:
+        return True
+    return bool(
+        integration.visibility == Integration.Visibility.UNLISTED
+        and install_token
+        and secrets.compare_digest(install_token, integration.install_link_token)
+    )
+
+
+def is_member(user, organization_id: str) -> bool:
+    from docplatform.models import Membership
+
+    return bool(
+        getattr(user, "is_authenticated", False)
+        and isinstance(user, get_user_model())
+        and Membership.objects.filter(user=user, organization_id=organization_id).exists()
+    )
+
+
+def may_install(
+    user, integration: Integration, organization, install_token: str | None = None
+) -> bool:
+    """DESIGN.md, "who installs": a member of the installing organization, for an
+    integration that organization may see (its own, public, unlisted through its link)."""
+    return is_member(user, organization.pk) and may_see_integration(
+        integration, organization.pk, install_token
+    )
+
+
+def installable_levels(integration: Integration) -> set[str]:
+    return TARGET_LEVELS.get(integration.target, TARGET_LEVELS["all"])
+
+
+def may_manage(user, installation: Installation) -> bool:
+    """Configure, pause, resume, connect, uninstall: any member of the installing
+    organization (nobody sees another organization's installations)."""
+    return is_member(user, installation.organization_id)
+
+
+# --- The configuration definition -----------------------------------------------------------
+
+
+def definition_for_level(integration: Integration, level: str) -> dict:
+    """The manifest configuration governing an installation of ``integration`` at ``level``
+    (organization, space or site): account, space (else site), site."""
+    return config_rules.definition_for(integration.configurations, CONFIGURATION_LEVELS[level])
+
+
+CONFIGURATION_LEVELS = {"organization": "account", "space": "space", "site": "site"}
+
+
+def configuration_definition(installation: Installation) -> dict:
+    """The manifest configuration that governs ``installation``."""
+    return definition_for_level(installation.integration, installation.level)
+
+
+# --- Runnable version -----------------------------------------------------------------------
+
+
+def has_code(version: IntegrationVersion | None) -> bool:
+    """Whether ``version`` has code to run (its entry module; the bundle goes with it)."""
+    return version is not None and bool(version.script_path)
+
+
+def runnable_version(integration: Integration) -> IntegrationVersion | None:
+    """The version whose code runs for ``integration``: its latest, when it has code."""
+    version = integration.latest_version
+    return version if has_code(version) else None

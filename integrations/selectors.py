@@ -8,7 +8,7 @@ from docplatform.events import EVENT_SCOPES, SPACE_EVENTS
 from docplatform.models import Membership, Site, Space, hash_token
 
 from .models import ComponentState, Delivery, Installation, Integration, OAuthState
-from .policies import effective_scopes
+from .policies import effective_scopes, is_paused, statuses_receiving, visible_integrations_q
 
 
 def json_list_has(field: str, value: str) -> Q:
@@ -29,11 +29,7 @@ def user_organization_ids(user) -> QuerySet:
 def integrations_visible_to(user, *, install_token: str | None = None) -> QuerySet:
     """Public integrations, every integration of the user's organizations, and an unlisted one
     whose install link token is given."""
-    visible = Q(visibility=Integration.Visibility.PUBLIC) | Q(
-        organization_id__in=user_organization_ids(user)
-    )
-    if install_token:
-        visible |= Q(visibility=Integration.Visibility.UNLISTED, install_link_token=install_token)
+    visible = visible_integrations_q(user_organization_ids(user), install_token)
     return Integration.objects.filter(visible, latest_version__isnull=False)
 
 
@@ -70,10 +66,7 @@ def installation_by_api_token(raw: str) -> Installation | None:
         .filter(api_token_hash=hash_token(raw))
         .first()
     )
-    paused = Installation.Status.PAUSED
-    if installation is None or installation.status == paused:
-        return None
-    if installation.parent is not None and installation.parent.status == paused:
+    if installation is None or is_paused(installation):
         return None
     return installation
 
@@ -183,7 +176,6 @@ def event_recipients(event) -> list[Recipient]:
         "integration__scopes",
         "granted_scopes",
     )
-    active = Installation.Status.ACTIVE
     installed_locally = set()
     local_rows, org_rows = [], []
     for row in rows:
@@ -192,11 +184,11 @@ def event_recipients(event) -> list[Recipient]:
         if scope is not None and scope not in effective_scopes(granted=granted, asked=asked):
             continue
         if level == Installation.Level.ORGANIZATION:
-            if status == active:
+            if statuses_receiving(status, None):
                 org_rows.append((integration_id, Recipient(pk, name, configuration)))
         else:
             installed_locally.add(integration_id)
-            if status == active and parent_status == active:
+            if statuses_receiving(status, parent_status):
                 local_rows.append(Recipient(pk, name, configuration))
     return local_rows + [
         recipient
@@ -207,22 +199,6 @@ def event_recipients(event) -> list[Recipient]:
 
 def recipient_of(installation: Installation) -> Recipient:
     return Recipient(installation.pk, installation.integration.name, installation.configuration)
-
-
-def is_receiving(installation: Installation) -> bool:
-    """Active, and under an active organization installation when it is a space or site one."""
-    active = Installation.Status.ACTIVE
-    return installation.status == active and (
-        installation.parent is None or installation.parent.status == active
-    )
-
-
-def is_paused(installation: Installation) -> bool:
-    """Paused itself, or under a paused organization installation."""
-    paused = Installation.Status.PAUSED
-    return installation.status == paused or (
-        installation.parent is not None and installation.parent.status == paused
-    )
 
 
 def block_ids(integration: Integration) -> list[str]:

@@ -19,6 +19,7 @@ from django.views.decorators.csrf import csrf_exempt
 from docplatform.models import ApiToken
 
 from .models import Installation, Integration
+from .policies import is_paused, runnable_version
 from .runtime.host import UNFORWARDED_HEADERS
 from .runtime_client import RuntimeUnavailable, call_runtime
 
@@ -112,11 +113,6 @@ def _relay(request, *, version, installation=None) -> HttpResponse:
     return response
 
 
-def _runnable_version(integration: Integration):
-    version = integration.latest_version
-    return version if version is not None and version.script_path else None
-
-
 @csrf_exempt
 def installation_endpoint(request, installation_id: str, path: str = ""):
     installation = (
@@ -128,12 +124,9 @@ def installation_endpoint(request, installation_id: str, path: str = ""):
     )
     if installation is None:
         return _error(404, "not_found", "no such installation")
-    if Installation.Status.PAUSED in (
-        installation.status,
-        installation.parent.status if installation.parent else None,
-    ):
+    if is_paused(installation):
         return _error(503, "installation_paused", "the installation is paused")
-    version = _runnable_version(installation.integration)
+    version = runnable_version(installation.integration)
     if version is None:
         return _error(404, "no_script", "the integration has no code to run")
     return _relay(request, version=version, installation=installation)
@@ -147,7 +140,7 @@ def integration_endpoint(request, name: str, path: str = ""):
         .filter(name=name)
         .first()
     )
-    version = _runnable_version(integration) if integration else None
+    version = runnable_version(integration) if integration else None
     if version is None:
         return _error(404, "not_found", "no such integration endpoint")
     return _relay(request, version=version)

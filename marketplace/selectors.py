@@ -4,13 +4,13 @@ from django.db.models import Q, QuerySet
 
 from docplatform.models import Organization, Site, Space
 from integrations.models import Delivery, Installation, Integration, IntegrationAsset
+from integrations.policies import effective_status, installable_levels, visible_integrations_q
 from integrations.selectors import (
     installations_visible_to,
     integration_catalogue,
     integrations_visible_to,
     user_organization_ids,
 )
-from integrations.services.installations import TARGET_LEVELS
 
 RECENT_DELIVERIES = 20
 
@@ -19,17 +19,12 @@ def organizations_of(user) -> QuerySet:
     return Organization.objects.filter(pk__in=user_organization_ids(user))
 
 
-def _installable_by(organization: Organization) -> Q:
-    """Public integrations and the organization's own; unlisted ones need their install link."""
-    return Q(visibility=Integration.Visibility.PUBLIC) | Q(organization=organization)
-
-
 def catalogue_for(
     user, organization: Organization, *, category: str = "", search: str = ""
 ) -> QuerySet:
     """What ``organization`` may install, as ``user`` sees it."""
     return integration_catalogue(user, category=category, search=search).filter(
-        _installable_by(organization)
+        visible_integrations_q([organization.pk])
     )
 
 
@@ -38,11 +33,7 @@ def integration_for(
 ) -> Integration | None:
     """An integration ``organization`` may install; an unlisted one of another organization
     only with its install link token."""
-    installable = _installable_by(organization)
-    if install_token:
-        installable |= Q(
-            visibility=Integration.Visibility.UNLISTED, install_link_token=install_token
-        )
+    installable = visible_integrations_q([organization.pk], install_token or None)
     return (
         integrations_visible_to(user, install_token=install_token or None)
         .filter(installable, name=name)
@@ -53,7 +44,7 @@ def integration_for(
 
 def install_levels(integration: Integration) -> set[str]:
     """Where the integration may be installed: organization, space, site."""
-    return TARGET_LEVELS.get(integration.target, TARGET_LEVELS["all"])
+    return installable_levels(integration)
 
 
 def integration_assets(integration: Integration) -> dict:
@@ -101,13 +92,17 @@ def installation_for(user, organization: Organization, installation_id: str):
 
 
 def organization_installation_statuses(organization: Organization, integration_ids) -> dict:
-    """Integration id -> status of its organization-level installation, when installed."""
-    rows = Installation.objects.filter(
+    """Integration id -> effective status of its organization-level installation, when
+    installed (``policies.effective_status``)."""
+    installations = Installation.objects.filter(
         organization=organization,
         level=Installation.Level.ORGANIZATION,
         integration_id__in=list(integration_ids),
-    ).values_list("integration_id", "status")
-    return dict(rows)
+    ).select_related("integration")
+    return {
+        installation.integration_id: effective_status(installation)
+        for installation in installations
+    }
 
 
 def integration_installations(integration: Integration, organization: Organization) -> QuerySet:

@@ -14,9 +14,14 @@ from django.utils.http import urlencode
 from django.views import View
 
 from docplatform.selectors import is_organization_admin
-from integrations.configuration import button_properties, definition_for, properties_of
+from integrations.configuration import button_properties, properties_of
 from integrations.models import Delivery, Installation
-from integrations.policies import installation_scopes, scopes_awaiting_approval
+from integrations.policies import (
+    configuration_definition,
+    effective_status,
+    installation_scopes,
+    scopes_awaiting_approval,
+)
 from integrations.selectors import oauth_connections
 from integrations.services.completion import installation_completions
 from integrations.services.consent import installation_scopes_approve
@@ -236,9 +241,7 @@ class InstallationPageMixin:
 
     @staticmethod
     def definition(installation) -> dict:
-        return definition_for(
-            installation.integration.configurations, installation.configuration_level
-        )
+        return configuration_definition(installation)
 
     def configuration_form(self, installation, data=None) -> ConfigurationForm:
         return ConfigurationForm(
@@ -346,7 +349,8 @@ class InstallationView(InstallationPageMixin, OrganizationView):
             except ValidationError as error:
                 form.add_service_error(error)
             else:
-                messages.success(request, f"Saved. The installation is {installation.status}.")
+                shown = effective_status(installation)
+                messages.success(request, f"Saved. The installation is {shown}.")
                 return self.back_to(installation)
         return self.installation_page(installation, form=form, status=400)
 
@@ -379,7 +383,7 @@ class InstallationStatusView(InstallationPageMixin, OrganizationView):
 
     def post(self, request, installation_id, action):
         installation = self.actions[action](installation=self.installation(installation_id))
-        messages.success(request, f"The installation is {installation.status}.")
+        messages.success(request, f"The installation is {effective_status(installation)}.")
         return self.back_to(installation)
 
 
@@ -433,7 +437,8 @@ class InstallationDisconnectView(InstallationPageMixin, OrganizationView):
         except ValidationError as error:
             messages.error(request, f"Not disconnected: {error.messages[0]}.")
         else:
-            messages.success(request, f"Disconnected. The installation is {installation.status}.")
+            shown = effective_status(installation)
+            messages.success(request, f"Disconnected. The installation is {shown}.")
         return self.back_to(installation)
 
 

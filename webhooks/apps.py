@@ -9,6 +9,7 @@ class WebhooksConfig(AppConfig):
     def ready(self):
         from integrations.configuration import register_configuration_check
         from integrations.consumers import Consumer, register_consumer
+        from integrations.policies import register_acting_levels
 
         from .services import (
             WEBHOOK_CONSUMER,
@@ -27,6 +28,14 @@ class WebhooksConfig(AppConfig):
             ),
         )
         register_configuration_check(WEBHOOK_INTEGRATION, configuration_problems)
+        # Webhooks are sent by space and site installations; the organization one only
+        # holds them (its effective status says so while nothing is under it).
+        register_acting_levels(
+            WEBHOOK_INTEGRATION,
+            {"space", "site"},
+            "Webhooks are sent by space and site installations: install Webhooks in a space "
+            "or a site to send their events",
+        )
         post_migrate.connect(_publish_after_migrate, sender=self)
 
 

@@ -10,7 +10,7 @@ from django.db import transaction
 
 from docplatform.selectors import is_organization_admin
 from integrations.models import Delivery, Installation
-from integrations.selectors import is_receiving
+from integrations.policies import effective_status, is_receiving
 
 from .selectors import is_webhook_installation
 from .services import signing_secret_current, signing_secret_rotate, webhook_ping
@@ -24,11 +24,12 @@ def webhook_installation_check(installation: Installation) -> None:
 
 
 def _not_receiving_reason(installation: Installation) -> str:
-    if installation.status == Installation.Status.PAUSED:
+    shown = effective_status(installation)
+    if shown.reasons and shown.reasons[0]["path"] == "parent":
+        return shown.reasons[0]["message"]
+    if shown.status == Installation.Status.PAUSED:
         return "the installation is paused"
-    if installation.status == Installation.Status.PENDING:
-        return "the installation is pending until its configuration is complete"
-    return f"the organization installation is {installation.parent.status}"
+    return "the installation is pending until its configuration is complete"
 
 
 def webhook_ping_send(*, installation: Installation) -> Delivery:

@@ -25,7 +25,12 @@ from docplatform.models import Space
 from docplatform.selectors import sites_visible_to, spaces_visible_to
 
 from ..models import Delivery, Installation
-from ..policies import installation_scopes, new_permissions_notice, scopes_awaiting_approval
+from ..policies import (
+    effective_status,
+    installation_scopes,
+    new_permissions_notice,
+    scopes_awaiting_approval,
+)
 from ..selectors import (
     deliveries_visible_to,
     installations_visible_to,
@@ -70,8 +75,19 @@ class InstallationOutput(serializers.Serializer):
     space = serializers.CharField(source="space_id", allow_null=True)
     site = serializers.CharField(source="site_id", allow_null=True)
     parent = serializers.CharField(source="parent_id", allow_null=True)
-    status = serializers.ChoiceField(choices=Installation.Status.choices)
-    statusReasons = StatusReasonOutput(many=True, source="status_reasons")
+    status = serializers.SerializerMethodField(
+        help_text="The effective status: paused or pending when its organization installation "
+        "is (it then receives nothing), else its own."
+    )
+    statusReasons = serializers.SerializerMethodField(
+        method_name="get_status_reasons",
+        help_text="Why it is pending (or paused with its organization installation).",
+    )
+    ownStatus = serializers.ChoiceField(
+        choices=Installation.Status.choices,
+        source="status",
+        help_text="The installation's own status, whatever its organization installation's.",
+    )
     configuration = serializers.SerializerMethodField(
         help_text='Property values; a connected button property shows as {"connected": true}.'
     )
@@ -99,6 +115,14 @@ class InstallationOutput(serializers.Serializer):
     )
     createdAt = serializers.DateTimeField(source="created_at")
     updatedAt = serializers.DateTimeField(source="updated_at")
+
+    @extend_schema_field(serializers.ChoiceField(choices=Installation.Status.choices))
+    def get_status(self, installation) -> str:
+        return effective_status(installation).status
+
+    @extend_schema_field(StatusReasonOutput(many=True))
+    def get_status_reasons(self, installation) -> list[dict]:
+        return effective_status(installation).reasons
 
     @extend_schema_field(OpenApiTypes.OBJECT)
     def get_configuration(self, installation) -> dict:
@@ -176,7 +200,7 @@ class DeliveryDetailOutput(DeliveryOutput):
 
 
 def installation_rows(queryset):
-    return queryset.select_related("integration").prefetch_related("selected_spaces")
+    return queryset.select_related("integration", "parent").prefetch_related("selected_spaces")
 
 
 def installation_for(request, installation_id: str) -> Installation:

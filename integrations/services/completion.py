@@ -15,6 +15,7 @@ from django.http import Http404
 from .. import configuration as config_rules
 from ..environment import installation_public_endpoint
 from ..models import Installation
+from ..policies import configuration_definition, is_paused, runnable_version
 from ..runtime_client import RuntimeUnavailable, call_runtime
 
 MAX_OPTIONS = 1000
@@ -37,9 +38,7 @@ class Completion:
 
 def completion_urls(installation: Installation) -> dict[str, str]:
     """The installation's properties that take their options from the integration: name -> path."""
-    definition = config_rules.definition_for(
-        installation.integration.configurations, installation.configuration_level
-    )
+    definition = configuration_definition(installation)
     return {
         name: prop["completion_url"]
         for name, prop in config_rules.properties_of(definition).items()
@@ -82,9 +81,7 @@ def completion_options(*, installation: Installation, property_name: str) -> lis
     Raises Http404 for an unknown property, ValidationError for one without a
     ``completion_url``, and CompletionUnavailable when the integration gives no valid options.
     """
-    definition = config_rules.definition_for(
-        installation.integration.configurations, installation.configuration_level
-    )
+    definition = configuration_definition(installation)
     if property_name not in config_rules.properties_of(definition):
         raise Http404("No such configuration property.")
     path = completion_urls(installation).get(property_name)
@@ -92,11 +89,10 @@ def completion_options(*, installation: Installation, property_name: str) -> lis
         raise ValidationError(
             {"property": [f"{property_name} has no completion_url: its options are not asked"]}
         )
-    statuses = {installation.status, installation.parent.status if installation.parent else None}
-    if Installation.Status.PAUSED in statuses:
+    if is_paused(installation):
         raise CompletionUnavailable("the installation is paused")
-    version = installation.integration.latest_version
-    if version is None or not version.script_path:
+    version = runnable_version(installation.integration)
+    if version is None:
         raise CompletionUnavailable("the integration has no code to run")
     event = {
         "type": "fetch",

@@ -20,8 +20,9 @@ from django.http import Http404
 from django.utils import timezone
 
 from ..models import ComponentState, Installation
+from ..policies import is_paused, runnable_version
 from ..runtime_client import RuntimeUnavailable, call_runtime
-from ..selectors import is_paused, manifest_component_ids
+from ..selectors import manifest_component_ids
 
 INSTANCE_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
 MAX_JSON_BYTES = 64 * 1024
@@ -86,8 +87,8 @@ def component_render(
     integration = installation.integration
     if component_id not in manifest_component_ids(integration):
         raise Http404(f"the integration has no component {component_id!r}")
-    version = integration.latest_version
-    if version is None or not version.script_path:
+    version = runnable_version(integration)
+    if version is None:
         raise Http404("the integration has no code to run")
     if is_paused(installation):
         raise ComponentError("installation_paused", "the installation is paused")

@@ -14,11 +14,10 @@ from django.db import connection, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from docplatform.events import SETUP_EVENTS
-
 from ..consumers import consumer_for, consumer_named
 from ..models import Delivery, DrainRequest, Installation
-from ..selectors import event_recipients, is_receiving, recipient_of
+from ..policies import is_paused, receives_event
+from ..selectors import event_recipients, recipient_of
 
 logger = logging.getLogger(__name__)
 
@@ -26,8 +25,7 @@ logger = logging.getLogger(__name__)
 def deliveries_create(*, event, installation: Installation | None = None) -> list[Delivery]:
     """One delivery per recipient, in the caller's transaction; queued after commit."""
     if installation is not None:
-        paused = installation.status == Installation.Status.PAUSED
-        recipients = [] if paused else [recipient_of(installation)]
+        recipients = [] if is_paused(installation) else [recipient_of(installation)]
     else:
         recipients = event_recipients(event)
     deliveries = []
@@ -271,10 +269,7 @@ def deliveries_still_wanted(deliveries: list[Delivery]) -> list[Delivery | None]
 def delivery_still_wanted(delivery: Delivery) -> bool:
     """False when its installation was paused meanwhile (or, for a platform event, is no
     longer receiving). Setup events also reach a pending installation."""
-    installation = delivery.installation
-    if delivery.event.type in SETUP_EVENTS:
-        return installation.status != Installation.Status.PAUSED
-    return is_receiving(installation)
+    return receives_event(delivery.installation, delivery.event.type)
 
 
 #: What an attempt changes on its delivery (saved by delivery_finish, delivery_retry_later and

@@ -5,6 +5,8 @@ visibility rules and the setup flow have one home. They act for the caller's own
 organization only; an integration or installation the caller may not see raises Http404.
 """
 
+import json
+import logging
 import secrets
 
 from django.core.exceptions import ValidationError
@@ -12,41 +14,28 @@ from django.db import IntegrityError, transaction
 from django.http import Http404
 
 from docplatform import events
-from docplatform.models import Membership, Site, Space, hash_token
+from docplatform.models import Site, Space, hash_token
 
 from .. import configuration as config_rules
 from ..models import Installation, Integration, new_install_link_token
-from ..policies import scopes_granted_at_install
+from ..policies import (
+    configuration_definition,
+    installable_levels,
+    is_member,
+    may_see_integration,
+    scopes_granted_at_install,
+)
 
-TARGET_LEVELS = {
-    "all": {"organization", "space", "site"},
-    "organization": {"organization"},
-    "space": {"organization", "space"},
-    "site": {"organization", "site"},
-}
+logger = logging.getLogger(__name__)
 
 
-def _require_member(user, organization) -> None:
-    if not (
-        user.is_authenticated
-        and Membership.objects.filter(user=user, organization=organization).exists()
-    ):
+def _require_installable(user, integration: Integration, organization, install_token) -> None:
+    """DESIGN.md, "who installs" (``policies.may_install``): a non-member learns nothing of
+    the organization, an integration it may not see answers 404."""
+    if not is_member(user, organization.pk):
         raise Http404("No such organization.")
-
-
-def _require_installable(integration: Integration, organization, install_token) -> None:
-    """The specification's visibility rules, for the installing organization."""
-    if integration.organization_id == organization.pk:
-        return
-    if integration.visibility == Integration.Visibility.PUBLIC:
-        return
-    if (
-        integration.visibility == Integration.Visibility.UNLISTED
-        and install_token
-        and secrets.compare_digest(install_token, integration.install_link_token)
-    ):
-        return
-    raise Http404("No such integration.")
+    if not may_see_integration(integration, organization.pk, install_token):
+        raise Http404("No such integration.")
 
 
 def _new_installation(configuration: dict | None, **fields) -> Installation:
@@ -54,7 +43,7 @@ def _new_installation(configuration: dict | None, **fields) -> Installation:
     raw = Installation.TOKEN_PREFIX + secrets.token_urlsafe(32)
     installation = Installation(api_token=raw, api_token_hash=hash_token(raw), **fields)
     installation.granted_scopes = scopes_granted_at_install(installation)
-    installation.configuration = config_rules.defaults(_definition(installation))
+    installation.configuration = config_rules.defaults(configuration_definition(installation))
     if configuration:
         _apply_changes(installation, configuration)
     _evaluate(installation)
@@ -76,18 +65,12 @@ def _check_selection(space_selection: str, spaces: list, organization_id: str) -
         raise ValidationError({"selected_spaces": ["every space must belong to the organization"]})
 
 
-def _definition(installation: Installation) -> dict:
-    return config_rules.definition_for(
-        installation.integration.configurations, installation.configuration_level
-    )
-
-
 def _evaluate(installation: Installation) -> None:
     """Validate the whole configuration: ``active`` when it passes, else ``pending``."""
     reasons = config_rules.validation_reasons(
         installation.integration.name,
         installation.configuration_level,
-        _definition(installation),
+        configuration_definition(installation),
         installation.effective_configuration,
     )
     installation.status_reasons = reasons
@@ -105,7 +88,7 @@ def _apply_changes(
     """
     if not isinstance(changes, dict):
         raise ValidationError({"configuration": ["must be an object of property values"]})
-    definition = _definition(installation)
+    definition = configuration_definition(installation)
     buttons = config_rules.button_properties(definition)
     problems = {
         name: "is set only by connecting the account (the Connect button's OAuth flow), "
@@ -165,8 +148,7 @@ def installation_create(
     install_token: str | None = None,
 ) -> Installation:
     """Install ``integration`` for ``organization`` (and into ``space`` or ``site``)."""
-    _require_member(user, organization)
-    _require_installable(integration, organization, install_token)
+    _require_installable(user, integration, organization, install_token)
     if space is not None and site is not None:
         raise ValidationError({"site": ["install into a space or a site, not both"]})
     if space is not None and space.organization_id != organization.pk:
@@ -174,7 +156,7 @@ def installation_create(
     if site is not None and site.organization_id != organization.pk:
         raise Http404("No such site.")
     level = "space" if space else "site" if site else "organization"
-    if level not in TARGET_LEVELS.get(integration.target, TARGET_LEVELS["all"]):
+    if level not in installable_levels(integration):
         field = "organization" if level == "organization" else level
         raise ValidationError(
             {field: [f"{integration.name} installs into: {integration.target} (not a {level})"]}
@@ -263,6 +245,75 @@ def installation_configure(
     installation.save()
     _fire_setup("installation_setup", installation, changed=changed)
     return installation
+
+
+def installations_revalidate(*, integration: Integration) -> list[Installation]:
+    """Validate every installation of ``integration`` against its (new) configuration
+    definition: DESIGN.md, "new version, configuration schema changed". Publishing calls it,
+    in its transaction.
+
+    Values of properties the definition no longer has are dropped from the configuration (and
+    credentials of properties that are no longer buttons); there is no history model, so the
+    dropped values are written to this module's log, one warning line per installation
+    (credentials by name only). The status follows (``active``, or ``pending`` with the
+    reasons; a paused installation stays paused with its reasons updated), and
+    ``installation_setup`` fires, listing the dropped properties as ``changed``, wherever the
+    status changed or values were dropped. Returns the installations that changed.
+    """
+    changed_installations = []
+    installations = (
+        Installation.objects.select_for_update(of=("self",))
+        .filter(integration=integration)
+        .select_related("integration", "organization", "space", "site")
+        .order_by("level", "pk")
+    )
+    for installation in installations:
+        definition = configuration_definition(installation)
+        dropped = config_rules.dropped_properties(definition, installation.configuration)
+        buttons = config_rules.button_properties(definition)
+        dropped_credentials = (
+            []
+            if "componentId" in definition
+            else sorted(set(installation.credentials or {}) - buttons)
+        )
+        if dropped or dropped_credentials:
+            logger.warning(
+                "installation %s of %s: the new version has no properties %s; dropped "
+                "values %s and credentials of %s",
+                installation.pk,
+                integration.name,
+                ", ".join(dropped + dropped_credentials),
+                json.dumps({name: installation.configuration[name] for name in dropped}),
+                ", ".join(dropped_credentials) or "none",
+            )
+            installation.configuration = {
+                name: value
+                for name, value in installation.configuration.items()
+                if name not in dropped
+            }
+            installation.credentials = {
+                name: value
+                for name, value in (installation.credentials or {}).items()
+                if name not in dropped_credentials
+            }
+        before = (installation.status, installation.status_reasons)
+        _evaluate(installation)
+        changed = sorted(set(dropped) | set(dropped_credentials))
+        if not changed and before == (installation.status, installation.status_reasons):
+            continue
+        installation.save(
+            update_fields=[
+                "configuration",
+                "credentials",
+                "status",
+                "status_reasons",
+                "updated_at",
+            ]
+        )
+        changed_installations.append(installation)
+        if changed or installation.status != before[0]:
+            _fire_setup("installation_setup", installation, changed=changed)
+    return changed_installations
 
 
 @transaction.atomic

@@ -19,18 +19,16 @@ from datetime import datetime, timedelta
 from urllib.parse import urlencode
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
 from django.core import signing
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.http import Http404
 from django.utils import timezone
 
-from docplatform.selectors import is_organization_member
-
 from .. import configuration as config_rules
 from ..environment import installation_public_endpoint
 from ..models import Installation, OAuthState
+from ..policies import configuration_definition, may_manage
 from .installations import installation_configure, installation_set_external_ids
 
 SALT = "integrations.oauth-state"
@@ -46,19 +44,14 @@ class ConnectStart:
 
 
 def _require_member(user, installation: Installation) -> None:
-    if not (
-        isinstance(user, get_user_model())
-        and is_organization_member(user=user, organization=installation.organization)
-    ):
+    if not may_manage(user, installation):
         raise Http404("No such installation.")
 
 
 def _button(installation: Installation, property_name: str) -> dict:
     """The definition of ``property_name``, a button property of the installation's
     configuration; anything else is refused naming ``property``."""
-    definition = config_rules.definition_for(
-        installation.integration.configurations, installation.configuration_level
-    )
+    definition = configuration_definition(installation)
     if property_name not in config_rules.button_properties(definition):
         buttons = ", ".join(sorted(config_rules.button_properties(definition))) or "none"
         raise ValidationError(

@@ -20,6 +20,7 @@ from docplatform.selectors import (
 
 from ..models import Integration, IntegrationAsset, IntegrationVersion
 from .consent import installation_scopes_narrow
+from .installations import installations_revalidate
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,8 @@ def integration_publish(*, path: str | Path, publisher, env=None) -> PublishResu
             version, created = _publish(manifest, organization, publisher)
             # Fewer scopes narrow every installation's grant at once (more wait for approval).
             installation_scopes_narrow(integration=version.integration)
+            # A changed configuration definition: every installation is validated again.
+            installations_revalidate(integration=version.integration)
     except IntegrityError as exc:
         # Two publishers raced on a new name or version number: the loser retries nothing.
         raise ValidationError(

@@ -5,6 +5,7 @@ from django.conf import settings
 from docplatform import events
 
 from ..models import Delivery
+from ..policies import runnable_version
 from ..runtime_client import RuntimeUnavailable, call_runtime
 from .deliveries import (
     delivery_finish,
@@ -25,8 +26,8 @@ def runtime_deliver(delivery_id: int) -> None:
     delivery = delivery_start(delivery_id)
     if delivery is None:
         return
-    version = delivery.installation.integration.latest_version
-    if version is None or not version.script_path:
+    version = runnable_version(delivery.installation.integration)
+    if version is None:
         delivery_finish(
             delivery,
             status=Delivery.Status.SUCCEEDED,

@@ -17,7 +17,8 @@ from dotenv import dotenv_values
 from docplatform.models import Site, Space
 from docplatform.selectors import organization_by_ref
 from integrations.authoring.dev import DevSession, dev_run
-from integrations.configuration import definition_for, value_from_text
+from integrations.configuration import value_from_text
+from integrations.policies import configuration_definition, definition_for_level, effective_status
 from integrations.selectors import installations_visible_to, integrations_visible_to
 from integrations.services import integration_publish, manifest_check
 from integrations.services.installations import (
@@ -213,8 +214,8 @@ class Command(BaseCommand):
             raise CommandError(f"{name}: no such integration", returncode=EXIT_REFUSED)
         space_row = self._row(Space, space, "--space", organization)
         site_row = self._row(Site, site, "--site", organization)
-        level = "space" if space else "site" if site else "account"
-        definition = definition_for(integration.configurations, level)
+        level = "space" if space else "site" if site else "organization"
+        definition = definition_for_level(integration, level)
         installation = installation_create(
             user=user,
             integration=integration,
@@ -228,9 +229,7 @@ class Command(BaseCommand):
 
     def handle_configure(self, *, installation, values, username, **options):
         installation = self._installation(installation, username)
-        definition = definition_for(
-            installation.integration.configurations, installation.configuration_level
-        )
+        definition = configuration_definition(installation)
         if not values:
             raise usage_error("give at least one --set KEY=VALUE")
         installation = installation_configure(
@@ -276,8 +275,9 @@ class Command(BaseCommand):
         return env
 
     def _print_installation(self, installation):
-        self.stdout.write(f"{installation.id} {installation.status}")
-        for reason in installation.status_reasons:
+        shown = effective_status(installation)
+        self.stdout.write(f"{installation.id} {shown.status}")
+        for reason in shown.reasons:
             self.stdout.write(f"  {reason['path']}: {reason['message']}")
 
     def _installation(self, installation_id: str, username: str):
