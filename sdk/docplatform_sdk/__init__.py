@@ -8,7 +8,13 @@ from .context import Context, Environment, PlatformAPI, PlatformAPIError
 from .definition import Component, Integration, create_component, create_integration
 from .http_messages import Request, Response
 from .markup import block, button, link, select, switch, text, text_input
-from .oauth import CredentialsError, OAuthSetupError, TokenResponse, create_oauth_handler
+from .oauth import (
+    CredentialsError,
+    OAuthHandler,
+    OAuthSetupError,
+    TokenResponse,
+    create_oauth_handler,
+)
 
 __all__ = [
     "Component",
@@ -16,6 +22,7 @@ __all__ = [
     "CredentialsError",
     "Environment",
     "Integration",
+    "OAuthHandler",
     "OAuthSetupError",
     "PlatformAPI",
     "PlatformAPIError",

@@ -9,12 +9,14 @@ the output and exit codes of ``manage.py integration check``: 0 valid, 1 invalid
 2 a usage error. ``publish`` resolves ``${{ env.NAME }}`` secrets here, from the process
 environment and ``--env-file``, and uploads the bundle to ``POST {api}/integrations/`` with a
 personal token (``DOCPLATFORM_API`` and ``DOCPLATFORM_TOKEN`` stand in for the options).
-Nothing here imports Django.
+Nothing here imports Django. ``manage.py integration`` shares this module's arguments and
+helpers (the same options, messages and exit codes): they are written here once.
 """
 
 import argparse
 import os
 import sys
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import requests
@@ -54,16 +56,25 @@ def existing_path(path: str) -> Path:
     return Path(path)
 
 
-def checked(path: Path, env: dict[str, str]) -> CheckResult:
-    """Check the manifest and print its warnings and errors as ``manage.py`` does."""
-    result = check_manifest(path, env=env)
-    for problem in result.warnings:
-        print(f"warning: {problem}")
+def print_warnings(warnings: Iterable, say: Callable[[str], object] = print) -> None:
+    for problem in warnings:
+        say(f"warning: {problem}")
+
+
+def report(result: CheckResult, say: Callable[[str], object] = print) -> CheckResult:
+    """Print a check's warnings, then its errors one a line (``field.path: reason``);
+    Refused when there are errors."""
+    print_warnings(result.warnings, say)
     if not result.ok:
         for problem in result.errors:
-            print(problem)
+            say(str(problem))
         raise Refused(f"{len(result.errors)} problem(s) found in the manifest")
     return result
+
+
+def checked(path: Path, env: dict[str, str]) -> CheckResult:
+    """Check the manifest offline and print its warnings and errors."""
+    return report(check_manifest(path, env=env))
 
 
 def run_check(options) -> None:
@@ -71,16 +82,23 @@ def run_check(options) -> None:
     print(f"{result.manifest.name}: the manifest is valid")
 
 
-def run_new(options) -> None:
+def scaffold(*, folder: str, name: str | None, organization: str, force: bool) -> list[Path]:
+    """Write a new integration folder; the paths written. UsageError if it cannot."""
     try:
-        written = scaffold_create(
-            folder=Path(options.folder),
-            name=options.name,
-            organization=options.organization,
-            force=options.force,
+        return scaffold_create(
+            folder=Path(folder), name=name, organization=organization, force=force
         )
     except ScaffoldError as exc:
         raise UsageError(str(exc)) from exc
+
+
+def run_new(options) -> None:
+    written = scaffold(
+        folder=options.folder,
+        name=options.name,
+        organization=options.organization,
+        force=options.force,
+    )
     for path in written:
         print(f"created {path}")
     print(f"next: docplatform-integration check {options.folder}")
@@ -122,13 +140,8 @@ def run_publish(options) -> None:
         print(f"{body['integration']} is unchanged: version {number} stays current")
 
 
-def parser() -> argparse.ArgumentParser:
-    root = argparse.ArgumentParser(
-        prog="docplatform-integration",
-        description="Start, check and publish docplatform integrations.",
-    )
-    actions = root.add_subparsers(dest="action", required=True, metavar="ACTION")
-    new = actions.add_parser("new", help="Scaffold a new integration folder.")
+def add_new_arguments(new: argparse.ArgumentParser) -> None:
+    """The arguments of ``new``."""
     new.add_argument("folder", help="The folder to create (it must be empty).")
     new.add_argument("--name", help="The integration's name (default: the folder's name).")
     new.add_argument(
@@ -137,17 +150,31 @@ def parser() -> argparse.ArgumentParser:
         help="The owning organization's id or subdomain.",
     )
     new.add_argument("--force", action="store_true", help="Write into a non-empty folder.")
+
+
+def add_path_arguments(action: argparse.ArgumentParser) -> None:
+    """The integration folder (or manifest) and ``--env-file`` of ``check``, ``publish``..."""
+    action.add_argument(
+        "path", nargs="?", default=".", help="Integration folder or manifest file (default .)"
+    )
+    action.add_argument(
+        "--env-file",
+        help="A dotenv file resolving ${{ env.NAME }} secrets; its values win over the "
+        "process environment.",
+    )
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(
+        prog="docplatform-integration",
+        description="Start, check and publish docplatform integrations.",
+    )
+    actions = root.add_subparsers(dest="action", required=True, metavar="ACTION")
+    add_new_arguments(actions.add_parser("new", help="Scaffold a new integration folder."))
     check = actions.add_parser("check", help="Validate a manifest and report every problem.")
     publish = actions.add_parser("publish", help="Check, bundle and upload a new version.")
     for action in (check, publish):
-        action.add_argument(
-            "path", nargs="?", default=".", help="Integration folder or manifest file (default .)"
-        )
-        action.add_argument(
-            "--env-file",
-            help="A dotenv file resolving ${{ env.NAME }} secrets; its values win over the "
-            "process environment.",
-        )
+        add_path_arguments(action)
     publish.add_argument("--api", help="The REST API, e.g. https://HOST/api/v1 (DOCPLATFORM_API).")
     publish.add_argument("--token", help="A personal API token, dpt_... (DOCPLATFORM_TOKEN).")
     return root

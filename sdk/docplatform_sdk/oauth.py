@@ -106,33 +106,54 @@ def _page(status: int, title: str, message: str) -> Response:
     )
 
 
-def create_oauth_handler(
-    client_id: str,
-    client_secret: str,
-    authorize_url: str,
-    access_token_url: str,
-    redirect_url: str | None = None,
-    scopes: list[str] | None = None,
-    prompt: str | None = None,
-    extract_credentials: Callable | None = None,
-    property_name: str | None = None,
-) -> Callable:
-    """A ``fetch``-style handler, usually mounted at ``/oauth``: ``handler(request, context)``.
+class OAuthHandler:
+    """The OAuth 2 authorization-code flow behind a ``button`` property, as a ``fetch``-style
+    handler: the instance is what is mounted (usually at ``/oauth``) and called,
+    ``await handler(request, context)``. ``create_oauth_handler`` makes one.
 
     ``redirect_url`` defaults to the installation's public endpoint plus ``/oauth``;
     ``property_name`` to the first button property of the installation's configuration.
     """
-    extract = extract_credentials or default_extract_credentials
 
-    def redirect_uri(context: Context) -> str:
-        if redirect_url is not None:
-            return redirect_url
+    def __init__(
+        self,
+        client_id: str,
+        client_secret: str,
+        authorize_url: str,
+        access_token_url: str,
+        redirect_url: str | None = None,
+        scopes: list[str] | None = None,
+        prompt: str | None = None,
+        extract_credentials: Callable | None = None,
+        property_name: str | None = None,
+    ):
+        self.client_id, self.client_secret = client_id, client_secret
+        self.authorize_url, self.access_token_url = authorize_url, access_token_url
+        self.redirect_url, self.scopes, self.prompt = redirect_url, scopes, prompt
+        self.extract = extract_credentials or default_extract_credentials
+        self.property_name = property_name
+
+    async def __call__(self, request: Request, context: Context) -> Response:
+        """Start the flow (no ``code`` yet) or finish it (the provider's callback)."""
+        error = request.query.get("error")
+        if error == "access_denied":
+            return _page(400, "Connection cancelled", "Access was denied at the provider.")
+        if error:
+            detail = request.query.get("error_description") or error
+            return _page(400, "Connection failed", f"The provider refused: {detail}")
+        if "code" not in request.query:
+            return self.start(request, context)
+        return self.finish(request, context)
+
+    def redirect_uri(self, context: Context) -> str:
+        if self.redirect_url is not None:
+            return self.redirect_url
         endpoint = context.environment.installation_endpoint
         if not endpoint:
             raise OAuthSetupError("no installation public endpoint to redirect back to")
         return endpoint.rstrip("/") + "/oauth"
 
-    def checked_property(context: Context, state: str) -> str | Response:
+    def checked_property(self, context: Context, state: str) -> str | Response:
         """The button property the platform issued ``state`` for, or the page refusing it."""
         try:
             name = context.api.post(CHECK_PATH, {"state": state})["property"]
@@ -147,12 +168,13 @@ def create_oauth_handler(
             return _page(502, "Connection failed", "The platform could not check the state.")
         except (FetchError, KeyError, TypeError):
             return _page(502, "Connection failed", "The platform could not check the state.")
-        if property_name is not None and name != property_name:
+        if self.property_name is not None and name != self.property_name:
             return _page(400, "Connection failed", "This connection is for another property.")
         return name
 
-    def start(request: Request, context: Context) -> Response:
-        if property_name is None:
+    def start(self, request: Request, context: Context) -> Response:
+        """Check the platform's state, then redirect to the provider's authorize URL."""
+        if self.property_name is None:
             button_property(context.environment)  # raises OAuthSetupError when there is none
         state = request.query.get("state")
         if not state:
@@ -161,33 +183,34 @@ def create_oauth_handler(
                 "Connection failed",
                 "Start the connection with the Connect button on the installation's page.",
             )
-        checked = checked_property(context, state)
+        checked = self.checked_property(context, state)
         if isinstance(checked, Response):
             return checked
-        options = {"prompt": prompt} if prompt else {}
-        with _plain_http_allowed_on_loopback(authorize_url):
-            url = WebApplicationClient(client_id).prepare_request_uri(
-                authorize_url,
-                redirect_uri=redirect_uri(context),
-                scope=scopes,
+        options = {"prompt": self.prompt} if self.prompt else {}
+        with _plain_http_allowed_on_loopback(self.authorize_url):
+            url = WebApplicationClient(self.client_id).prepare_request_uri(
+                self.authorize_url,
+                redirect_uri=self.redirect_uri(context),
+                scope=self.scopes,
                 state=state,
                 **options,
             )
         return Response.redirect(url)
 
-    def exchange(context: Context, code: str, name: str) -> TokenResponse | Response:
-        client = WebApplicationClient(client_id)
+    def exchange(self, context: Context, code: str, name: str) -> TokenResponse | Response:
+        """Trade the code for tokens at the token endpoint (through ``context.fetch``)."""
+        client = WebApplicationClient(self.client_id)
         body = client.prepare_request_body(
             code=code,
-            redirect_uri=redirect_uri(context),
-            client_id=client_id,
-            client_secret=client_secret,
+            redirect_uri=self.redirect_uri(context),
+            client_id=self.client_id,
+            client_secret=self.client_secret,
             include_client_id=True,
         )
         try:
-            with _plain_http_allowed_on_loopback(access_token_url):
+            with _plain_http_allowed_on_loopback(self.access_token_url):
                 answer = context.fetch(
-                    access_token_url,
+                    self.access_token_url,
                     method="POST",
                     headers={
                         "Content-Type": "application/x-www-form-urlencoded",
@@ -208,23 +231,25 @@ def create_oauth_handler(
         if not 200 <= answer.status < 300:
             return TokenResponse(fields, answer.status, False, name)
         try:
-            token = client.parse_request_body_response(answer.text(), scope=scopes)
+            token = client.parse_request_body_response(answer.text(), scope=self.scopes)
         except (OAuth2Error, ValueError, Warning):
             return TokenResponse(fields, answer.status, False, name)
         return TokenResponse(dict(token), answer.status, True, name)
 
-    def finish(request: Request, context: Context) -> Response:
+    def finish(self, request: Request, context: Context) -> Response:
+        """Check the state again, exchange the code and have the platform store the
+        credentials (using the state up)."""
         state, code = request.query.get("state"), request.query.get("code")
         if not state:
             return _page(400, "Connection failed", "The callback carries no state.")
-        name = checked_property(context, state)
+        name = self.checked_property(context, state)
         if isinstance(name, Response):
             return name
-        response = exchange(context, code, name)
+        response = self.exchange(context, code, name)
         if isinstance(response, Response):
             return response
         try:
-            credentials = extract(response)
+            credentials = self.extract(response)
         except Exception as error:
             return _page(502, "Connection failed", f"The token exchange failed: {error}")
         completion = {"state": state, "configuration": credentials.get("configuration")}
@@ -241,15 +266,13 @@ def create_oauth_handler(
             return _page(502, "Connection failed", "The platform did not store the credentials.")
         return _page(200, "Connected", "Connected — you can close this window.")
 
-    async def handle(request: Request, context: Context) -> Response:
-        error = request.query.get("error")
-        if error == "access_denied":
-            return _page(400, "Connection cancelled", "Access was denied at the provider.")
-        if error:
-            detail = request.query.get("error_description") or error
-            return _page(400, "Connection failed", f"The provider refused: {detail}")
-        if "code" not in request.query:
-            return start(request, context)
-        return finish(request, context)
 
-    return handle
+def create_oauth_handler(
+    client_id: str, client_secret: str, authorize_url: str, access_token_url: str, **options
+) -> OAuthHandler:
+    """A ``fetch``-style handler, usually mounted at ``/oauth``: ``handler(request, context)``.
+
+    ``options`` are :class:`OAuthHandler`'s: ``redirect_url``, ``scopes``, ``prompt``,
+    ``extract_credentials`` and ``property_name``.
+    """
+    return OAuthHandler(client_id, client_secret, authorize_url, access_token_url, **options)

@@ -4,15 +4,25 @@ Exit codes: 0 success (warnings may be printed), 1 the manifest or request was r
 2 a usage error (bad arguments, a path or env file that does not exist).
 """
 
-import os
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.http import Http404
-from docplatform_sdk.authoring.scaffold import DEFAULT_ORGANIZATION, ScaffoldError, scaffold_create
-from dotenv import dotenv_values
+from docplatform_sdk.cli import (
+    EXIT_REFUSED,
+    EXIT_USAGE,
+    Refused,
+    UsageError,
+    add_new_arguments,
+    add_path_arguments,
+    existing_path,
+    print_warnings,
+    report,
+    scaffold,
+    secrets_environment,
+)
 
 from docplatform.models import Site, Space
 from docplatform.selectors import organization_by_ref
@@ -29,9 +39,6 @@ from integrations.services.installations import (
     installation_uninstall,
 )
 
-EXIT_REFUSED = 1
-EXIT_USAGE = 2
-
 
 def usage_error(message: str) -> CommandError:
     return CommandError(message, returncode=EXIT_USAGE)
@@ -43,20 +50,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
 
-        new = actions.add_parser("new", help="Scaffold a new integration folder.")
-        new.add_argument("folder", help="The folder to create (it must be empty).")
-        new.add_argument("--name", help="The integration's name (default: the folder's name).")
-        new.add_argument(
-            "--organization",
-            default=DEFAULT_ORGANIZATION,
-            help="The owning organization's id or subdomain.",
-        )
-        new.add_argument("--force", action="store_true", help="Write into a non-empty folder.")
+        add_new_arguments(actions.add_parser("new", help="Scaffold a new integration folder."))
 
         dev = actions.add_parser(
             "dev", help="Publish, install and republish on every change; print what it handles."
         )
-        self._add_path_arguments(dev)
+        add_path_arguments(dev)
         self._add_user_argument(dev, "The publishing and installing user (an admin).")
         dev.add_argument(
             "--org", help="The organization to install into (default: the owning one)."
@@ -67,10 +66,10 @@ class Command(BaseCommand):
         )
 
         check = actions.add_parser("check", help="Validate a manifest and report every problem.")
-        self._add_path_arguments(check)
+        add_path_arguments(check)
 
         publish = actions.add_parser("publish", help="Check and publish a new version.")
-        self._add_path_arguments(publish)
+        add_path_arguments(publish)
         self._add_user_argument(publish, "The publishing user (an admin of the organization).")
 
         install = actions.add_parser("install", help="Install an integration.")
@@ -98,17 +97,6 @@ class Command(BaseCommand):
             self._add_user_argument(parser, "The user acting.")
 
     @staticmethod
-    def _add_path_arguments(parser):
-        parser.add_argument(
-            "path", nargs="?", default=".", help="Integration folder or manifest file (default .)"
-        )
-        parser.add_argument(
-            "--env-file",
-            help="A dotenv file resolving ${{ env.NAME }} secrets; its values win over the "
-            "process environment.",
-        )
-
-    @staticmethod
     def _add_user_argument(parser, text):
         parser.add_argument("--as", dest="username", required=True, help=text)
 
@@ -134,27 +122,24 @@ class Command(BaseCommand):
             raise CommandError(f"{action} was refused", returncode=EXIT_REFUSED) from exc
         except (PermissionDenied, Http404) as exc:
             raise CommandError(str(exc), returncode=EXIT_REFUSED) from exc
+        except UsageError as exc:  # the console script's helpers (docplatform_sdk.cli)
+            raise usage_error(str(exc)) from exc
+        except Refused as exc:
+            raise CommandError(str(exc), returncode=EXIT_REFUSED) from exc
 
     # --- actions ----------------------------------------------------------------------------
 
     def handle_check(self, *, path, env_file, **options):
-        result = manifest_check(self._existing_path(path), env=self._secrets_env(env_file))
-        self._print_warnings(result.warnings)
-        if not result.ok:
-            for problem in result.errors:
-                self.stdout.write(str(problem))
-            raise CommandError(
-                f"{len(result.errors)} problem(s) found in the manifest", returncode=EXIT_REFUSED
-            )
-        manifest = result.manifest
-        self.stdout.write(self.style.SUCCESS(f"{manifest.name}: the manifest is valid"))
+        result = manifest_check(existing_path(path), env=secrets_environment(env_file))
+        report(result, say=self.stdout.write)
+        self.stdout.write(self.style.SUCCESS(f"{result.manifest.name}: the manifest is valid"))
 
     def handle_publish(self, *, path, env_file, username, **options):
         publisher = self._user(username)
         result = integration_publish(
-            path=self._existing_path(path), publisher=publisher, env=self._secrets_env(env_file)
+            path=existing_path(path), publisher=publisher, env=secrets_environment(env_file)
         )
-        self._print_warnings(result.warnings)
+        print_warnings(result.warnings, say=self.stdout.write)
         version = result.version
         if result.created:
             self.stdout.write(
@@ -166,12 +151,7 @@ class Command(BaseCommand):
             )
 
     def handle_new(self, *, folder, name, organization, force, **options):
-        try:
-            written = scaffold_create(
-                folder=Path(folder), name=name, organization=organization, force=force
-            )
-        except ScaffoldError as exc:
-            raise usage_error(str(exc)) from exc
+        written = scaffold(folder=folder, name=name, organization=organization, force=force)
         for path in written:
             self.stdout.write(f"created {path}")
         self.stdout.write(
@@ -179,7 +159,7 @@ class Command(BaseCommand):
         )
 
     def handle_dev(self, *, path, env_file, username, org, runtime_log, **options):
-        folder = self._existing_path(path)
+        folder = existing_path(path)
         if not folder.is_dir():
             raise usage_error(f"{path}: dev takes an integration folder")
         organization = organization_by_ref(org) if org else None
@@ -187,7 +167,7 @@ class Command(BaseCommand):
             raise usage_error(f"--org {org}: no such organization")
         if runtime_log and not Path(runtime_log).is_file():
             raise usage_error(f"--runtime-log {runtime_log}: no such file")
-        self._secrets_env(env_file)  # a missing env file is a usage error at once
+        secrets_environment(env_file)  # a missing env file is a usage error at once
 
         def say(line: str) -> None:
             self.stdout.write(line)
@@ -198,7 +178,7 @@ class Command(BaseCommand):
                 folder=folder,
                 publisher=self._user(username),
                 organization=organization,
-                secrets_env=lambda: self._secrets_env(env_file),
+                secrets_env=lambda: secrets_environment(env_file),
                 say=say,
                 runtime_log=Path(runtime_log) if runtime_log else None,
             )
@@ -253,26 +233,6 @@ class Command(BaseCommand):
         self.stdout.write(f"uninstalled {row.integration.name} ({installation})")
 
     # --- helpers ----------------------------------------------------------------------------
-
-    def _print_warnings(self, warnings):
-        for problem in warnings:
-            self.stdout.write(self.style.WARNING(f"warning: {problem}"))
-
-    @staticmethod
-    def _existing_path(path: str) -> Path:
-        resolved = Path(path)
-        if not resolved.exists():
-            raise usage_error(f"{path}: no such file or folder")
-        return resolved
-
-    @staticmethod
-    def _secrets_env(env_file: str | None) -> dict[str, str]:
-        env = dict(os.environ)
-        if env_file is not None:
-            if not Path(env_file).is_file():
-                raise usage_error(f"--env-file {env_file}: no such file")
-            env.update({k: v for k, v in dotenv_values(env_file).items() if v is not None})
-        return env
 
     def _print_installation(self, installation):
         shown = effective_status(installation)

@@ -6,7 +6,7 @@ from pathlib import Path
 from string import Template
 
 from ..manifest import MANIFEST_FILENAME
-from ..manifest.checker import NAME_RE, ORGANIZATION_RE
+from ..manifest.base import NAME_RE, ORGANIZATION_RE
 from ..manifest.constants import MAX_NAME_LENGTH, MAX_ORGANIZATION_LENGTH
 
 TEMPLATE_FOLDER = Path(__file__).with_name("template")
