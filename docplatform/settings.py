@@ -290,6 +290,7 @@ SPECTACULAR_SETTINGS = {
     | {
         "SpaceVisibilityEnum": "docplatform.models.Space.Visibility",
         "IntegrationVisibilityEnum": "integrations.models.Integration.Visibility",
+        "InstallationStatusEnum": "integrations.models.Installation.Status",
         "DeliveryStatusEnum": "integrations.models.Delivery.Status",
         "ApiTokenStatusEnum": "docplatform.api_tokens.TOKEN_STATUSES",
     },
