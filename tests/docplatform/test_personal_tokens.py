@@ -1,12 +1,9 @@
 """Personal tokens people make themselves: ``/api/v1/me/tokens/``, the marketplace's developer
 settings and ``manage.py tokens``. A token is shown once, works, and is stored as its hash."""
 
-import os
 import re
 import subprocess
-import sys
 from datetime import timedelta
-from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -18,8 +15,8 @@ from docplatform.services import api_token_create
 from integrations.services.installations import installation_create
 from tests.api_helpers import API, NOT_FOUND, api_client, error_attrs
 from tests.factories import IntegrationFactory, UserFactory
+from tests.processes import manage_py
 
-REPO = Path(__file__).resolve().parents[2]
 TOKENS = f"{API}/me/tokens/"
 DEVELOPER_SETTINGS = "/marketplace/settings/developer/"
 
@@ -144,31 +141,14 @@ def test_an_installation_token_cannot_make_personal_tokens(org_admin, organizati
 # --- manage.py tokens ---------------------------------------------------------------------------
 
 
-def database_url() -> str:
-    """The test database, for a process of its own."""
-    db = connection.settings_dict
-    if connection.vendor == "sqlite":
-        return f"sqlite:///{db['NAME']}"
-    host = db["HOST"] or "127.0.0.1"
-    return f"postgres://{db['USER']}@{host}:{db['PORT'] or 5432}/{db['NAME']}"
-
-
-def manage_py(*args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "tests.settings", "DATABASE_URL": database_url()}
-    return subprocess.run(
-        [sys.executable, str(REPO / "manage.py"), "tokens", *args],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        env=env,
-        timeout=60,
-    )
+def tokens(*args: str) -> subprocess.CompletedProcess:
+    return manage_py("tokens", *args)
 
 
 @pytest.mark.django_db(transaction=True)
 def test_tokens_create_in_a_process_of_its_own_prints_a_working_token_once():
     alice = UserFactory(username="alice")
-    made = manage_py("create", "--user", "alice", "--name", "deploy", "--expires-in", "30")
+    made = tokens("create", "--user", "alice", "--name", "deploy", "--expires-in", "30")
     assert made.returncode == 0, made.stderr
     raw = made.stdout.strip()
     assert re.fullmatch(r"dpt_[A-Za-z0-9_-]{43}", raw), made.stdout
@@ -180,7 +160,7 @@ def test_tokens_create_in_a_process_of_its_own_prints_a_working_token_once():
     assert token.expires_at - timezone.now() > timedelta(days=29)
     assert raw not in stored_columns()
 
-    listed = manage_py("list", "--user", "alice")
+    listed = tokens("list", "--user", "alice")
     assert listed.returncode == 0, listed.stderr
     assert raw not in listed.stdout + listed.stderr
     header, row = listed.stdout.splitlines()
@@ -190,12 +170,12 @@ def test_tokens_create_in_a_process_of_its_own_prints_a_working_token_once():
     assert row.split("\t")[:3] == [str(token.pk), "active", f"…{token.hint}"]
     assert row.split("\t")[-1] == "deploy"
 
-    revoked = manage_py("revoke", str(token.pk), "--user", "alice")
+    revoked = tokens("revoke", str(token.pk), "--user", "alice")
     assert revoked.returncode == 0, revoked.stderr
     assert revoked.stdout.strip() == f"token {token.pk} 'deploy' is revoked"
     assert me(raw).status_code == 401
 
-    unknown = manage_py("create", "--user", "nobody", "--name", "x")
+    unknown = tokens("create", "--user", "nobody", "--name", "x")
     assert unknown.returncode == 2
     assert "no user is named 'nobody'" in unknown.stderr
 
