@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from ..environment import installation_public_endpoint
 from ..models import Installation
+from ..policies import effective_status
 from ..selectors import deliveries_visible_to, installations_visible_to
 from ..services import integration_publish
 from ..services.installations import installation_create
@@ -167,8 +168,9 @@ class DevSession:
             )
             self.say(f"installed in {organization.subdomain}: {installation.id}")
         self.installation = installation
-        self.say(f"installation {installation.id} is {installation.status}")
-        for reason in installation.status_reasons:
+        shown = effective_status(installation)
+        self.say(f"installation {installation.id} is {shown.status}")
+        for reason in shown.reasons:
             self.say(f"  {reason['path']}: {reason['message']}")
         self.say(f"public endpoint: {installation_public_endpoint(installation)}")
 
