@@ -13,18 +13,8 @@ from integrations.models import Installation
 from tests.factories import SiteFactory
 from tests.integrations.runtime.support import EnvelopeClient, free_port, wait_for_health
 from tests.integrations.runtime.test_host_protocol import ECHO, FETCH_EVENT
+from tests.integrations.test_cli_installations import SITE_CONFIG
 from tests.processes import BIN, REPO, manage_py, platform_env, run
-
-SITE_CONFIG = {
-    "site": {
-        "properties": {
-            "tracking_id": {"type": "string", "title": "T", "description": "d"},
-            "rate": {"type": "number", "title": "R", "description": "d"},
-            "count": {"type": "number", "title": "C", "description": "d"},
-        },
-        "required": ["tracking_id"],
-    }
-}
 
 
 def integration(*args: str) -> subprocess.CompletedProcess:
@@ -50,18 +40,18 @@ def test_install_and_configure_with_set_then_pause_resume_uninstall(
     ]
 
     configured = integration(
-        "configure", installation.id, "--set", "count=9", "--set", "tracking_id=UA-9", *who
+        "configure", installation.id, "--set", "rate=9", "--set", "tracking_id=UA-9", *who
     )
     assert configured.returncode == 0, configured.stderr
     assert configured.stdout.strip() == f"{installation.id} active"
     installation.refresh_from_db()
-    assert installation.configuration == {"rate": 12.5, "count": 9, "tracking_id": "UA-9"}
+    assert installation.configuration == {"rate": 9, "tracking_id": "UA-9"}
 
-    refused = integration("configure", installation.id, "--set", "count=many", *who)
+    refused = integration("configure", installation.id, "--set", "rate=many", *who)
     assert refused.returncode == 1
-    assert refused.stdout.splitlines() == ["configuration.count: 'many' is not a number"]
+    assert refused.stdout.splitlines() == ["configuration.rate: 'many' is not a number"]
     assert refused.stderr.strip() == "CommandError: configure was refused"
-    assert integration("configure", installation.id, "--set", "count", *who).returncode == 2
+    assert integration("configure", installation.id, "--set", "rate", *who).returncode == 2
     assert integration("configure", installation.id, *who).returncode == 2
 
     for action, status in [("pause", "paused"), ("resume", "active")]:
