@@ -17,16 +17,15 @@ from rest_framework.response import Response
 from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
 
-from integrations.selectors import sites_reachable_by, spaces_reachable_by
-
 from . import services
 from .api_inputs import EventTypeField, PlainTextJSONParser, QueryParameters, SafeJSONParser
 from .api_permissions import IsPersonOrScopedInstallation
 from .api_schema import service_errors
 from .api_visitors import remember_visitor, visitor_from
-from .authentication import is_installation
 from .events import FEEDBACK_RATINGS
-from .models import Event, Membership, Organization, Page, Revision, Site, Space
+from .events.models import Event
+from .models import Membership, Organization, Page, Revision, Site, Space
+from .principals import is_machine
 from .selectors import (
     organization_events,
     organization_of_member,
@@ -47,15 +46,16 @@ def organization_for(request, ref: str) -> Organization:
 
 
 def spaces_for(request):
-    """The spaces the caller reaches: a member's organizations' or an installation's."""
-    if is_installation(request.user):
-        return spaces_reachable_by(request.auth)
+    """The spaces the caller reaches: a member's organizations' or a machine principal's (an
+    installation's)."""
+    if is_machine(request.user):
+        return request.user.spaces()
     return spaces_visible_to(request.user)
 
 
 def sites_for(request):
-    if is_installation(request.user):
-        return sites_reachable_by(request.auth)
+    if is_machine(request.user):
+        return request.user.sites()
     return sites_visible_to(request.user)
 
 
@@ -236,7 +236,7 @@ class SpaceRevisionsApi(generics.ListAPIView):
             space=space,
             pages=data.validated_data["pages"],
             message=data.validated_data["message"],
-            author=None if is_installation(request.user) else request.user,
+            author=None if is_machine(request.user) else request.user,
         )
         return Response(RevisionOutput(revision).data, status=status.HTTP_201_CREATED)
 

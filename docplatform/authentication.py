@@ -1,42 +1,16 @@
-"""``Authorization: Bearer <token>`` for the REST API.
+"""``Authorization: Bearer <token>`` for the REST API: personal tokens.
 
 A personal token (``dpt_…``) acts as its user while it is neither revoked nor expired
-(``request.auth`` is the ``ApiToken``). An installation token (``dpi_…``, given to the
-integration runtime) authenticates as an ``InstallationPrincipal``: ``request.user`` is that
-principal (not a Django user) and ``request.auth`` the installation.
+(``request.auth`` is the ``ApiToken``). Plug-in apps authenticate their own tokens before
+this one (``integrations.authentication``: installation tokens) and put a machine principal
+in ``request.user`` (``docplatform.principals``); a bearer token none of them took is refused
+here.
 """
-
-from dataclasses import dataclass
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 
-from integrations.models import Installation
-from integrations.selectors import installation_by_api_token
-
 from .selectors import api_token_working
-
-
-@dataclass(frozen=True)
-class InstallationPrincipal:
-    """The caller behind an installation token: the installation's code, not a person."""
-
-    installation: Installation
-    is_authenticated = True
-    is_anonymous = False
-    is_active = True
-
-    @property
-    def pk(self) -> str:
-        """Distinct from every user's pk, so throttles count installations on their own."""
-        return f"installation:{self.installation.pk}"
-
-    def get_username(self) -> str:
-        return self.pk
-
-
-def is_installation(user) -> bool:
-    return isinstance(user, InstallationPrincipal)
 
 
 class BearerTokenAuthentication(authentication.BaseAuthentication):
@@ -52,13 +26,6 @@ class BearerTokenAuthentication(authentication.BaseAuthentication):
             raw = header[1].decode()
         except UnicodeDecodeError as exc:
             raise exceptions.AuthenticationFailed("Authorization: the token is not text.") from exc
-        if raw.startswith(Installation.TOKEN_PREFIX):
-            installation = installation_by_api_token(raw)
-            if installation is None:
-                raise exceptions.AuthenticationFailed(
-                    "Authorization: unknown installation token, or the installation is paused."
-                )
-            return InstallationPrincipal(installation), installation
         token = api_token_working(raw)
         if token is None:
             raise exceptions.AuthenticationFailed(
@@ -78,5 +45,5 @@ class BearerTokenScheme(OpenApiAuthenticationExtension):
         return {
             "type": "http",
             "scheme": "bearer",
-            "description": "A personal token (dpt_…) or an installation token (dpi_…).",
+            "description": "A personal token (dpt_…).",
         }

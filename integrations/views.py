@@ -10,7 +10,6 @@ never go to integration code, and a ``Set-Cookie`` naming a platform cookie is d
 """
 
 import re
-import uuid
 
 from django.conf import settings
 from django.http import HttpResponse, JsonResponse
@@ -18,27 +17,31 @@ from django.views.decorators.csrf import csrf_exempt
 
 from docplatform.models import ApiToken
 
+from .gateway.client import call_runtime
+from .gateway.envelopes import fetch_event
+from .gateway.failures import ClientFault, RuntimeFailure
 from .models import Installation, Integration
 from .policies import is_paused, runnable_version
 from .runtime.host import UNFORWARDED_HEADERS
-from .runtime_client import RuntimeUnavailable, call_runtime
 
 #: Headers that belong to one connection, or that the platform's server sets itself.
 UNRELAYED_HEADERS = UNFORWARDED_HEADERS | {"server", "date"}
-FAILURE_STATUS = {"timeout": 504, "busy": 503}
 
 
-def _error(status: int, error: str, message: str) -> JsonResponse:
-    return JsonResponse({"error": error, "message": message}, status=status)
+def _failed(failure: RuntimeFailure) -> JsonResponse:
+    return JsonResponse(failure.as_json(), status=failure.status)
 
 
 def not_found(request, exception):
     """The integrations host's 404: only the public endpoints are served there."""
-    return _error(404, "not_found", "only integration endpoints are served on this host")
+    return _failed(ClientFault("not_found", "only integration endpoints are served on this host"))
 
 
 def server_error(request):
-    return _error(500, "server_error", "the platform failed to relay this request")
+    return JsonResponse(
+        {"error": "server_error", "message": "the platform failed to relay this request"},
+        status=500,
+    )
 
 
 def _platform_cookies() -> set[str]:
@@ -81,28 +84,16 @@ def _sets_platform_cookie(value: str) -> bool:
 
 
 def _relay(request, *, version, installation=None) -> HttpResponse:
-    declared = request.META.get("CONTENT_LENGTH") or "0"
-    if not declared.isdigit() or int(declared) > settings.PUBLIC_ENDPOINT_MAX_BODY:
-        limit = settings.PUBLIC_ENDPOINT_MAX_BODY
-        return _error(413, "body_too_large", f"the request body may be at most {limit} bytes")
-    body = request.read(settings.PUBLIC_ENDPOINT_MAX_BODY + 1)
-    if len(body) > settings.PUBLIC_ENDPOINT_MAX_BODY:
-        return _error(413, "body_too_large", "the request body is too large")
-    event = {
-        "type": "fetch",
-        "eventId": str(uuid.uuid4()),
-        "request": {
-            "method": request.method,
-            "url": settings.INTEGRATIONS_URL + request.get_full_path(),
-            "headers": _relayed_request_headers(request),
-        },
-    }
     try:
+        body = _body(request)
+        event = fetch_event(
+            request.method,
+            settings.INTEGRATIONS_URL + request.get_full_path(),
+            _relayed_request_headers(request),
+        )
         answer = call_runtime(event, version=version, installation=installation, fetch_body=body)
-    except RuntimeUnavailable as exc:
-        return _error(502, "runtime_unavailable", str(exc))
-    if answer.failure:
-        return _error(FAILURE_STATUS.get(answer.outcome, 502), answer.outcome, answer.failure)
+    except RuntimeFailure as failure:
+        return _failed(failure)
     response = HttpResponse(answer.body, status=answer.status)
     for name, value in answer.headers.items():
         if name.lower() in UNRELAYED_HEADERS:
@@ -111,6 +102,17 @@ def _relay(request, *, version, installation=None) -> HttpResponse:
             continue
         response[name] = value
     return response
+
+
+def _body(request) -> bytes:
+    limit = settings.PUBLIC_ENDPOINT_MAX_BODY
+    declared = request.META.get("CONTENT_LENGTH") or "0"
+    if not declared.isdigit() or int(declared) > limit:
+        raise ClientFault("body_too_large", f"the request body may be at most {limit} bytes")
+    body = request.read(limit + 1)
+    if len(body) > limit:
+        raise ClientFault("body_too_large", "the request body is too large")
+    return body
 
 
 @csrf_exempt
@@ -123,12 +125,12 @@ def installation_endpoint(request, installation_id: str, path: str = ""):
         .first()
     )
     if installation is None:
-        return _error(404, "not_found", "no such installation")
+        return _failed(ClientFault("not_found", "no such installation"))
     if is_paused(installation):
-        return _error(503, "installation_paused", "the installation is paused")
+        return _failed(ClientFault("installation_paused", "the installation is paused"))
     version = runnable_version(installation.integration)
     if version is None:
-        return _error(404, "no_script", "the integration has no code to run")
+        return _failed(ClientFault("no_script", "the integration has no code to run"))
     return _relay(request, version=version, installation=installation)
 
 
@@ -142,5 +144,5 @@ def integration_endpoint(request, name: str, path: str = ""):
     )
     version = runnable_version(integration) if integration else None
     if version is None:
-        return _error(404, "not_found", "no such integration endpoint")
+        return _failed(ClientFault("not_found", "no such integration endpoint"))
     return _relay(request, version=version)

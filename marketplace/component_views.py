@@ -8,9 +8,9 @@ from django.http import Http404
 from django.shortcuts import redirect
 from django.urls import reverse
 
+from integrations.gateway.failures import RuntimeFailure
 from integrations.selectors import block_ids
 from integrations.services.components import (
-    ComponentError,
     component_render,
     component_state_delete,
 )
@@ -46,7 +46,7 @@ class ComponentActionView(ComponentPageMixin, OrganizationView):
                     instance=instance,
                     action=action,
                 )
-            except ComponentError as error:
+            except RuntimeFailure as error:
                 messages.error(request, f"The {action['action']!r} action failed: {error.message}.")
                 break
         return self.back_to_component(installation, instance)
@@ -64,7 +64,7 @@ class BlockInsertView(ComponentPageMixin, OrganizationView):
             component_render(
                 installation=installation, component_id=component_id, instance=instance
             )
-        except ComponentError as error:
+        except RuntimeFailure as error:
             messages.error(request, f"The block could not be inserted: {error.message}.")
             return self.back_to(installation)
         return self.back_to_component(installation, instance)

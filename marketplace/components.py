@@ -13,11 +13,11 @@ from urllib.parse import urlsplit
 from django import forms
 from django.http import Http404
 
+from integrations.gateway.failures import RuntimeFailure
 from integrations.models import ComponentState, Installation
 from integrations.selectors import inserted_blocks
 from integrations.services.components import (
     INSTANCE_RE,
-    ComponentError,
     component_render,
     is_action,
 )
@@ -49,7 +49,7 @@ def component_panel(installation: Installation, component_id: str, instance: str
         rendered = component_render(
             installation=installation, component_id=component_id, instance=instance
         )
-    except ComponentError as error:
+    except RuntimeFailure as error:
         return ComponentPanel(component_id, instance, error=error.message)
     except Http404 as error:
         return ComponentPanel(component_id, instance, error=str(error))

@@ -15,33 +15,18 @@ from drf_spectacular.utils import (
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
-from rest_framework.status import is_server_error
 from rest_framework.views import APIView
 
-from docplatform.api_permissions import IsInstallation, IsPerson
+from docplatform.api_permissions import IsPerson
 from docplatform.api_schema import service_errors
-from docplatform.authentication import is_installation
 
+from ..authentication import IsInstallation, is_installation
+from ..gateway.failures import STATUS, RuntimeFailure
 from ..models import ComponentState, Installation
 from ..selectors import block_ids, configuration_screen_ids
-from ..services.components import INSTANCE_RE, ComponentError, component_render, is_action
+from ..services.components import INSTANCE_RE, component_render, is_action
+from .failures import failure_response
 from .installations import installation_for
-
-#: HTTP status of each ComponentError code; the rest are the integration's failures (502).
-COMPONENT_ERROR_STATUS = {"installation_paused": 409, "conflict": 409, "busy": 503, "timeout": 504}
-
-
-def component_error_response(error: ComponentError) -> Response:
-    """The error in the API's shape. A 5xx is the integration's failure, not the platform's,
-    so it is answered here rather than reported as a server error."""
-    status_code = COMPONENT_ERROR_STATUS.get(error.code, 502)
-    return Response(
-        {
-            "type": "server_error" if is_server_error(status_code) else "client_error",
-            "errors": [{"code": error.code, "detail": error.message, "attr": None}],
-        },
-        status=status_code,
-    )
 
 
 @extend_schema_field(
@@ -89,14 +74,12 @@ class ComponentRenderOutput(serializers.Serializer):
 ComponentErrorResponse = inline_serializer(
     "ComponentErrorResponse",
     {
-        "type": serializers.CharField(help_text="client_error (409) or server_error (5xx)."),
+        "type": serializers.CharField(help_text="client_error (4xx) or server_error (5xx)."),
         "errors": inline_serializer(
             "ComponentErrorDetail",
             {
                 "code": serializers.CharField(
-                    help_text="installation_paused, conflict, busy, timeout, "
-                    "integration_error, worker_crashed, invalid_answer, runtime_unavailable, "
-                    "runtime_error."
+                    help_text="The gateway's failure codes: " + ", ".join(sorted(STATUS)) + "."
                 ),
                 "detail": serializers.CharField(),
                 "attr": serializers.CharField(allow_null=True),
@@ -165,6 +148,6 @@ class ComponentRenderApi(APIView):
             )
         except Http404 as error:  # the component, not the installation: say which
             raise NotFound(str(error)) from error
-        except ComponentError as error:
-            return component_error_response(error)
+        except RuntimeFailure as failure:
+            return failure_response(failure)
         return Response(ComponentRenderOutput(rendered).data)

@@ -19,12 +19,15 @@ from rest_framework.views import APIView
 from docplatform.api import organization_for
 from docplatform.api_errors import renamed_error_fields
 from docplatform.api_inputs import EventTypeField, QueryParameters
-from docplatform.api_permissions import IsInstallation
 from docplatform.api_schema import service_errors
+from docplatform.events.models import Delivery
+from docplatform.events.outbox import delivery_redeliver
+from docplatform.events.registry import consumer_names
 from docplatform.models import Space
 from docplatform.selectors import sites_visible_to, spaces_visible_to
 
-from ..models import Delivery, Installation
+from ..authentication import IsInstallation
+from ..models import Installation
 from ..policies import (
     effective_status,
     installation_scopes,
@@ -38,7 +41,6 @@ from ..selectors import (
     shown_configuration,
 )
 from ..services.consent import installation_scopes_approve
-from ..services.deliveries import delivery_redeliver
 from ..services.installations import (
     installation_configure,
     installation_create,
@@ -158,7 +160,7 @@ class DeliveryOutput(serializers.Serializer):
     eventId = serializers.UUIDField(source="event_uuid", help_text="The payload's eventId.")
     type = serializers.CharField(source="event.type")
     installation = serializers.CharField(source="installation_id")
-    consumer = serializers.ChoiceField(choices=Delivery.Consumer.choices)
+    consumer = serializers.ChoiceField(choices=consumer_names())
     status = serializers.ChoiceField(choices=Delivery.Status.choices)
     chain = serializers.IntegerField(help_text="1, and one more for each manual redelivery.")
     attempts = serializers.IntegerField(help_text="Attempts in the current chain.")

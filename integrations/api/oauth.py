@@ -11,8 +11,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from docplatform.api_permissions import IsInstallation
-
+from ..authentication import IsInstallation
 from ..services.oauth import (
     oauth_connect_complete,
     oauth_connect_start,

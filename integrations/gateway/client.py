@@ -1,4 +1,4 @@
-"""The platform's side of the envelope protocol: calls into the runtime host.
+"""The gateway's client: envelopes to the runtime host, answers or failures back.
 
 ``POST {RUNTIME_URL}/integrations/{name}/v1`` with the parts ``event``, ``environment`` and
 ``fetch-body`` (multipart/form-data), the raw body signed with the platform-to-runtime key
@@ -16,36 +16,21 @@ from django.conf import settings
 from docplatform_sdk import signing
 from urllib3.filepost import encode_multipart_formdata
 
-from .environment import environment_for, runtime_signing_key
-from .models import Installation, IntegrationVersion
+from ..environment import environment_for, runtime_signing_key
+from ..models import Installation, IntegrationVersion
+from .failures import HOST_OUTCOMES, IntegrationFault, PlatformFault
 
 OUTCOME_HEADER = "X-Runtime-Outcome"
-#: Outcomes that are the host's own answer, not the integration's.
-HOST_FAILURES = {
-    "timeout": "the integration did not answer in time",
-    "worker_crashed": "the integration's worker crashed",
-    "integration_error": "the integration raised an error",
-    "busy": "the runtime is busy",
-    "runtime_error": "the runtime failed",
-}
-
-
-class RuntimeUnavailable(Exception):
-    """The runtime host could not be reached or refused the envelope."""
 
 
 @dataclass(frozen=True)
 class RuntimeAnswer:
+    """What the integration's code answered (the runtime host's own failures are raised)."""
+
     status: int
     headers: dict
     body: bytes
-    outcome: str
     duration_ms: int
-
-    @property
-    def failure(self) -> str | None:
-        """Why the integration's code did not answer, or None when it did."""
-        return HOST_FAILURES.get(self.outcome)
 
     def json(self):
         return json.loads(self.body)
@@ -78,7 +63,9 @@ def call_runtime(
     installation: Installation | None = None,
     fetch_body: bytes | None = None,
 ) -> RuntimeAnswer:
-    """Send one envelope and return the host's answer (integration code's, or the host's)."""
+    """Send one envelope and return the integration code's answer. Raises PlatformFault when
+    the host cannot be reached or refuses the envelope, IntegrationFault when the code failed
+    (``duration_ms`` of the call is on the failure as ``duration_ms``)."""
     environment = environment_for(version, installation)
     started = time.perf_counter()
     answer = _post(version, event, environment, fetch_body, bundle=None)
@@ -86,18 +73,31 @@ def call_runtime(
         answer = _post(version, event, environment, fetch_body, bundle=bytes(version.bundle))
     duration_ms = int((time.perf_counter() - started) * 1000)
     outcome = answer.headers.get(OUTCOME_HEADER, "")
-    if outcome != "ok" and outcome not in HOST_FAILURES:
+    if outcome in HOST_OUTCOMES:
+        failure = IntegrationFault.from_outcome(outcome, _message_of(answer))
+        failure.duration_ms = duration_ms
+        raise failure
+    if outcome != "ok":
         # The envelope itself was refused (signature, shape, size): the platform's fault.
-        raise RuntimeUnavailable(
-            f"the runtime refused the envelope ({answer.status_code} {outcome or 'no outcome'})"
+        raise PlatformFault(
+            "runtime_unavailable",
+            f"the runtime refused the envelope ({answer.status_code} {outcome or 'no outcome'})",
         )
     return RuntimeAnswer(
         status=answer.status_code,
         headers=dict(answer.headers),
         body=answer.content,
-        outcome=outcome,
         duration_ms=duration_ms,
     )
+
+
+def _message_of(answer: requests.Response) -> str | None:
+    """The integration's exception (``Type: message``) the host reported, if any."""
+    try:
+        message = answer.json().get("message")
+    except (ValueError, AttributeError):
+        return None
+    return message if isinstance(message, str) else None
 
 
 def _post(version, event, environment, fetch_body, bundle) -> requests.Response:
@@ -115,6 +115,7 @@ def _post(version, event, environment, fetch_body, bundle) -> requests.Response:
             allow_redirects=False,
         )
     except requests.RequestException as exc:
-        raise RuntimeUnavailable(
-            f"the runtime host cannot be reached ({exc.__class__.__name__})"
+        raise PlatformFault(
+            "runtime_unavailable",
+            f"the runtime host cannot be reached ({exc.__class__.__name__})",
         ) from exc

@@ -2,30 +2,27 @@
 
 The platform sends a ``GET {installation publicEndpoint}{completion_url}`` as a ``fetch`` event
 and expects JSON ``[{"value": ..., "label": ...}]`` (DESIGN.md); any other answer, or an
-integration that fails, is reported as ``CompletionUnavailable`` with the reason.
+integration that fails, is reported as a ``RuntimeFailure`` (the gateway's taxonomy) with the
+reason.
 """
 
 import json
-import uuid
 from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
 from django.http import Http404
 
 from .. import configuration as config_rules
-from ..environment import installation_public_endpoint
+from ..gateway.client import call_runtime
+from ..gateway.envelopes import completion_event
+from ..gateway.failures import ClientFault, IntegrationFault, RuntimeFailure
 from ..models import Installation
 from ..policies import configuration_definition, is_paused, runnable_version
-from ..runtime_client import RuntimeUnavailable, call_runtime
 
 MAX_OPTIONS = 1000
 MAX_OPTION_LENGTH = 500
 MAX_ANSWER_BYTES = 512 * 1024
 OPTION_KEYS = {"value", "label"}
-
-
-class CompletionUnavailable(Exception):
-    """The integration did not answer with options; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -79,7 +76,7 @@ def completion_options(*, installation: Installation, property_name: str) -> lis
     """Ask the integration for the options of ``property_name``.
 
     Raises Http404 for an unknown property, ValidationError for one without a
-    ``completion_url``, and CompletionUnavailable when the integration gives no valid options.
+    ``completion_url``, and a RuntimeFailure when the integration gives no valid options.
     """
     definition = configuration_definition(installation)
     if property_name not in config_rules.properties_of(definition):
@@ -90,34 +87,22 @@ def completion_options(*, installation: Installation, property_name: str) -> lis
             {"property": [f"{property_name} has no completion_url: its options are not asked"]}
         )
     if is_paused(installation):
-        raise CompletionUnavailable("the installation is paused")
+        raise ClientFault("installation_paused", "the installation is paused")
     version = runnable_version(installation.integration)
     if version is None:
-        raise CompletionUnavailable("the integration has no code to run")
-    event = {
-        "type": "fetch",
-        "eventId": str(uuid.uuid4()),
-        "request": {
-            "method": "GET",
-            "url": installation_public_endpoint(installation) + path,
-            "headers": {"Accept": "application/json"},
-        },
-    }
-    try:
-        answer = call_runtime(event, version=version, installation=installation)
-    except RuntimeUnavailable as error:
-        raise CompletionUnavailable(str(error)) from error
-    if answer.failure:
-        raise CompletionUnavailable(answer.failure)
+        raise ClientFault("no_script", "the integration has no code to run")
+    answer = call_runtime(
+        completion_event(installation, path), version=version, installation=installation
+    )
     if answer.status != 200:
         reason = f"the integration answered HTTP {answer.status} on {path}"
         message = _message_in(answer.body)
-        raise CompletionUnavailable(f"{reason}: {message}" if message else reason)
+        raise IntegrationFault("invalid_answer", f"{reason}: {message}" if message else reason)
     try:
         return options_from_answer(answer.body)
     except ValueError as error:
-        raise CompletionUnavailable(
-            f"the integration's answer on {path} is invalid: {error}"
+        raise IntegrationFault(
+            "invalid_answer", f"the integration's answer on {path} is invalid: {error}"
         ) from error
 
 
@@ -138,6 +123,6 @@ def installation_completions(*, installation: Installation) -> dict[str, Complet
             completions[name] = Completion(
                 completion_options(installation=installation, property_name=name)
             )
-        except CompletionUnavailable as error:
-            completions[name] = Completion([], problem=str(error))
+        except RuntimeFailure as failure:
+            completions[name] = Completion([], problem=failure.message)
     return completions

@@ -9,7 +9,6 @@ handler, whose result with ``state`` replaces the state before the component ren
 
 import json
 import re
-import uuid
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -19,9 +18,11 @@ from django.db.models import F
 from django.http import Http404
 from django.utils import timezone
 
+from ..gateway.client import call_runtime
+from ..gateway.envelopes import ui_render_event
+from ..gateway.failures import ClientFault, IntegrationFault
 from ..models import ComponentState, Installation
 from ..policies import is_paused, runnable_version
-from ..runtime_client import RuntimeUnavailable, call_runtime
 from ..selectors import manifest_component_ids
 
 INSTANCE_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -46,20 +47,6 @@ OPTIONAL_MARKUP_FIELDS = {
 }
 
 
-class ComponentError(Exception):
-    """The component could not be rendered; ``code`` names why and nothing was stored.
-
-    Codes: ``installation_paused``, ``conflict`` (another action changed the instance
-    meanwhile), ``invalid_answer``, ``runtime_unavailable``, and the runtime host's failures
-    ``integration_error``, ``timeout``, ``worker_crashed``, ``busy``, ``runtime_error``.
-    """
-
-    def __init__(self, code: str, message: str):
-        super().__init__(message)
-        self.code = code
-        self.message = message
-
-
 @dataclass(frozen=True)
 class RenderedComponent:
     instance: str
@@ -81,7 +68,10 @@ def component_render(
     ``props`` replace the instance's stored props (none stored: ``{}``); the stored state is
     sent along, or none for a new instance, whose state the component's ``initial_state``
     makes. Raises Http404 for a component the manifest does not name, ValidationError for bad
-    input, ComponentError when the component cannot be rendered.
+    input, a RuntimeFailure (the gateway's taxonomy) when the component cannot be rendered:
+    ``installation_paused``, ``conflict`` (another action changed the instance meanwhile),
+    ``invalid_answer``, ``runtime_unavailable`` and the runtime host's failures. Nothing is
+    stored then.
     """
     _check_input(instance=instance, props=props, action=action)
     integration = installation.integration
@@ -91,28 +81,21 @@ def component_render(
     if version is None:
         raise Http404("the integration has no code to run")
     if is_paused(installation):
-        raise ComponentError("installation_paused", "the installation is paused")
+        raise ClientFault("installation_paused", "the installation is paused")
     stored = ComponentState.objects.filter(
         installation=installation, component_id=component_id, instance=instance
     ).first()
     if props is None:
         props = stored.props if stored else {}
-    event = {
-        "type": "ui_render",
-        "eventId": str(uuid.uuid4()),
-        "installationId": installation.pk,
-        "componentId": component_id,
-        "props": props,
-        "state": stored.state if stored else None,
-        "action": action,
-        "context": _ui_context(installation, instance),
-    }
-    try:
-        answer = call_runtime(event, version=version, installation=installation)
-    except RuntimeUnavailable as exc:
-        raise ComponentError("runtime_unavailable", str(exc)) from exc
-    if answer.failure:
-        raise ComponentError(answer.outcome, answer.failure)
+    event = ui_render_event(
+        installation,
+        component_id=component_id,
+        props=props,
+        state=stored.state if stored else None,
+        action=action,
+        context=_ui_context(installation, instance),
+    )
+    answer = call_runtime(event, version=version, installation=installation)
     body = _answer_body(answer)
     if answer.status == 404 and body.get("error") == "unknown_component":
         raise Http404(f"the integration's code has no component {component_id!r}")
@@ -167,7 +150,7 @@ def _answer_body(answer) -> dict:
     except ValueError:
         body = None
     if not isinstance(body, dict):
-        raise ComponentError("invalid_answer", "the component's answer is not a JSON object")
+        raise IntegrationFault("invalid_answer", "the component's answer is not a JSON object")
     return body
 
 
@@ -175,14 +158,16 @@ def _checked_answer(body: dict) -> tuple[dict, dict]:
     """The answer's element and state, once both are what the platform can use."""
     state = body.get("state")
     if not isinstance(state, dict):
-        raise ComponentError("invalid_answer", "the component's state must be an object")
+        raise IntegrationFault("invalid_answer", "the component's state must be an object")
     if _json_size(state) > MAX_JSON_BYTES:
-        raise ComponentError(
+        raise IntegrationFault(
             "invalid_answer", f"the component's state is over {MAX_JSON_BYTES} bytes of JSON"
         )
     problem = _markup_problem(body.get("element"))
     if problem:
-        raise ComponentError("invalid_answer", f"the component's element is not markup: {problem}")
+        raise IntegrationFault(
+            "invalid_answer", f"the component's element is not markup: {problem}"
+        )
     return body["element"], state
 
 
@@ -276,7 +261,7 @@ def _store(installation, component_id, instance, stored, *, props, state) -> Non
         raise _conflict()
 
 
-def _conflict() -> ComponentError:
-    return ComponentError(
+def _conflict() -> ClientFault:
+    return ClientFault(
         "conflict", "the component instance changed meanwhile; render it again and retry"
     )

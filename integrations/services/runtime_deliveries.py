@@ -2,18 +2,21 @@
 
 from django.conf import settings
 
-from docplatform import events
+from docplatform.events.outbox import ClaimReads, Result, delivery_settle, delivery_start
 
-from ..models import Delivery
+from ..gateway.client import call_runtime
+from ..gateway.envelopes import platform_event
+from ..gateway.failures import IntegrationFault, PlatformFault
 from ..policies import runnable_version
-from ..runtime_client import RuntimeUnavailable, call_runtime
-from .deliveries import (
-    delivery_finish,
-    delivery_retry_later,
-    delivery_start,
-)
 
 MAX_RETRIES = 3
+#: What a claim reads with each delivery: the event and the installation (with the
+#: organization installation above it), and the integration's current version, whose code
+#: goes to the runtime host only when it asks (a deferred read then).
+CLAIM_READS = ClaimReads(
+    related=("event", "installation__integration__latest_version", "installation__parent"),
+    deferred=("installation__integration__latest_version__bundle",),
+)
 
 
 def runtime_deliver(delivery_id: int) -> None:
@@ -23,40 +26,35 @@ def runtime_deliver(delivery_id: int) -> None:
     crash, its time limit): recorded as failed with the reason, not retried — the code would
     fail the same way.
     """
-    delivery = delivery_start(delivery_id)
+    delivery = delivery_start(delivery_id, reads=CLAIM_READS)
     if delivery is None:
         return
     version = runnable_version(delivery.installation.integration)
     if version is None:
-        delivery_finish(
-            delivery,
-            status=Delivery.Status.SUCCEEDED,
-            outcome="the integration has no script: nothing to run",
+        delivery_settle(
+            delivery, Result.succeeded(outcome="the integration has no script: nothing to run")
         )
         return
-    delivery.attempts += 1
+    attempts = delivery.attempts + 1
     try:
         answer = call_runtime(
-            events.payload_for(delivery.event, delivery),
-            version=version,
-            installation=delivery.installation,
+            platform_event(delivery), version=version, installation=delivery.installation
         )
-    except RuntimeUnavailable as exc:
-        if delivery.attempts <= MAX_RETRIES:
-            delay = settings.RUNTIME_RETRY_BASE_DELAY * 2 ** (delivery.attempts - 1)
-            delivery_retry_later(delivery, delay=delay, error=str(exc))
+    except PlatformFault as failure:
+        if attempts <= MAX_RETRIES:
+            delay = settings.RUNTIME_RETRY_BASE_DELAY * 2 ** (attempts - 1)
+            result = Result.retry(retry_in=delay, error=failure.message, attempts=attempts)
         else:
-            delivery_finish(delivery, status=Delivery.Status.FAILED, error=str(exc))
-        return
-    delivery.duration_ms = answer.duration_ms
-    if answer.failure:
-        detail = answer.json().get("message") if answer.outcome == "integration_error" else None
-        error = f"{answer.failure}: {detail}" if detail else answer.failure
-        delivery_finish(delivery, status=Delivery.Status.FAILED, error=error[:2000])
-        return
-    handled = answer.status == 200 and answer.json().get("handled") is True
-    delivery_finish(
-        delivery,
-        status=Delivery.Status.SUCCEEDED,
-        outcome="handled" if handled else "the integration has no handler for this event",
-    )
+            result = Result.failed(error=failure.message, attempts=attempts)
+    except IntegrationFault as failure:
+        result = Result.failed(
+            error=failure.explained[:2000], attempts=attempts, duration_ms=failure.duration_ms
+        )
+    else:
+        handled = answer.status == 200 and answer.json().get("handled") is True
+        result = Result.succeeded(
+            outcome="handled" if handled else "the integration has no handler for this event",
+            attempts=attempts,
+            duration_ms=answer.duration_ms,
+        )
+    delivery_settle(delivery, result)

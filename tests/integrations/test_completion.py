@@ -132,7 +132,7 @@ def test_a_failing_integration_or_a_bad_answer_is_a_clear_502(
     body = response.json()
     assert body["type"] == "server_error"
     [error] = body["errors"]
-    assert error["code"] == "integration_failed"
+    assert error["code"] == ("integration_error" if name == "boom" else "invalid_answer")
     assert FAILURES[name] in error["detail"]
     assert "Traceback" not in response.content.decode()
 
@@ -141,13 +141,15 @@ def test_a_runtime_that_cannot_be_reached_is_a_502(installation, org_member, set
     settings.RUNTIME_URL = "http://127.0.0.1:9"
     response = api_client(org_member).get(options_url(installation, "region"))
     assert response.status_code == 502
+    assert response.json()["errors"][0]["code"] == "runtime_unavailable"
     assert "cannot be reached" in response.json()["errors"][0]["detail"]
 
 
 def test_a_paused_installation_is_not_asked(installation, org_member):
     installation_pause(installation=installation)
     response = api_client(org_member).get(options_url(installation, "region"))
-    assert response.status_code == 502
+    assert response.status_code == 503  # the gateway's one status for a paused installation
+    assert response.json()["errors"][0]["code"] == "installation_paused"
     assert response.json()["errors"][0]["detail"] == "the installation is paused"
 
 

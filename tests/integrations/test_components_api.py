@@ -193,7 +193,7 @@ def test_what_is_refused(space_installation, org_admin):
 
     installation_pause(installation=space_installation.parent)
     paused = render(client, space_installation, "counter", instance="x")
-    assert paused.status_code == 409
+    assert paused.status_code == 503  # the gateway's one status for a paused installation
     assert paused.json()["errors"][0]["code"] == "installation_paused"
 
 

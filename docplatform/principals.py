@@ -1,0 +1,33 @@
+"""Callers that are not people: what a plug-in's API token authenticates as.
+
+The host platform knows no plug-in: an app that gives code its own tokens (``integrations``:
+installation tokens) authenticates them itself and puts a *machine principal* in
+``request.user``. The host's API asks the principal what it may reach; it never looks at
+what is behind it.
+"""
+
+from typing import Protocol, runtime_checkable
+
+
+@runtime_checkable
+class MachinePrincipal(Protocol):
+    """A token's caller that is not a person (``is_machine`` is true)."""
+
+    is_machine: bool
+    is_authenticated: bool
+
+    def has_scope(self, scope: str) -> bool:
+        """Whether the caller acts with ``scope`` (``space:content:read``, ...)."""
+
+    def scope_refusal(self, scope: str) -> str:
+        """Why the caller may not use ``scope``, in a sentence for the 403."""
+
+    def spaces(self):
+        """The spaces it reaches (a QuerySet of Space)."""
+
+    def sites(self):
+        """The sites it reaches (a QuerySet of Site)."""
+
+
+def is_machine(user) -> bool:
+    return bool(getattr(user, "is_machine", False))

@@ -1,0 +1,109 @@
+"""The integrations app's REST API routes, under ``/api/v1/`` (the root URLconf includes them
+in the ``api`` namespace)."""
+
+from django.urls import path
+
+from . import catalogue, completion, components, installations, oauth
+
+urlpatterns = [
+    path(
+        "orgs/<orgref:org>/installations/",
+        installations.OrganizationInstallationsApi.as_view(),
+        name="organization-installations",
+    ),
+    path(
+        "spaces/<id:space_id>/installations/",
+        installations.SpaceInstallationsApi.as_view(),
+        name="space-installations",
+    ),
+    path(
+        "sites/<id:site_id>/installations/",
+        installations.SiteInstallationsApi.as_view(),
+        name="site-installations",
+    ),
+    path("integrations/", catalogue.IntegrationListApi.as_view(), name="integrations"),
+    path("integrations/<name:name>/", catalogue.IntegrationDetailApi.as_view(), name="integration"),
+    path(
+        "integrations/<name:name>/versions/",
+        catalogue.IntegrationVersionListApi.as_view(),
+        name="integration-versions",
+    ),
+    path(
+        "integrations/<name:name>/install-link/",
+        catalogue.InstallLinkApi.as_view(),
+        name="integration-install-link",
+    ),
+    path(
+        "integrations/<name:name>/install-link/rotate/",
+        catalogue.InstallLinkRotateApi.as_view(),
+        name="integration-install-link-rotate",
+    ),
+    path(
+        "installations/<id:installation_id>/",
+        installations.InstallationDetailApi.as_view(),
+        name="installation-detail",
+    ),
+    path(
+        "installations/<id:installation_id>/configuration/",
+        installations.InstallationConfigurationApi.as_view(),
+        name="installation-configuration",
+    ),
+    path(
+        "installations/<id:installation_id>/configuration/<str:property_name>/options/",
+        completion.CompletionOptionsApi.as_view(),
+        name="installation-completion-options",
+    ),
+    path(
+        "installations/<id:installation_id>/space-selection/",
+        installations.InstallationSpaceSelectionApi.as_view(),
+        name="installation-space-selection",
+    ),
+    path(
+        "installations/<id:installation_id>/pause/",
+        installations.InstallationPauseApi.as_view(),
+        name="installation-pause",
+    ),
+    path(
+        "installations/<id:installation_id>/resume/",
+        installations.InstallationResumeApi.as_view(),
+        name="installation-resume",
+    ),
+    path(
+        "installations/<id:installation_id>/approve-scopes/",
+        installations.InstallationScopesApproveApi.as_view(),
+        name="installation-approve-scopes",
+    ),
+    path(
+        "installations/<id:installation_id>/deliveries/",
+        installations.InstallationDeliveriesApi.as_view(),
+        name="installation-deliveries",
+    ),
+    path(
+        "installations/<id:installation_id>/oauth/connect/",
+        oauth.OAuthConnectApi.as_view(),
+        name="installation-oauth-connect",
+    ),
+    path(
+        "installations/<id:installation_id>/oauth/disconnect/",
+        oauth.OAuthDisconnectApi.as_view(),
+        name="installation-oauth-disconnect",
+    ),
+    path(  # a componentId is any text without spaces, slashes included
+        "installations/<id:installation_id>/components/<path:component_id>/render/",
+        components.ComponentRenderApi.as_view(),
+        name="installation-component-render",
+    ),
+    path(
+        "deliveries/<deliveryid:delivery_id>/",
+        installations.DeliveryDetailApi.as_view(),
+        name="delivery",
+    ),
+    path(
+        "deliveries/<deliveryid:delivery_id>/redeliver/",
+        installations.DeliveryRedeliverApi.as_view(),
+        name="delivery-redeliver",
+    ),
+    path("installation/", installations.OwnInstallationApi.as_view(), name="own-installation"),
+    path("installation/oauth/check", oauth.OAuthStateCheckApi.as_view(), name="oauth-check"),
+    path("installation/oauth/complete", oauth.OAuthCompleteApi.as_view(), name="oauth-complete"),
+]

@@ -1,0 +1,88 @@
+"""Why a call of integration code did not give the platform a usable answer: one taxonomy,
+one mapping to HTTP status, one error body (after Sentry's ``sentry_apps/utils/errors.py``).
+
+Three parties can be at fault, and callers act on which:
+
+- ``PlatformFault``: the platform's side failed (the runtime host cannot be reached, or it
+  refused the envelope). Worth retrying; an operator should look.
+- ``IntegrationFault``: the integration's code failed (an exception, a crash, its time limit,
+  an answer the platform cannot use), or its runtime is busy. Not the caller's doing.
+- ``ClientFault``: the request cannot be served as asked (the installation is paused, the
+  integration has no code, a body too large, a state that changed meanwhile).
+"""
+
+from typing import ClassVar
+
+#: The HTTP status of every failure code, whichever party it belongs to.
+STATUS: dict[str, int] = {
+    # the platform's
+    "runtime_unavailable": 502,
+    # the integration's
+    "integration_error": 502,
+    "worker_crashed": 502,
+    "runtime_error": 502,
+    "invalid_answer": 502,
+    "timeout": 504,
+    "busy": 503,
+    # the client's
+    "installation_paused": 503,
+    "no_script": 404,
+    "not_found": 404,
+    "body_too_large": 413,
+    "conflict": 409,
+}
+
+#: What the runtime host's outcomes mean, in the words people see.
+HOST_OUTCOMES: dict[str, str] = {
+    "timeout": "the integration did not answer in time",
+    "worker_crashed": "the integration's worker crashed",
+    "integration_error": "the integration raised an error",
+    "busy": "the runtime is busy",
+    "runtime_error": "the runtime failed",
+}
+
+
+class RuntimeFailure(Exception):
+    """A call that gave no usable answer; ``code`` names why (a key of ``STATUS``)."""
+
+    party: ClassVar[str]
+
+    def __init__(self, code: str, message: str, detail: str | None = None):
+        super().__init__(message)
+        self.code, self.message, self.detail = code, message, detail
+        self.duration_ms: int | None = None  # how long the call ran, when it ran at all
+
+    @property
+    def status(self) -> int:
+        return STATUS.get(self.code, 502)
+
+    @property
+    def explained(self) -> str:
+        """The message with the integration's own words when it gave any (for logs)."""
+        return f"{self.message}: {self.detail}" if self.detail else self.message
+
+    def as_json(self) -> dict:
+        """The body a public endpoint answers with."""
+        return {"error": self.code, "message": self.message}
+
+    def as_api_error(self) -> dict:
+        """The body the REST API answers with (its one error shape)."""
+        kind = "server_error" if self.status >= 500 else "client_error"
+        return {"type": kind, "errors": [{"code": self.code, "detail": self.message, "attr": None}]}
+
+
+class PlatformFault(RuntimeFailure):
+    party = "platform"
+
+
+class IntegrationFault(RuntimeFailure):
+    party = "integration"
+
+    @classmethod
+    def from_outcome(cls, outcome: str, detail: str | None = None) -> "IntegrationFault":
+        """The failure the runtime host reported as ``outcome`` (``timeout``, ...)."""
+        return cls(outcome, HOST_OUTCOMES[outcome], detail)
+
+
+class ClientFault(RuntimeFailure):
+    party = "client"

@@ -1,0 +1,24 @@
+"""The webhook integration's REST API routes, under ``/api/v1/`` (the root URLconf includes
+them in the ``api`` namespace)."""
+
+from django.urls import path
+
+from . import api as webhooks_api
+
+urlpatterns = [
+    path(
+        "installations/<id:installation_id>/webhook/ping/",
+        webhooks_api.WebhookPingApi.as_view(),
+        name="installation-webhook-ping",
+    ),
+    path(
+        "installations/<id:installation_id>/webhook/secret/",
+        webhooks_api.WebhookSecretApi.as_view(),
+        name="installation-webhook-secret",
+    ),
+    path(
+        "installations/<id:installation_id>/webhook/secret/rotate/",
+        webhooks_api.WebhookSecretRotateApi.as_view(),
+        name="installation-webhook-secret-rotate",
+    ),
+]
