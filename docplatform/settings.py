@@ -246,6 +246,9 @@ LOGGING = {
 TRUSTED_PROXY_COUNT = env_number(int, "TRUSTED_PROXY_COUNT", 0)
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        # Plug-in apps' own tokens first; a bearer token none of them takes is refused by
+        # the personal-token authentication.
+        "integrations.authentication.InstallationTokenAuthentication",
         "docplatform.authentication.BearerTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
