@@ -91,7 +91,8 @@ def fire_once(organization, space):
                 "space_content_updated",
                 organization=organization,
                 space=space,
-                payload={"spaceId": space.id, "revisionId": "r"},
+                spaceId=space.id,
+                revisionId="r",
             )
         elapsed = time.perf_counter() - started
     return elapsed, len(queries), event.deliveries.count()

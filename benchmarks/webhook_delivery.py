@@ -351,7 +351,7 @@ class Ours(Contender):
         from django.db import connection, transaction
 
         from docplatform import events
-        from integrations.models import Delivery
+        from docplatform.events.models import Delivery
 
         committed = {}
 
@@ -364,7 +364,7 @@ class Ours(Contender):
                     "space_content_updated",
                     organization=self.organization,
                     space=self.space,
-                    payload=self.payload,
+                    **self.payload,
                 )
             committed[event.pk] = stamp[0]
 
@@ -388,8 +388,7 @@ class Ours(Contender):
     def sample_request(self) -> tuple[bytes, dict, str]:
         """A body exactly as our worker sends it (built in memory: nothing is written), the
         headers that do not change per request, and the eventId inside the body."""
-        from docplatform.models import Event
-        from integrations.models import Delivery
+        from docplatform.events.models import Delivery, Event
         from webhooks.services import USER_AGENT, request_body
 
         event = Event(type="space_content_updated", payload=self.payload)

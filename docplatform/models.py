@@ -185,23 +185,6 @@ class WorkerPing(models.Model):
         return f"ping {self.pk}"
 
 
-class Event(models.Model):
-    """Something that happened on the platform, as fired to installations (the outbox)."""
-
-    id = models.CharField(primary_key=True, max_length=32, default=new_id, editable=False)
-    type = models.CharField(max_length=64, db_index=True)
-    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="events")
-    space = models.ForeignKey(
-        Space, null=True, blank=True, on_delete=models.SET_NULL, related_name="events"
-    )
-    site = models.ForeignKey(
-        Site, null=True, blank=True, on_delete=models.SET_NULL, related_name="events"
-    )
-    payload = models.JSONField(help_text="The event's fields, without eventId and installationId.")
-    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
-
-    class Meta:
-        ordering = ["-created_at"]
-
-    def __str__(self):
-        return f"{self.type} {self.id}"
+# The outbox's models live with the outbox (docplatform.events) and are registered with this
+# app here, where Django looks for an app's models.
+from .events.models import Delivery, DrainRequest, Event  # noqa: E402, F401

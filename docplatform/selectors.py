@@ -3,7 +3,8 @@
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
-from .models import ApiToken, Event, Membership, Organization, Site, Space, hash_token
+from .events.models import Event
+from .models import ApiToken, Membership, Organization, Site, Space, hash_token
 
 
 def organization_by_ref(ref: str) -> Organization | None:

@@ -106,7 +106,8 @@ def space_content_update(*, space: Space, pages: list[dict], message: str = "", 
         "space_content_updated",
         organization=space.organization,
         space=space,
-        payload={"spaceId": space.id, "revisionId": revision.id},
+        spaceId=space.id,
+        revisionId=revision.id,
     )
     return revision
 
@@ -147,7 +148,9 @@ def space_visibility_set(*, space: Space, visibility: str) -> Space:
         "space_visibility_updated",
         organization=space.organization,
         space=space,
-        payload={"spaceId": space.id, "previousVisibility": previous, "visibility": visibility},
+        spaceId=space.id,
+        previousVisibility=previous,
+        visibility=visibility,
     )
     return space
 
@@ -158,7 +161,8 @@ def space_gitsync_start(*, space: Space) -> None:
         "space_gitsync_started",
         organization=space.organization,
         space=space,
-        payload={"spaceId": space.id, "status": "running"},
+        spaceId=space.id,
+        status="running",
     )
 
 
@@ -172,11 +176,9 @@ def space_gitsync_complete(*, space: Space, status: str = "success", revision=No
         "space_gitsync_completed",
         organization=space.organization,
         space=space,
-        payload={
-            "spaceId": space.id,
-            "revisionId": revision.id if revision else None,
-            "status": status,
-        },
+        spaceId=space.id,
+        revisionId=revision.id if revision else None,
+        status=status,
     )
 
 
@@ -186,7 +188,8 @@ def space_view_record(*, space: Space, visitor: events.Visitor) -> None:
         "space_view",
         organization=space.organization,
         space=space,
-        payload={"spaceId": space.id, "visitor": visitor.as_payload()},
+        spaceId=space.id,
+        visitor=visitor.as_payload(),
     )
 
 
@@ -196,12 +199,10 @@ def site_view_record(*, site: Site, visitor: events.Visitor, url: str, referrer:
         "site_view",
         organization=site.organization,
         site=site,
-        payload={
-            "siteId": site.id,
-            "visitor": visitor.as_payload(),
-            "url": url,
-            "referrer": referrer,
-        },
+        siteId=site.id,
+        visitor=visitor.as_payload(),
+        url=url,
+        referrer=referrer,
     )
 
 
@@ -226,15 +227,13 @@ def page_feedback_record(
         "page_feedback",
         organization=site.organization,
         site=site,
-        payload={
-            "siteId": site.id,
-            "spaceId": space.id,
-            "pageId": page.id,
-            "feedback": {"rating": rating, "comment": comment},
-            "visitor": visitor.as_payload(),
-            "url": url,
-            "referrer": referrer,
-        },
+        siteId=site.id,
+        spaceId=space.id,
+        pageId=page.id,
+        feedback={"rating": rating, "comment": comment},
+        visitor=visitor.as_payload(),
+        url=url,
+        referrer=referrer,
     )
 
 
@@ -267,9 +266,7 @@ def event_fire_by_operator(
         raise ValidationError({"type": [f"unknown event type; one of {kinds}"]})
     for path, value in (overrides or {}).items():
         _set_field(payload, path, value)
-    return events.fire(
-        event_type, organization=organization, space=space, site=site, payload=payload
-    )
+    return events.fire(event_type, organization=organization, space=space, site=site, **payload)
 
 
 def _operator_space_payload(event_type: str, space: Space) -> dict:

@@ -294,7 +294,7 @@ SPECTACULAR_SETTINGS = {
         "SpaceVisibilityEnum": "docplatform.models.Space.Visibility",
         "IntegrationVisibilityEnum": "integrations.models.Integration.Visibility",
         "InstallationStatusEnum": "integrations.models.Installation.Status",
-        "DeliveryStatusEnum": "integrations.models.Delivery.Status",
+        "DeliveryStatusEnum": "docplatform.events.models.Delivery.Status",
         "ApiTokenStatusEnum": "docplatform.api_tokens.TOKEN_STATUSES",
     },
     "POSTPROCESSING_HOOKS": [
@@ -352,7 +352,7 @@ DELIVERY_LEASE_SECONDS = env_positive(int, "DELIVERY_LEASE_SECONDS", 40)
 DELIVERY_SWEEP_GRACE_SECONDS = env_number(int, "DELIVERY_SWEEP_GRACE_SECONDS", 10)
 DELIVERY_SWEEP_BATCH = 1000
 CELERY_BEAT_SCHEDULE["sweep-deliveries"] = {
-    "task": "integrations.tasks.sweep_deliveries",
+    "task": "docplatform.tasks.sweep_deliveries",
     "schedule": env_positive(float, "DELIVERY_SWEEP_INTERVAL_SECONDS", 10.0),
 }
 # A broker that is down must not hold a web request: give up publishing quickly (the

@@ -1,13 +1,13 @@
 """Reads of the integrations app: who may see and install what, and where events go."""
 
-from dataclasses import dataclass
-
 from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from docplatform.events import EVENT_SCOPES, SPACE_EVENTS
+from docplatform.events.models import Delivery
+from docplatform.events.registry import Recipient
 from docplatform.models import Membership, Site, Space, hash_token
 
-from .models import ComponentState, Delivery, Installation, Integration, OAuthState
+from .models import ComponentState, Installation, Integration, OAuthState
 from .policies import effective_scopes, is_paused, statuses_receiving, visible_integrations_q
 
 
@@ -134,15 +134,6 @@ def shown_configuration(installation: Installation) -> dict:
 def deliveries_visible_to(user) -> QuerySet:
     """Deliveries to the installations of the user's organizations."""
     return Delivery.objects.filter(installation__organization_id__in=user_organization_ids(user))
-
-
-@dataclass(frozen=True)
-class Recipient:
-    """What routing knows of an installation that an event goes to."""
-
-    installation_id: str
-    integration_name: str
-    configuration: dict
 
 
 def event_recipients(event) -> list[Recipient]:

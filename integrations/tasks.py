@@ -2,18 +2,7 @@
 
 from celery import shared_task
 
-from .services import deliveries as delivery_services
 from .services import runtime_deliveries
-
-
-@shared_task(name="integrations.tasks.enqueue_event_deliveries")
-def enqueue_event_deliveries(event_id: str) -> int:
-    return delivery_services.deliveries_enqueue_for_event(event_id)
-
-
-@shared_task(name="integrations.tasks.sweep_deliveries")
-def sweep_deliveries() -> int:
-    return delivery_services.deliveries_sweep()
 
 
 @shared_task(name="integrations.tasks.run_delivery")

@@ -2,8 +2,9 @@
 
 from django.db.models import Q, QuerySet
 
+from docplatform.events.models import Delivery
 from docplatform.models import Organization, Site, Space
-from integrations.models import Delivery, Installation, Integration, IntegrationAsset
+from integrations.models import Installation, Integration, IntegrationAsset
 from integrations.policies import effective_status, installable_levels, visible_integrations_q
 from integrations.selectors import (
     installations_visible_to,

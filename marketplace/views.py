@@ -13,9 +13,11 @@ from django.urls import reverse, reverse_lazy
 from django.utils.http import urlencode
 from django.views import View
 
+from docplatform.events.models import Delivery
+from docplatform.events.outbox import delivery_redeliver
 from docplatform.selectors import is_organization_admin
 from integrations.configuration import button_properties, properties_of
-from integrations.models import Delivery, Installation
+from integrations.models import Installation
 from integrations.policies import (
     configuration_definition,
     effective_status,
@@ -25,7 +27,6 @@ from integrations.policies import (
 from integrations.selectors import oauth_connections
 from integrations.services.completion import installation_completions
 from integrations.services.consent import installation_scopes_approve
-from integrations.services.deliveries import delivery_redeliver
 from integrations.services.installations import (
     installation_configure,
     installation_create,

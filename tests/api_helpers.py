@@ -3,8 +3,9 @@
 import yaml
 from rest_framework.test import APIClient
 
-from docplatform.models import Event, Page, Revision
-from integrations.models import Delivery, Installation, Integration, IntegrationVersion
+from docplatform.events.models import Delivery, Event
+from docplatform.models import Page, Revision
+from integrations.models import Installation, Integration, IntegrationVersion
 from integrations.services import integration_publish
 from tests.integrations.conftest import minimal_manifest
 

@@ -13,9 +13,9 @@ from django.core.exceptions import ValidationError
 from django.utils.html import format_html
 
 from docplatform.events import payload_for
+from docplatform.events.models import Delivery
+from docplatform.events.outbox import delivery_redeliver
 from integrations.admin import ReadOnlyAdminMixin
-from integrations.models import Delivery
-from integrations.services.deliveries import delivery_redeliver
 
 from .models import DeliveryAttempt
 from .services_admin import webhook_ping_send

@@ -7,11 +7,13 @@ class WebhooksConfig(AppConfig):
     verbose_name = "Webhooks"
 
     def ready(self):
+        from docplatform.events import catalogue
+        from docplatform.events.registry import Consumer, register_consumer
         from integrations.configuration import register_configuration_check
-        from integrations.consumers import Consumer, register_consumer
         from integrations.policies import register_acting_levels
 
         from .services import (
+            PING_EVENT,
             WEBHOOK_CONSUMER,
             WEBHOOK_INTEGRATION,
             configuration_problems,
@@ -19,14 +21,15 @@ class WebhooksConfig(AppConfig):
         )
 
         register_consumer(
-            WEBHOOK_INTEGRATION,
             Consumer(
                 name=WEBHOOK_CONSUMER,
                 task_name="webhooks.tasks.deliver",
                 drain_task_name="webhooks.tasks.deliver_due",
                 wants=wants_event,
             ),
+            integration=WEBHOOK_INTEGRATION,
         )
+        catalogue.register(PING_EVENT)
         register_configuration_check(WEBHOOK_INTEGRATION, configuration_problems)
         # Webhooks are sent by space and site installations; the organization one only
         # holds them (its effective status says so while nothing is under it).

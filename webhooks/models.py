@@ -42,7 +42,7 @@ class DeliveryAttempt(models.Model):
     """One HTTP attempt of a webhook delivery. A manual redelivery starts a new ``chain``."""
 
     delivery = models.ForeignKey(
-        "integrations.Delivery", on_delete=models.CASCADE, related_name="attempts_log"
+        "docplatform.Delivery", on_delete=models.CASCADE, related_name="attempts_log"
     )
     chain = models.PositiveIntegerField(default=1)
     number = models.PositiveIntegerField(help_text="1 for the first attempt of the chain.")

@@ -17,19 +17,20 @@ from django.utils import timezone
 from docplatform_sdk import signing
 
 from docplatform import events
-from docplatform.models import Membership, Organization
-from integrations.models import Delivery, Installation
-from integrations.services import integration_publish
-from integrations.services.deliveries import (
+from docplatform.events.catalogue import EventType
+from docplatform.events.models import Delivery
+from docplatform.events.outbox import (
     ClaimReads,
+    Result,
     deliveries_settle,
     deliveries_start_due,
-    delivery_mark_finished,
-    delivery_mark_retrying,
     delivery_start,
     drain_release,
     drain_request,
 )
+from docplatform.models import Membership, Organization
+from integrations.models import Installation
+from integrations.services import integration_publish
 
 from .models import DeliveryAttempt, SigningSecret, new_signing_secret
 from .outbound import SendError, Target, UnsafeURL, check_url, post
@@ -58,6 +59,8 @@ SELECTABLE_EVENTS = {
     "site": ("site_view", "page_feedback"),
 }
 PING = "ping"
+#: The test ping, addressed to one installation: it carries no fields of its own.
+PING_EVENT = EventType(PING, scope=None, where="installation", fields=())
 ROTATION_OVERLAP = timedelta(hours=24)
 MAX_RETRIES = 3
 RESPONSE_BODY_KEPT = 1024
@@ -241,10 +244,12 @@ def webhook_attempt(deliveries: list[Delivery]) -> None:
     else:
         attempts = list(_senders().map(attempt_one, deliveries))
     finished_at = timezone.now()
-    for delivery, attempt in zip(deliveries, attempts, strict=True):
-        _mark(delivery, attempt, finished_at)
+    results = [
+        (delivery, _result(delivery, attempt, finished_at))
+        for delivery, attempt in zip(deliveries, attempts, strict=True)
+    ]
     DeliveryAttempt.objects.bulk_create(attempts)
-    deliveries_settle(deliveries)
+    deliveries_settle(results)
 
 
 @functools.cache
@@ -271,32 +276,23 @@ def _attempt(delivery: Delivery, secrets: list[str], targets: dict) -> DeliveryA
     return attempt
 
 
-def _mark(delivery: Delivery, attempt: DeliveryAttempt, finished_at) -> None:
-    """What the attempt's outcome makes of the delivery: done, or a retry after its delay."""
-    delivery.attempts = attempt.number
+def _result(delivery: Delivery, attempt: DeliveryAttempt, finished_at) -> Result:
+    """What the attempt's outcome makes of the delivery: done, or a retry after its delay
+    (the attempt records the outcome and the delay too)."""
+    attempts = attempt.number
     status_code = attempt.status_code
     outcome = "failed" if attempt.outcome == "refused" else classify_response(status_code)
     attempt.outcome = attempt.outcome or outcome
     detail = attempt.error or (f"HTTP {status_code}" if status_code else "")
-    if outcome == "retry" and delivery.attempts <= MAX_RETRIES:
-        attempt.next_delay = retry_delay(delivery.attempts)
-        delivery_mark_retrying(delivery, delay=attempt.next_delay, error=detail)
-    elif outcome == "succeeded":
-        delivery_mark_finished(
-            delivery,
-            status=Delivery.Status.SUCCEEDED,
-            outcome=f"HTTP {status_code}",
-            at=finished_at,
-        )
-    else:
-        gave_up = " after the last retry" if outcome == "retry" else ""
-        delivery_mark_finished(
-            delivery,
-            status=Delivery.Status.FAILED,
-            outcome=f"{detail}{gave_up}",
-            error=detail,
-            at=finished_at,
-        )
+    if outcome == "retry" and attempts <= MAX_RETRIES:
+        attempt.next_delay = retry_delay(attempts)
+        return Result.retry(retry_in=attempt.next_delay, error=detail, attempts=attempts)
+    if outcome == "succeeded":
+        return Result.succeeded(outcome=f"HTTP {status_code}", attempts=attempts, at=finished_at)
+    gave_up = " after the last retry" if outcome == "retry" else ""
+    return Result.failed(
+        outcome=f"{detail}{gave_up}", error=detail, attempts=attempts, at=finished_at
+    )
 
 
 def _target(url, targets: dict) -> Target | UnsafeURL:
@@ -340,7 +336,6 @@ def webhook_ping(*, installation: Installation):
         space=installation.space,
         site=installation.site,
         installation=installation,
-        payload={},
     )
 
 

@@ -8,8 +8,9 @@ the signing secret. Callers have already found the installation among the user's
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 
+from docplatform.events.models import Delivery
 from docplatform.selectors import is_organization_admin
-from integrations.models import Delivery, Installation
+from integrations.models import Installation
 from integrations.policies import effective_status, is_receiving
 
 from .selectors import is_webhook_installation

@@ -10,7 +10,7 @@ def deliver(delivery_id: int) -> None:
 
 @shared_task(name="webhooks.tasks.deliver_due")
 def deliver_due(rank: int = 0) -> int:
-    """The drain: fresh deliveries in batches (integrations.consumers explains drains)."""
+    """The drain: fresh deliveries in batches (docplatform.events.registry explains drains)."""
     return services.webhook_deliver_due(rank)
 
 

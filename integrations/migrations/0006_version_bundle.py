@@ -54,7 +54,9 @@ class Migration(migrations.Migration):
             model_name="integrationversion",
             name="script_path",
             field=models.CharField(
-                blank=True, help_text="The entry module of the code; empty: no code.", max_length=300
+                blank=True,
+                help_text="The entry module of the code; empty: no code.",
+                max_length=300,
             ),
         ),
         migrations.RunPython(script_to_bundle, bundle_to_script),

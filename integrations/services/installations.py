@@ -114,23 +114,21 @@ def _apply_changes(
     return sorted(changes)
 
 
-def _setup_payload(installation: Installation, **fields) -> dict:
-    payload = {"status": installation.status, **fields}
-    if installation.space_id:
-        payload["spaceId"] = installation.space_id
-    if installation.site_id:
-        payload["siteId"] = installation.site_id
-    return payload
-
-
 def _fire_setup(event_type: str, installation: Installation, **fields) -> None:
+    """Fire a setup event to the installation: its status, where it is installed, and the
+    event's own ``fields`` (the catalogue's ``changed``, ``approvedScopes``)."""
+    if installation.space_id:
+        fields["spaceId"] = installation.space_id
+    if installation.site_id:
+        fields["siteId"] = installation.site_id
     events.fire(
         event_type,
         organization=installation.organization,
         space=installation.space,
         site=installation.site,
         installation=installation,
-        payload=_setup_payload(installation, **fields),
+        status=installation.status,
+        **fields,
     )
 
 

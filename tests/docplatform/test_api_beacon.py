@@ -3,8 +3,7 @@
 import pytest
 from django.core.cache import cache
 
-from docplatform.models import Event
-from integrations.models import Delivery
+from docplatform.events.models import Delivery, Event
 from integrations.services.installations import installation_create
 from tests.api_helpers import API, NOT_FOUND, api_client, error_attrs, publish_integration
 from tests.factories import PageFactory, RevisionFactory, SiteFactory, SpaceFactory

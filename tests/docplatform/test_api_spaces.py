@@ -2,7 +2,8 @@
 
 import pytest
 
-from docplatform.models import Event, Revision, Space
+from docplatform.events.models import Event
+from docplatform.models import Revision, Space
 from tests.api_helpers import API, NOT_FOUND, api_client, error_attrs, row_counts
 from tests.factories import (
     MembershipFactory,

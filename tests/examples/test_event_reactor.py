@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import requests
 
+from docplatform.events.models import Delivery
 from docplatform.services import api_token_create
-from integrations.models import Delivery
 from tests.conftest import wait_until
 from tests.factories import SpaceFactory
 

@@ -3,7 +3,8 @@
 import pytest
 from django.db import connection
 
-from docplatform.models import Event, Space, hash_token
+from docplatform.events.models import Event
+from docplatform.models import Space, hash_token
 from docplatform.services import api_token_create
 from integrations.models import Installation
 from integrations.services.installations import (

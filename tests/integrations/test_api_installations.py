@@ -4,8 +4,8 @@ bodies. Every 404 is the same body, whatever the caller may or may not know."""
 import pytest
 from django.db import connection
 
-from docplatform.models import Event
-from integrations.models import Delivery, Installation
+from docplatform.events.models import Delivery, Event
+from integrations.models import Installation
 from integrations.services.installations import installation_create
 from tests.api_helpers import API, NOT_FOUND, api_client, error_attrs, row_counts
 from tests.factories import MembershipFactory, OrganizationFactory, SiteFactory, SpaceFactory

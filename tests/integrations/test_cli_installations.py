@@ -5,8 +5,8 @@ import io
 import pytest
 from django.core.management import CommandError, call_command
 
-from docplatform.models import Event
-from integrations.models import Delivery, Installation
+from docplatform.events.models import Delivery, Event
+from integrations.models import Installation
 from tests.factories import MembershipFactory, OrganizationFactory, SiteFactory, SpaceFactory
 
 pytestmark = pytest.mark.django_db

@@ -4,7 +4,8 @@ import pytest
 from django.db import transaction
 
 from docplatform import events
-from docplatform.models import Event
+from docplatform.events.models import Delivery, Event
+from docplatform.events.outbox import deliveries_sweep, delivery_claim
 from docplatform.services import (
     page_feedback_record,
     site_view_record,
@@ -14,8 +15,7 @@ from docplatform.services import (
     space_view_record,
     space_visibility_set,
 )
-from integrations.models import Delivery, Installation
-from integrations.services.deliveries import deliveries_sweep, delivery_claim
+from integrations.models import Installation
 from integrations.services.installations import (
     installation_create,
     installation_pause,

@@ -5,8 +5,8 @@ from django.core.exceptions import ValidationError
 from django.db import connection
 from django.http import Http404
 
-from docplatform.models import Event
-from integrations.models import Delivery, Installation
+from docplatform.events.models import Delivery, Event
+from integrations.models import Installation
 from integrations.services.installations import (
     install_link_rotate,
     installation_configure,

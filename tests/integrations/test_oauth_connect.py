@@ -10,7 +10,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from docplatform.models import Event
+from docplatform.events.models import Event
 from integrations.environment import installation_public_endpoint
 from integrations.models import Installation, Integration, OAuthState
 from integrations.services.installations import installation_create

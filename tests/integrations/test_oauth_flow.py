@@ -16,9 +16,9 @@ import requests
 from django.db import connection
 from oauth2_provider.models import AccessToken, Application
 
-from docplatform.models import Event
+from docplatform.events.models import Delivery, Event
 from integrations.environment import installation_public_endpoint
-from integrations.models import Delivery, Installation, Integration, OAuthState
+from integrations.models import Installation, Integration, OAuthState
 from integrations.services import integration_publish
 from integrations.services.installations import installation_create
 from integrations.services.oauth import oauth_connect_start

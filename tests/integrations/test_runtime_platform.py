@@ -6,8 +6,8 @@ import textwrap
 import pytest
 import requests
 
+from docplatform.events.models import Delivery
 from docplatform.services import space_content_update
-from integrations.models import Delivery
 from integrations.services.installations import installation_create, installation_pause
 from tests.conftest import wait_until
 from tests.factories import SpaceFactory

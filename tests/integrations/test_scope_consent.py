@@ -7,9 +7,9 @@ from django.core.management import call_command
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
-from docplatform.models import Event
+from docplatform.events.models import Delivery, Event
 from docplatform.services import space_content_update
-from integrations.models import Delivery, Installation
+from integrations.models import Installation
 from integrations.services.installations import installation_create
 from tests.api_helpers import API, api_client, error_attrs
 from tests.factories import (

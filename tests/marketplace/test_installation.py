@@ -4,7 +4,7 @@ import pytest
 from django.urls import reverse
 
 from docplatform import services as platform_services
-from docplatform.models import Event
+from docplatform.events.models import Event
 from integrations.models import Installation
 from integrations.services.installations import installation_create
 from tests.factories import IntegrationFactory, MembershipFactory

@@ -7,7 +7,8 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 
-from integrations.models import Delivery, Integration
+from docplatform.events.models import Delivery
+from integrations.models import Integration
 from integrations.services.installations import installation_create, installation_pause
 from tests.conftest import wait_until
 from webhooks.services import signing_secret_current

@@ -4,9 +4,10 @@ the read-mostly installation admin. No secret or token is ever shown."""
 import pytest
 from django.contrib.auth import get_user_model
 
+from docplatform.events.models import Delivery
+from docplatform.events.outbox import Result, delivery_settle
 from docplatform.services import space_content_update
-from integrations.models import Delivery, Installation
-from integrations.services.deliveries import delivery_finish
+from integrations.models import Installation
 from integrations.services.installations import (
     installation_create,
     installation_pause,
@@ -19,7 +20,7 @@ from webhooks.services_admin import webhook_ping_send
 
 pytestmark = pytest.mark.usefixtures("webhook_settings")
 
-DELIVERIES = "/admin/integrations/delivery/"
+DELIVERIES = "/admin/docplatform/delivery/"
 INSTALLATIONS = "/admin/integrations/installation/"
 CONNECTED_TOOL = {
     "account": {
@@ -65,7 +66,7 @@ def messages_of(response) -> list[str]:
 def test_the_delivery_log_filters_and_searches(operator_client, hook, space):
     ping = webhook_ping_send(installation=hook)
     failed = webhook_ping_send(installation=hook)
-    delivery_finish(failed, status=Delivery.Status.FAILED, outcome="HTTP 404")
+    delivery_settle(failed, Result.failed(error="", outcome="HTTP 404"))
     space_content_update(space=space, pages=[{"path": "p", "title": "P", "body": "b"}])
     update = Delivery.objects.get(event__type="space_content_updated")
     elsewhere = OrganizationFactory(subdomain="globex")

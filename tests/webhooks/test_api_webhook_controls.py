@@ -8,8 +8,9 @@ import pytest
 from django.utils import timezone
 from docplatform_sdk.receiver import verify_signature
 
-from integrations.models import Delivery, Installation
-from integrations.services.deliveries import delivery_finish
+from docplatform.events.models import Delivery
+from docplatform.events.outbox import Result, delivery_settle
+from integrations.models import Installation
 from integrations.services.installations import installation_create, installation_pause
 from tests.api_helpers import API, NOT_FOUND, api_client, error_attrs
 from tests.conftest import wait_until
@@ -62,7 +63,7 @@ ENDPOINTS = {
 @pytest.mark.parametrize("caller", CALLERS)
 def test_who_may_call_each_endpoint(callers, hook, caller, endpoint):
     delivery = webhook_ping_send(installation=hook)
-    delivery_finish(delivery, status=Delivery.Status.SUCCEEDED, outcome="HTTP 200")
+    delivery_settle(delivery, Result.succeeded(outcome="HTTP 200"))
     method, template, member_status, admin_status = ENDPOINTS[endpoint]
     url = API + template.format(delivery=delivery.pk, installation=hook.pk)
     secret = signing_secret_current(hook)

@@ -10,10 +10,10 @@ import time
 import pytest
 from django.db import transaction
 
+from docplatform.events.models import Delivery, DrainRequest
+from docplatform.events.outbox import deliveries_sweep
 from docplatform.models import Revision
 from docplatform.services import space_content_update
-from integrations.models import Delivery, DrainRequest
-from integrations.services.deliveries import deliveries_sweep
 from integrations.services.installations import installation_pause
 from tests.conftest import broker_unreachable
 from tests.factories import SpaceFactory

@@ -6,7 +6,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from docplatform_sdk.receiver import verify_signature
 
-from integrations.models import Delivery
+from docplatform.events.models import Delivery
 from tests.conftest import wait_until
 
 

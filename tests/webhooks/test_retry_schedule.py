@@ -4,8 +4,8 @@ import itertools
 
 import pytest
 
+from docplatform.events.models import Delivery
 from docplatform.services import space_content_update
-from integrations.models import Delivery
 from tests.conftest import wait_until
 from webhooks.models import DeliveryAttempt
 from webhooks.services import retry_delay

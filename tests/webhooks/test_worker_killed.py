@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
+from docplatform.events.models import Delivery
+from docplatform.events.outbox import deliveries_sweep
 from docplatform.services import space_content_update
-from integrations.models import Delivery
-from integrations.services.deliveries import deliveries_sweep
 
 REPO = Path(__file__).resolve().parents[2]
 LEASE_SECONDS = 3

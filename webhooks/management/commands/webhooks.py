@@ -3,8 +3,9 @@
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from integrations.models import Delivery, Installation
-from integrations.services.deliveries import delivery_redeliver
+from docplatform.events.models import Delivery
+from docplatform.events.outbox import delivery_redeliver
+from integrations.models import Installation
 from webhooks.services import (
     WEBHOOK_INTEGRATION,
     signing_secret_current,

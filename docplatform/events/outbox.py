@@ -1,10 +1,23 @@
-"""The outbox of deliveries: creating, queueing, claiming, completing and sweeping them."""
+"""The outbox: firing events, and the one API consumers use to work through deliveries.
+
+``fire(...)`` writes the event and one delivery per recipient (as the registered routers
+say) in the caller's transaction; after commit, Celery tasks take the deliveries to their
+consumer (as registered): a task per delivery, or one drain per burst for a batch consumer,
+which claims the due deliveries itself. A periodic sweeper re-queues deliveries that were
+committed but never queued (broker down) or whose worker died, so nothing is lost.
+
+A consumer works through a delivery in three steps, all here: **claim** it (a lease, so one
+worker at a time; ``delivery_start`` / ``deliveries_start_due`` also cancel what the routers
+no longer want), do its work, then **settle** it with a ``Result`` (succeeded, failed,
+cancelled, or retry after a delay): the outbox writes the row and queues the retry. A
+consumer never writes a delivery row itself.
+"""
 
 import logging
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import partial
 
 from celery import current_app
@@ -14,35 +27,67 @@ from django.db import connection, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from ..consumers import consumer_for, consumer_named
-from ..models import Delivery, DrainRequest, Installation
-from ..policies import is_paused, receives_event
-from ..selectors import event_recipients, recipient_of
+from .catalogue import payload as catalogue_payload
+from .models import Delivery, DrainRequest, Event
+from .registry import consumer_for, consumer_named, routers
 
 logger = logging.getLogger(__name__)
 
+ENQUEUE_EVENT_TASK = "docplatform.tasks.enqueue_event_deliveries"
 
-def deliveries_create(*, event, installation: Installation | None = None) -> list[Delivery]:
+
+# --- firing -----------------------------------------------------------------------------------
+
+
+def fire(
+    event_type: str, *, organization, space=None, site=None, installation=None, **fields
+) -> Event:
+    """Record an event and its deliveries in the current transaction; queue them after commit.
+
+    ``fields`` are the payload's, as the catalogue defines them for ``event_type``.
+    ``installation`` addresses the event (a setup event, a ping) to that one installation;
+    other events go to every recipient the routers find.
+    """
+    event = Event.objects.create(
+        type=event_type,
+        organization=organization,
+        space=space,
+        site=site,
+        payload=catalogue_payload(event_type, **fields),
+    )
+    _deliveries_create(event, installation)
+    return event
+
+
+def payload_for(event: Event, delivery: Delivery) -> dict:
+    """The JSON body an installation receives for one delivery."""
+    return {
+        "type": event.type,
+        "eventId": str(delivery.event_uuid),
+        "installationId": delivery.installation_id,
+        **event.payload,
+    }
+
+
+def _deliveries_create(event: Event, installation) -> list[Delivery]:
     """One delivery per recipient, in the caller's transaction; queued after commit."""
-    if installation is not None:
-        recipients = [] if is_paused(installation) else [recipient_of(installation)]
-    else:
-        recipients = event_recipients(event)
     deliveries = []
     now = timezone.now()
-    for recipient in recipients:
-        consumer = consumer_for(recipient.integration_name)
-        if consumer.wants(recipient, event.type):
-            deliveries.append(
-                Delivery(
-                    event=event,
-                    installation_id=recipient.installation_id,
-                    consumer=consumer.name,
-                    event_uuid=uuid.uuid4(),
-                    # A drained consumer's delivery is queued by the drain that commit requests.
-                    queued_at=now if consumer.drain_task_name else None,
+    for router in routers():
+        for recipient in router.recipients(event, installation):
+            consumer = consumer_for(recipient)
+            if consumer.wants(recipient, event.type):
+                deliveries.append(
+                    Delivery(
+                        event=event,
+                        installation_id=recipient.installation_id,
+                        consumer=consumer.name,
+                        event_uuid=uuid.uuid4(),
+                        # A drained consumer's delivery is queued by the drain this commit
+                        # requests.
+                        queued_at=now if consumer.drain_task_name else None,
+                    )
                 )
-            )
     Delivery.objects.bulk_create(deliveries)
     if deliveries:
         work = [(delivery.pk, delivery.consumer) for delivery in deliveries]
@@ -62,14 +107,15 @@ def _enqueue_after_commit(event_id: str, work: list[tuple[int, str]]) -> None:
     if len(work) <= settings.DELIVERY_INLINE_FANOUT:
         deliveries_enqueue(work)
         return
-    from ..tasks import enqueue_event_deliveries
-
     try:
-        enqueue_event_deliveries.delay(event_id)
+        current_app.send_task(ENQUEUE_EVENT_TASK, args=[event_id])
     except Exception:
         logger.warning(
             "broker unavailable: event %s is left to the sweeper", event_id, exc_info=True
         )
+
+
+# --- queueing ---------------------------------------------------------------------------------
 
 
 def deliveries_enqueue(work: list[tuple[int, str]], *, countdown: float | None = None) -> int:
@@ -103,6 +149,16 @@ def deliveries_enqueue(work: list[tuple[int, str]], *, countdown: float | None =
     if sent:
         Delivery.objects.filter(pk__in=sent).update(queued_at=timezone.now())
     return len(sent)
+
+
+def deliveries_enqueue_for_event(event_id: str) -> int:
+    """Queue an event's deliveries not queued yet (a large fan-out, handed to a task)."""
+    work = list(
+        Delivery.objects.filter(event_id=event_id, queued_at__isnull=True).values_list(
+            "pk", "consumer"
+        )
+    )
+    return deliveries_enqueue(work)
 
 
 def drain_request(consumer: str, *, force: bool = False, args=()) -> bool:
@@ -152,17 +208,8 @@ def drain_release(consumer: str) -> None:
     DrainRequest.objects.filter(consumer=consumer).update(requested_at=None)
 
 
-def deliveries_enqueue_for_event(event_id: str) -> int:
-    work = list(
-        Delivery.objects.filter(event_id=event_id, queued_at__isnull=True).values_list(
-            "pk", "consumer"
-        )
-    )
-    return deliveries_enqueue(work)
-
-
 def deliveries_sweep() -> int:
-    """Re-queue open deliveries that nobody is working on and that are overdue.
+    """The sweeper: re-queue open deliveries that nobody is working on and that are overdue.
 
     Overdue: never queued (the broker was down at commit), or queued or due for a retry
     longer ago than the grace period without a worker holding them (a lost message, or a
@@ -182,25 +229,19 @@ def deliveries_sweep() -> int:
     return deliveries_enqueue(work)
 
 
+# --- claiming (the lease) ---------------------------------------------------------------------
+
+
 @dataclass(frozen=True)
 class ClaimReads:
     """What a consumer reads with the deliveries it claims: the relations joined in, and the
     columns of those it leaves unread."""
 
-    related: tuple[str, ...]
+    related: tuple[str, ...] = ("event", "installation")
     deferred: tuple[str, ...] = ()
 
 
-#: By default: the event and the installation (with the organization installation above it),
-#: and the integration's current version, whose script goes to the runtime host only when it
-#: asks (a deferred read then).
-CLAIM_READS = ClaimReads(
-    related=("event", "installation__integration__latest_version", "installation__parent"),
-    deferred=("installation__integration__latest_version__bundle",),
-)
-
-
-def delivery_claim(delivery_id: int, *, reads=CLAIM_READS) -> Delivery | None:
+def delivery_claim(delivery_id: int, *, reads=ClaimReads()) -> Delivery | None:
     """Take the lease on an open delivery, or None when it is closed or another worker holds it."""
     now = timezone.now()
     claimed = (
@@ -213,7 +254,12 @@ def delivery_claim(delivery_id: int, *, reads=CLAIM_READS) -> Delivery | None:
     return _claimed(reads).get(pk=delivery_id)
 
 
-def deliveries_claim_due(consumer: str, *, limit: int, reads=CLAIM_READS) -> list[Delivery]:
+def deliveries_claim_due(
+    consumer: str,
+    *,
+    limit: int,
+    reads=ClaimReads(),
+) -> list[Delivery]:
     """Take the lease on up to ``limit`` due deliveries of a consumer, oldest first: open, held
     by no worker, and not waiting for a retry's time. Concurrent drains skip each other's
     rows (FOR UPDATE SKIP LOCKED; SQLite's transactions are serial anyway)."""
@@ -238,104 +284,131 @@ def _claimed(reads: ClaimReads) -> QuerySet:
     return Delivery.objects.select_related(*reads.related).defer(*reads.deferred)
 
 
-def delivery_start(delivery_id: int, *, reads=CLAIM_READS) -> Delivery | None:
+def delivery_start(delivery_id: int, *, reads=ClaimReads()) -> Delivery | None:
     """Claim an open delivery for one attempt; None when there is nothing to do: it is closed,
-    another worker holds it, or its installation was paused meanwhile (then it is cancelled).
+    another worker holds it, or a router no longer wants it (then it is cancelled).
     ``reads`` narrows what is read with it (see ClaimReads)."""
     delivery = delivery_claim(delivery_id, reads=reads)
-    return deliveries_still_wanted([delivery])[0] if delivery else None
+    return _still_wanted([delivery])[0] if delivery else None
 
 
-def deliveries_start_due(consumer: str, *, limit: int, reads=CLAIM_READS):
-    """Claim a batch of due deliveries (see deliveries_claim_due) and cancel those whose
-    installation was paused meanwhile. Returns (claimed count, deliveries to attempt)."""
+def deliveries_start_due(consumer: str, *, limit: int, reads=ClaimReads()):
+    """Claim a batch of due deliveries (see deliveries_claim_due) and cancel those the routers
+    no longer want. Returns (claimed count, deliveries to attempt)."""
     claimed = deliveries_claim_due(consumer, limit=limit, reads=reads)
-    return len(claimed), [d for d in deliveries_still_wanted(claimed) if d is not None]
+    return len(claimed), [d for d in _still_wanted(claimed) if d is not None]
 
 
-def deliveries_still_wanted(deliveries: list[Delivery]) -> list[Delivery | None]:
-    """Each claimed delivery, or None in its place when it was cancelled because it is no
-    longer wanted (see delivery_still_wanted)."""
-    kept = []
+def _still_wanted(deliveries: list[Delivery]) -> list[Delivery | None]:
+    """Each claimed delivery, or None in its place when it was cancelled because a router no
+    longer wants it (its installation was paused meanwhile)."""
+    kept, cancelled = [], []
     for delivery in deliveries:
-        if delivery_still_wanted(delivery):
+        if all(router.still_wanted(delivery) for router in routers()):
             kept.append(delivery)
         else:
-            delivery_cancel(delivery, reason="installation paused")
+            cancelled.append((delivery, Result.cancelled(reason="installation paused")))
             kept.append(None)
+    if cancelled:
+        deliveries_settle(cancelled)
     return kept
 
 
-def delivery_still_wanted(delivery: Delivery) -> bool:
-    """False when its installation was paused meanwhile (or, for a platform event, is no
-    longer receiving). Setup events also reach a pending installation."""
-    return receives_event(delivery.installation, delivery.event.type)
+# --- settling ---------------------------------------------------------------------------------
 
 
-#: What an attempt changes on its delivery (saved by delivery_finish, delivery_retry_later and
-#: deliveries_settle).
-ATTEMPT_FIELDS = [
-    "status",
-    "attempts",
-    "duration_ms",
-    "outcome",
-    "last_error",
-    "lease_expires_at",
-    "next_attempt_at",
-    "completed_at",
-]
+@dataclass(frozen=True)
+class Result:
+    """What a consumer's work on a claimed delivery came to; ``deliveries_settle`` writes it.
+
+    ``attempts``: the delivery's attempt count in its chain after this work (None: unchanged,
+    nothing was attempted). ``retry_in``: seconds until the retry of a ``retrying`` result.
+    ``at``: when a final result was reached (default: when it is settled).
+    """
+
+    status: str
+    attempts: int | None = None
+    outcome: str = ""
+    error: str = ""
+    duration_ms: int | None = None
+    retry_in: float | None = None
+    at: datetime | None = None
+
+    @classmethod
+    def succeeded(cls, *, outcome: str = "", attempts=None, duration_ms=None, at=None):
+        return cls(
+            Delivery.Status.SUCCEEDED,
+            attempts=attempts,
+            outcome=outcome,
+            duration_ms=duration_ms,
+            at=at,
+        )
+
+    @classmethod
+    def failed(cls, *, error: str, outcome: str = "", attempts=None, duration_ms=None, at=None):
+        return cls(
+            Delivery.Status.FAILED,
+            attempts=attempts,
+            outcome=outcome,
+            error=error,
+            duration_ms=duration_ms,
+            at=at,
+        )
+
+    @classmethod
+    def retry(cls, *, retry_in: float, error: str, attempts=None, duration_ms=None):
+        return cls(
+            Delivery.Status.RETRYING,
+            attempts=attempts,
+            error=error,
+            duration_ms=duration_ms,
+            retry_in=retry_in,
+        )
+
+    @classmethod
+    def cancelled(cls, *, reason: str):
+        return cls(Delivery.Status.CANCELLED, outcome=reason)
+
+    def changes(self, now: datetime) -> dict:
+        """The delivery's columns this result sets (the lease is released in every case)."""
+        changes = {"status": self.status, "last_error": self.error, "lease_expires_at": None}
+        if self.status == Delivery.Status.RETRYING:
+            changes["next_attempt_at"] = now + timedelta(seconds=self.retry_in or 0.0)
+        else:
+            changes |= {
+                "outcome": self.outcome[:200],
+                "next_attempt_at": None,
+                "completed_at": self.at or now,
+            }
+        if self.attempts is not None:
+            changes["attempts"] = self.attempts
+        if self.duration_ms is not None:
+            changes["duration_ms"] = self.duration_ms
+        return changes
 
 
-def delivery_mark_finished(
-    delivery: Delivery, *, status: str, outcome: str = "", error: str = "", at=None
-) -> None:
-    """Set a delivery's final state (completed ``at``, by default now) and release its lease
-    (saved by the caller)."""
-    delivery.status = status
-    delivery.outcome = outcome[:200]
-    delivery.last_error = error
-    delivery.lease_expires_at = None
-    delivery.next_attempt_at = None
-    delivery.completed_at = at or timezone.now()
+def delivery_settle(delivery: Delivery, result: Result) -> None:
+    deliveries_settle([(delivery, result)])
 
 
-def delivery_mark_retrying(delivery: Delivery, *, delay: float, error: str) -> None:
-    """Release the lease until the retry ``delay`` seconds from now (saved by the caller, and
-    queued by deliveries_settle or delivery_retry_later)."""
-    delivery.status = Delivery.Status.RETRYING
-    delivery.last_error = error
-    delivery.lease_expires_at = None
-    delivery.next_attempt_at = timezone.now() + timedelta(seconds=delay)
-
-
-def delivery_finish(delivery: Delivery, *, status: str, outcome: str = "", error: str = "") -> None:
-    delivery_mark_finished(delivery, status=status, outcome=outcome, error=error)
-    delivery.save(update_fields=ATTEMPT_FIELDS)
-
-
-def delivery_cancel(delivery: Delivery, *, reason: str) -> None:
-    delivery_finish(delivery, status=Delivery.Status.CANCELLED, outcome=reason)
-
-
-def delivery_retry_later(delivery: Delivery, *, delay: float, error: str) -> None:
-    """Release the lease and send the delivery to its consumer again after ``delay`` seconds."""
-    delivery_mark_retrying(delivery, delay=delay, error=error)
-    deliveries_settle([delivery])
-
-
-def deliveries_settle(deliveries: list[Delivery]) -> None:
-    """Save what attempts did to their deliveries (marked by delivery_mark_finished or
-    delivery_mark_retrying), one UPDATE per distinct result (a batch that succeeded at one
-    moment is one statement), then queue each retry at its countdown."""
+def deliveries_settle(results: list[tuple[Delivery, Result]]) -> None:
+    """Write what consumers' work came to, one UPDATE per distinct change (a batch that
+    succeeded at one moment is one statement), then queue each retry at its countdown. The
+    deliveries given are brought up to date as well."""
+    now = timezone.now()
     groups = defaultdict(list)
-    for delivery in deliveries:
-        groups[tuple(getattr(delivery, field) for field in ATTEMPT_FIELDS)].append(delivery.pk)
-    for values, ids in groups.items():
-        Delivery.objects.filter(pk__in=ids).update(**dict(zip(ATTEMPT_FIELDS, values, strict=True)))
-    for delivery in deliveries:
-        if delivery.status == Delivery.Status.RETRYING:
-            countdown = (delivery.next_attempt_at - timezone.now()).total_seconds()
-            deliveries_enqueue([(delivery.pk, delivery.consumer)], countdown=max(countdown, 0.0))
+    retries = []
+    for delivery, result in results:
+        changes = result.changes(now)
+        for field, value in changes.items():
+            setattr(delivery, field, value)
+        groups[tuple(sorted(changes.items()))].append(delivery.pk)
+        if result.status == Delivery.Status.RETRYING:
+            retries.append((delivery, result.retry_in or 0.0))
+    for changes, ids in groups.items():
+        Delivery.objects.filter(pk__in=ids).update(**dict(changes))
+    for delivery, countdown in retries:
+        deliveries_enqueue([(delivery.pk, delivery.consumer)], countdown=max(countdown, 0.0))
 
 
 @transaction.atomic

@@ -1,0 +1,34 @@
+"""The outbox every app fires into, in the host (DESIGN.md, "Layout").
+
+- ``catalogue``: one definition of each event's fields (``fire`` builds every payload with it).
+- ``models``: Event, Delivery, DrainRequest (registered with the docplatform app).
+- ``registry``: the routers (who receives an event) and the consumers (who takes deliveries)
+  that apps register in their ``AppConfig.ready()``; the host imports no plug-in app.
+- ``outbox``: ``fire``, queueing, drains, the sweeper, and claim / settle, the one API
+  consumers work through deliveries with.
+"""
+
+from .catalogue import (
+    EVENT_FIELDS,
+    EVENT_SCOPES,
+    FEEDBACK_RATINGS,
+    SETUP_EVENTS,
+    SITE_EVENTS,
+    SPACE_EVENTS,
+    EventType,
+    Visitor,
+)
+from .outbox import fire, payload_for
+
+__all__ = [
+    "EVENT_FIELDS",
+    "EVENT_SCOPES",
+    "FEEDBACK_RATINGS",
+    "SETUP_EVENTS",
+    "SITE_EVENTS",
+    "SPACE_EVENTS",
+    "EventType",
+    "Visitor",
+    "fire",
+    "payload_for",
+]

@@ -1,0 +1,121 @@
+"""The payload catalogue: one definition of each event's fields.
+
+Every caller fires an event with its fields as keywords (``fire("space_view", ...,
+spaceId=..., visitor=...)``) and the catalogue builds the payload: a missing or unknown field
+is a programming error (TypeError), never a payload that differs from the specification. An
+app adds the events of its own (the webhook integration's ``ping``) with ``register``.
+"""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class EventType:
+    """One kind of event: the scope an installation needs to receive it (None: none), where
+    it happens (``space``, ``site``, or ``installation`` for an event addressed to one
+    installation), the fields its payload always carries and those it carries when given."""
+
+    name: str
+    scope: str | None
+    where: str
+    fields: tuple[str, ...]
+    optional: tuple[str, ...] = ()
+
+    def payload(self, **given) -> dict:
+        """The payload (besides type, eventId and installationId), in the catalogue's order."""
+        missing = [name for name in self.fields if name not in given]
+        unknown = sorted(set(given) - set(self.fields) - set(self.optional))
+        if missing or unknown:
+            raise TypeError(
+                f"{self.name}: missing fields {missing}, unknown fields {unknown}"
+                if missing and unknown
+                else f"{self.name}: missing fields {missing}"
+                if missing
+                else f"{self.name}: unknown fields {unknown}"
+            )
+        return {name: given[name] for name in (*self.fields, *self.optional) if name in given}
+
+
+_SETUP_FIELDS = {
+    "fields": ("status",),
+    "optional": ("changed", "approvedScopes", "spaceId", "siteId"),
+}
+_VISIT = ("visitor", "url", "referrer")
+
+CATALOGUE: dict[str, EventType] = {
+    event.name: event
+    for event in (
+        EventType("installation_setup", None, "installation", **_SETUP_FIELDS),
+        EventType("space_installation_setup", None, "installation", **_SETUP_FIELDS),
+        EventType("site_installation_setup", None, "installation", **_SETUP_FIELDS),
+        EventType("space_view", "space:metadata:read", "space", ("spaceId", "visitor")),
+        EventType(
+            "space_content_updated", "space:content:read", "space", ("spaceId", "revisionId")
+        ),
+        EventType(
+            "space_visibility_updated",
+            "space:metadata:read",
+            "space",
+            ("spaceId", "previousVisibility", "visibility"),
+        ),
+        EventType("space_gitsync_started", "space:git:sync", "space", ("spaceId", "status")),
+        EventType(
+            "space_gitsync_completed",
+            "space:git:sync",
+            "space",
+            ("spaceId", "revisionId", "status"),
+        ),
+        EventType("site_view", "site:views:read", "site", ("siteId", *_VISIT)),
+        EventType(
+            "page_feedback",
+            "page:feedback:read",
+            "site",
+            ("siteId", "spaceId", "pageId", "feedback", *_VISIT),
+        ),
+    )
+}
+
+#: Views of the catalogue that callers read often.
+EVENT_SCOPES: dict[str, str | None] = {name: event.scope for name, event in CATALOGUE.items()}
+SETUP_EVENTS = tuple(name for name, event in CATALOGUE.items() if event.where == "installation")
+SPACE_EVENTS = tuple(name for name, event in CATALOGUE.items() if event.where == "space")
+SITE_EVENTS = tuple(name for name, event in CATALOGUE.items() if event.where == "site")
+#: The fields each platform event's payload carries besides type, eventId and installationId.
+EVENT_FIELDS: dict[str, tuple[str, ...]] = {
+    name: CATALOGUE[name].fields for name in SPACE_EVENTS + SITE_EVENTS
+}
+FEEDBACK_RATINGS = ("good", "ok", "bad")
+
+
+@dataclass(frozen=True)
+class Visitor:
+    """Who did it, as the ``visitor`` field of views and feedback carries it."""
+
+    anonymous_id: str
+    user_agent: str
+    ip: str
+    cookies: dict
+
+    def as_payload(self) -> dict:
+        return {
+            "anonymousId": self.anonymous_id,
+            "userAgent": self.user_agent,
+            "ip": self.ip,
+            "cookies": dict(self.cookies),
+        }
+
+
+def register(event: EventType) -> None:
+    """Add an app's own event type (addressed to one installation: it has no routing)."""
+    if event.where != "installation":
+        raise ValueError("an app's own events are addressed to one installation")
+    CATALOGUE[event.name] = event
+
+
+def payload(event_type: str, **fields) -> dict:
+    """The payload of an ``event_type`` event with these fields (see EventType.payload)."""
+    try:
+        event = CATALOGUE[event_type]
+    except KeyError:
+        raise TypeError(f"unknown event type {event_type!r}") from None
+    return event.payload(**fields)
