@@ -263,10 +263,14 @@ class Installation(models.Model):
         the button properties' credentials."""
         return {**self.configuration, **(self.credentials or {})}
 
+    #: The manifest configuration that governs an installation, by its level (the
+    #: configuration definition itself: ``policies.configuration_definition``).
+    CONFIGURATION_LEVELS = {"organization": "account", "space": "space", "site": "site"}
+
     @property
     def configuration_level(self) -> str:
         """The manifest configuration that governs this installation."""
-        return {"organization": "account", "space": "space", "site": "site"}[self.level]
+        return self.CONFIGURATION_LEVELS[self.level]
 
 
 class OAuthState(models.Model):

@@ -281,10 +281,9 @@ def may_manage(user, installation: Installation) -> bool:
 def definition_for_level(integration: Integration, level: str) -> dict:
     """The manifest configuration governing an installation of ``integration`` at ``level``
     (organization, space or site): account, space (else site), site."""
-    return config_rules.definition_for(integration.configurations, CONFIGURATION_LEVELS[level])
-
-
-CONFIGURATION_LEVELS = {"organization": "account", "space": "space", "site": "site"}
+    return config_rules.definition_for(
+        integration.configurations, Installation.CONFIGURATION_LEVELS[level]
+    )
 
 
 def configuration_definition(installation: Installation) -> dict:
