@@ -4,7 +4,8 @@
 import pytest
 from django.contrib.auth import get_user_model
 
-from docplatform.models import Event, Organization, Revision, Space
+from docplatform.events.models import Event
+from docplatform.models import Organization, Revision, Space
 from tests.factories import OrganizationFactory, SpaceFactory
 from tests.processes import manage_py
 
