@@ -5,6 +5,7 @@ file system, so it starts on a fresh machine with no server. ``DATABASE_URL`` se
 PostgreSQL (psycopg 3) and ``CELERY_BROKER_URL`` selects Redis or RabbitMQ.
 """
 
+import ipaddress
 import math
 import os
 import re
@@ -16,8 +17,6 @@ from urllib.parse import urlsplit
 import environ
 from django.core.exceptions import ImproperlyConfigured
 from dotenv import dotenv_values
-
-from integrations.runtime.outbound import parse_networks
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -107,12 +106,14 @@ def env_database(name: str, default: str) -> dict:
 def env_networks(name: str) -> list[str]:
     """Comma-separated CIDRs; one that is not a network stops start-up naming it."""
     cidrs = env.list(name, default=[])
-    try:
-        parse_networks(cidrs)
-    except ValueError as exc:
-        raise ImproperlyConfigured(
-            f"{name} must be comma-separated networks such as 127.0.0.0/8,::1/128: {exc}"
-        ) from None
+    for cidr in cidrs:
+        try:
+            ipaddress.ip_network(cidr.strip(), strict=False)
+        except ValueError:
+            raise ImproperlyConfigured(
+                f"{name} must be comma-separated networks such as 127.0.0.0/8,::1/128: "
+                f"{cidr.strip()!r} is not a network (CIDR)"
+            ) from None
     return cidrs
 
 

@@ -1,1 +1,0 @@
-"""Demo data for the embedded default, loaded by ``manage.py seed_demo``."""
