@@ -11,7 +11,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from docplatform.api_schema import service_errors
-from integrations.api.installations import DeliveryOutput, installation_for
+from integrations.api.deliveries import DeliveryOutput
+from integrations.api.installations import installation_for
 
 from .selectors import signing_secrets_in_overlap
 from .services_admin import webhook_ping_send, webhook_secret_read, webhook_secret_rotate

@@ -1,13 +1,13 @@
-"""Installations, their setup flow and their deliveries; and an installation token's own
-installation.
+"""Installations and their setup flow: install, read, configure, select spaces, pause,
+resume, approve new scopes, uninstall.
 
 Members of the installing organization (any role) see and manage its installations; anyone
 else gets 404. Installing acts for the caller's own organization only, under the visibility
-rules of ``installation_create``.
+rules of ``installation_create``. Their deliveries are in ``deliveries``, an installation
+token's own installation in ``own_installation``.
 """
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
@@ -18,15 +18,11 @@ from rest_framework.views import APIView
 
 from docplatform.api import organization_for
 from docplatform.api_errors import renamed_error_fields
-from docplatform.api_inputs import EventTypeField, QueryParameters
+from docplatform.api_inputs import QueryParameters
 from docplatform.api_schema import service_errors
-from docplatform.events.models import Delivery
-from docplatform.events.outbox import delivery_redeliver
-from docplatform.events.registry import consumer_names
 from docplatform.models import Space
 from docplatform.selectors import sites_visible_to, spaces_visible_to
 
-from ..authentication import IsInstallation
 from ..models import Installation
 from ..policies import (
     effective_status,
@@ -34,12 +30,7 @@ from ..policies import (
     new_permissions_notice,
     scopes_awaiting_approval,
 )
-from ..selectors import (
-    deliveries_visible_to,
-    installations_visible_to,
-    published_integration,
-    shown_configuration,
-)
+from ..selectors import installations_visible_to, published_integration, shown_configuration
 from ..services.consent import installation_scopes_approve
 from ..services.installations import (
     installation_configure,
@@ -47,7 +38,6 @@ from ..services.installations import (
     installation_pause,
     installation_resume,
     installation_select_spaces,
-    installation_set_external_ids,
     installation_uninstall,
 )
 
@@ -153,52 +143,6 @@ class InstallationOutput(serializers.Serializer):
         if installation.level != Installation.Level.ORGANIZATION:
             return None
         return [space.pk for space in installation.selected_spaces.all()]
-
-
-class DeliveryOutput(serializers.Serializer):
-    id = serializers.IntegerField()
-    eventId = serializers.UUIDField(source="event_uuid", help_text="The payload's eventId.")
-    type = serializers.CharField(source="event.type")
-    installation = serializers.CharField(source="installation_id")
-    consumer = serializers.ChoiceField(choices=consumer_names())
-    status = serializers.ChoiceField(choices=Delivery.Status.choices)
-    chain = serializers.IntegerField(help_text="1, and one more for each manual redelivery.")
-    attempts = serializers.IntegerField(help_text="Attempts in the current chain.")
-    outcome = serializers.CharField()
-    lastError = serializers.CharField(source="last_error")
-    nextAttemptAt = serializers.DateTimeField(
-        source="next_attempt_at", allow_null=True, help_text="When a retrying delivery retries."
-    )
-    createdAt = serializers.DateTimeField(source="created_at")
-    completedAt = serializers.DateTimeField(source="completed_at", allow_null=True)
-
-
-class DeliveryAttemptOutput(serializers.Serializer):
-    chain = serializers.IntegerField()
-    number = serializers.IntegerField(help_text="1 for the first attempt of its chain.")
-    startedAt = serializers.DateTimeField(source="started_at")
-    durationMs = serializers.IntegerField(source="duration_ms")
-    statusCode = serializers.IntegerField(source="status_code", allow_null=True)
-    error = serializers.CharField(help_text="A network error or a refused URL, if any.")
-    outcome = serializers.CharField(help_text="succeeded, retry, failed or refused.")
-    responseHeaders = serializers.DictField(
-        child=serializers.CharField(), source="response_headers"
-    )
-    responseBody = serializers.CharField(
-        source="response_body", help_text="The first 1 KB of the response body."
-    )
-    nextDelay = serializers.FloatField(
-        source="next_delay", allow_null=True, help_text="Seconds until the retry it scheduled."
-    )
-
-
-class DeliveryDetailOutput(DeliveryOutput):
-    attemptLog = DeliveryAttemptOutput(
-        many=True,
-        source="attempts_log",
-        help_text="Each HTTP attempt of a webhook delivery, every chain; runtime deliveries "
-        "log none.",
-    )
 
 
 def installation_rows(queryset):
@@ -472,100 +416,4 @@ class InstallationScopesApproveApi(APIView):
         installation = installation_scopes_approve(
             user=request.user, installation=installation, scopes=data.validated_data.get("scopes")
         )
-        return installation_response(installation)
-
-
-# --- Deliveries -----------------------------------------------------------------------------
-
-
-class DeliveryFilter(QueryParameters):
-    status = serializers.ChoiceField(choices=Delivery.Status.values, required=False)
-    type = EventTypeField(
-        required=False, help_text="The event type, e.g. ping.", source="event__type"
-    )
-
-
-class InstallationDeliveriesApi(generics.ListAPIView):
-    """The deliveries to an installation, newest first."""
-
-    queryset = Delivery.objects.none()
-    serializer_class = DeliveryOutput
-
-    @extend_schema(parameters=[DeliveryFilter])
-    def get(self, request, *args, **kwargs):
-        return super().get(request, *args, **kwargs)
-
-    def get_queryset(self):
-        installation = installation_for(self.request, self.kwargs["installation_id"])
-        query = DeliveryFilter(data=self.request.query_params)
-        query.is_valid(raise_exception=True)
-        return installation.deliveries.filter(**query.validated_data).select_related("event")
-
-
-def delivery_for(request, delivery_id: int) -> Delivery:
-    deliveries = deliveries_visible_to(request.user).select_related("event")
-    return get_object_or_404(deliveries, pk=delivery_id)
-
-
-class DeliveryDetailApi(APIView):
-    """One delivery to an installation of one of the caller's organizations, with its
-    attempt log."""
-
-    @extend_schema(responses=DeliveryDetailOutput)
-    def get(self, request, delivery_id):
-        delivery = delivery_for(request, delivery_id)
-        return Response(DeliveryDetailOutput(delivery).data)
-
-
-@service_errors("status")
-class DeliveryRedeliverApi(APIView):
-    """Send a finished delivery again: the same eventId, a new chain of attempts. A delivery
-    still in progress (pending or retrying) is refused."""
-
-    @extend_schema(request=None, responses={202: DeliveryOutput})
-    def post(self, request, delivery_id):
-        delivery = delivery_redeliver(delivery_for(request, delivery_id))
-        return Response(DeliveryOutput(delivery).data, status=status.HTTP_202_ACCEPTED)
-
-
-# --- An installation token's own installation -----------------------------------------------
-
-
-class OwnInstallationInput(serializers.Serializer):
-    configuration = ConfigurationField(required=False)
-    externalIds = serializers.ListField(
-        child=serializers.CharField(max_length=200), required=False, max_length=100
-    )
-
-    def validate(self, attrs):
-        if not attrs:
-            raise serializers.ValidationError("give configuration, externalIds or both")
-        return attrs
-
-
-@service_errors("configuration", "configuration.KEY", "externalIds", methods=["patch"])
-class OwnInstallationApi(APIView):
-    """The caller's own installation, for an installation token: read it (credentials are
-    never shown), edit its configuration (the setup flow runs) and its external ids."""
-
-    permission_classes = [IsInstallation]
-
-    @extend_schema(responses=InstallationOutput)
-    def get(self, request):
-        return installation_response(request.auth)
-
-    @extend_schema(request=OwnInstallationInput, responses=InstallationOutput)
-    def patch(self, request):
-        data = OwnInstallationInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        installation = request.auth
-        with transaction.atomic():
-            if "configuration" in data.validated_data:
-                installation = installation_configure(
-                    installation=installation, changes=data.validated_data["configuration"]
-                )
-            if "externalIds" in data.validated_data:
-                installation = installation_set_external_ids(
-                    installation=installation, external_ids=data.validated_data["externalIds"]
-                )
         return installation_response(installation)

@@ -3,7 +3,7 @@ in the ``api`` namespace)."""
 
 from django.urls import path
 
-from . import catalogue, completion, components, installations, oauth
+from . import catalogue, completion, components, deliveries, installations, oauth, own_installation
 
 urlpatterns = [
     path(
@@ -75,7 +75,7 @@ urlpatterns = [
     ),
     path(
         "installations/<id:installation_id>/deliveries/",
-        installations.InstallationDeliveriesApi.as_view(),
+        deliveries.InstallationDeliveriesApi.as_view(),
         name="installation-deliveries",
     ),
     path(
@@ -95,15 +95,15 @@ urlpatterns = [
     ),
     path(
         "deliveries/<deliveryid:delivery_id>/",
-        installations.DeliveryDetailApi.as_view(),
+        deliveries.DeliveryDetailApi.as_view(),
         name="delivery",
     ),
     path(
         "deliveries/<deliveryid:delivery_id>/redeliver/",
-        installations.DeliveryRedeliverApi.as_view(),
+        deliveries.DeliveryRedeliverApi.as_view(),
         name="delivery-redeliver",
     ),
-    path("installation/", installations.OwnInstallationApi.as_view(), name="own-installation"),
+    path("installation/", own_installation.OwnInstallationApi.as_view(), name="own-installation"),
     path("installation/oauth/check", oauth.OAuthStateCheckApi.as_view(), name="oauth-check"),
     path("installation/oauth/complete", oauth.OAuthCompleteApi.as_view(), name="oauth-complete"),
 ]

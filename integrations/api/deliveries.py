@@ -1,0 +1,122 @@
+"""The deliveries to installations: list an installation's deliveries, read one with its
+attempt log, send a finished one again.
+
+Members of the installing organization (any role) see its installations' deliveries; anyone
+else gets 404.
+"""
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics, serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from docplatform.api_inputs import EventTypeField, QueryParameters
+from docplatform.api_schema import service_errors
+from docplatform.events.models import Delivery
+from docplatform.events.outbox import delivery_redeliver
+from docplatform.events.registry import consumer_names
+
+from ..selectors import deliveries_visible_to
+from .installations import installation_for
+
+# --- Representations ------------------------------------------------------------------------
+
+
+class DeliveryOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    eventId = serializers.UUIDField(source="event_uuid", help_text="The payload's eventId.")
+    type = serializers.CharField(source="event.type")
+    installation = serializers.CharField(source="installation_id")
+    consumer = serializers.ChoiceField(choices=consumer_names())
+    status = serializers.ChoiceField(choices=Delivery.Status.choices)
+    chain = serializers.IntegerField(help_text="1, and one more for each manual redelivery.")
+    attempts = serializers.IntegerField(help_text="Attempts in the current chain.")
+    outcome = serializers.CharField()
+    lastError = serializers.CharField(source="last_error")
+    nextAttemptAt = serializers.DateTimeField(
+        source="next_attempt_at", allow_null=True, help_text="When a retrying delivery retries."
+    )
+    createdAt = serializers.DateTimeField(source="created_at")
+    completedAt = serializers.DateTimeField(source="completed_at", allow_null=True)
+
+
+class DeliveryAttemptOutput(serializers.Serializer):
+    chain = serializers.IntegerField()
+    number = serializers.IntegerField(help_text="1 for the first attempt of its chain.")
+    startedAt = serializers.DateTimeField(source="started_at")
+    durationMs = serializers.IntegerField(source="duration_ms")
+    statusCode = serializers.IntegerField(source="status_code", allow_null=True)
+    error = serializers.CharField(help_text="A network error or a refused URL, if any.")
+    outcome = serializers.CharField(help_text="succeeded, retry, failed or refused.")
+    responseHeaders = serializers.DictField(
+        child=serializers.CharField(), source="response_headers"
+    )
+    responseBody = serializers.CharField(
+        source="response_body", help_text="The first 1 KB of the response body."
+    )
+    nextDelay = serializers.FloatField(
+        source="next_delay", allow_null=True, help_text="Seconds until the retry it scheduled."
+    )
+
+
+class DeliveryDetailOutput(DeliveryOutput):
+    attemptLog = DeliveryAttemptOutput(
+        many=True,
+        source="attempts_log",
+        help_text="Each HTTP attempt of a webhook delivery, every chain; runtime deliveries "
+        "log none.",
+    )
+
+
+# --- Endpoints ------------------------------------------------------------------------------
+
+
+class DeliveryFilter(QueryParameters):
+    status = serializers.ChoiceField(choices=Delivery.Status.values, required=False)
+    type = EventTypeField(
+        required=False, help_text="The event type, e.g. ping.", source="event__type"
+    )
+
+
+class InstallationDeliveriesApi(generics.ListAPIView):
+    """The deliveries to an installation, newest first."""
+
+    queryset = Delivery.objects.none()
+    serializer_class = DeliveryOutput
+
+    @extend_schema(parameters=[DeliveryFilter])
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        installation = installation_for(self.request, self.kwargs["installation_id"])
+        query = DeliveryFilter(data=self.request.query_params)
+        query.is_valid(raise_exception=True)
+        return installation.deliveries.filter(**query.validated_data).select_related("event")
+
+
+def delivery_for(request, delivery_id: int) -> Delivery:
+    deliveries = deliveries_visible_to(request.user).select_related("event")
+    return get_object_or_404(deliveries, pk=delivery_id)
+
+
+class DeliveryDetailApi(APIView):
+    """One delivery to an installation of one of the caller's organizations, with its
+    attempt log."""
+
+    @extend_schema(responses=DeliveryDetailOutput)
+    def get(self, request, delivery_id):
+        delivery = delivery_for(request, delivery_id)
+        return Response(DeliveryDetailOutput(delivery).data)
+
+
+@service_errors("status")
+class DeliveryRedeliverApi(APIView):
+    """Send a finished delivery again: the same eventId, a new chain of attempts. A delivery
+    still in progress (pending or retrying) is refused."""
+
+    @extend_schema(request=None, responses={202: DeliveryOutput})
+    def post(self, request, delivery_id):
+        delivery = delivery_redeliver(delivery_for(request, delivery_id))
+        return Response(DeliveryOutput(delivery).data, status=status.HTTP_202_ACCEPTED)

@@ -1,0 +1,53 @@
+"""An installation token's own installation: read it, edit its configuration and its
+external ids."""
+
+from django.db import transaction
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.views import APIView
+
+from docplatform.api_schema import service_errors
+
+from ..authentication import IsInstallation
+from ..services.installations import installation_configure, installation_set_external_ids
+from .installations import ConfigurationField, InstallationOutput, installation_response
+
+
+class OwnInstallationInput(serializers.Serializer):
+    configuration = ConfigurationField(required=False)
+    externalIds = serializers.ListField(
+        child=serializers.CharField(max_length=200), required=False, max_length=100
+    )
+
+    def validate(self, attrs):
+        if not attrs:
+            raise serializers.ValidationError("give configuration, externalIds or both")
+        return attrs
+
+
+@service_errors("configuration", "configuration.KEY", "externalIds", methods=["patch"])
+class OwnInstallationApi(APIView):
+    """The caller's own installation, for an installation token: read it (credentials are
+    never shown), edit its configuration (the setup flow runs) and its external ids."""
+
+    permission_classes = [IsInstallation]
+
+    @extend_schema(responses=InstallationOutput)
+    def get(self, request):
+        return installation_response(request.auth)
+
+    @extend_schema(request=OwnInstallationInput, responses=InstallationOutput)
+    def patch(self, request):
+        data = OwnInstallationInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        installation = request.auth
+        with transaction.atomic():
+            if "configuration" in data.validated_data:
+                installation = installation_configure(
+                    installation=installation, changes=data.validated_data["configuration"]
+                )
+            if "externalIds" in data.validated_data:
+                installation = installation_set_external_ids(
+                    installation=installation, external_ids=data.validated_data["externalIds"]
+                )
+        return installation_response(installation)
