@@ -16,7 +16,8 @@ from integrations.services.components import (
 )
 
 from .components import ComponentActionForm, ComponentInstanceForm
-from .views import InstallationPageMixin, OrganizationView
+from .installation_views import InstallationPageMixin
+from .views import OrganizationView
 
 
 class ComponentPageMixin(InstallationPageMixin):

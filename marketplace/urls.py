@@ -1,69 +1,73 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path, reverse_lazy
 
-from . import component_views, token_views, views
+from . import catalogue_views, component_views, installation_views, token_views, views
 
 app_name = "marketplace"
 
 organization_pages = [
-    path("", views.CatalogueView.as_view(), name="catalogue"),
-    path("integrations/<slug:name>/", views.IntegrationView.as_view(), name="integration"),
-    path("installations/", views.InstallationListView.as_view(), name="installations"),
+    path("", catalogue_views.CatalogueView.as_view(), name="catalogue"),
+    path(
+        "integrations/<slug:name>/",
+        catalogue_views.IntegrationView.as_view(),
+        name="integration",
+    ),
+    path("installations/", installation_views.InstallationListView.as_view(), name="installations"),
     path(
         "installations/<slug:installation_id>/",
-        views.InstallationView.as_view(),
+        installation_views.InstallationView.as_view(),
         name="installation",
     ),
     path(
         "installations/<slug:installation_id>/spaces/",
-        views.InstallationSpacesView.as_view(),
+        installation_views.InstallationSpacesView.as_view(),
         name="installation-spaces",
     ),
     path(
         "installations/<slug:installation_id>/pause/",
-        views.InstallationStatusView.as_view(),
+        installation_views.InstallationStatusView.as_view(),
         {"action": "pause"},
         name="installation-pause",
     ),
     path(
         "installations/<slug:installation_id>/resume/",
-        views.InstallationStatusView.as_view(),
+        installation_views.InstallationStatusView.as_view(),
         {"action": "resume"},
         name="installation-resume",
     ),
     path(
         "installations/<slug:installation_id>/connect/",
-        views.InstallationConnectView.as_view(),
+        installation_views.InstallationConnectView.as_view(),
         name="installation-connect",
     ),
     path(
         "installations/<slug:installation_id>/disconnect/",
-        views.InstallationDisconnectView.as_view(),
+        installation_views.InstallationDisconnectView.as_view(),
         name="installation-disconnect",
     ),
     path(
         "installations/<slug:installation_id>/approve-scopes/",
-        views.InstallationScopesApproveView.as_view(),
+        installation_views.InstallationScopesApproveView.as_view(),
         name="installation-approve-scopes",
     ),
     path(
         "installations/<slug:installation_id>/uninstall/",
-        views.InstallationUninstallView.as_view(),
+        installation_views.InstallationUninstallView.as_view(),
         name="installation-uninstall",
     ),
     path(
         "installations/<slug:installation_id>/webhook/ping/",
-        views.WebhookPingView.as_view(),
+        installation_views.WebhookPingView.as_view(),
         name="webhook-ping",
     ),
     path(
         "installations/<slug:installation_id>/webhook/rotate-secret/",
-        views.WebhookSecretRotateView.as_view(),
+        installation_views.WebhookSecretRotateView.as_view(),
         name="webhook-rotate-secret",
     ),
     path(  # ``deliveryid`` (at most 18 digits) is registered by docplatform.urls
         "installations/<slug:installation_id>/deliveries/<deliveryid:delivery_id>/redeliver/",
-        views.DeliveryRedeliverView.as_view(),
+        installation_views.DeliveryRedeliverView.as_view(),
         name="delivery-redeliver",
     ),
     path(  # a componentId is any text without spaces, slashes included
@@ -109,7 +113,7 @@ urlpatterns = [
         token_views.TokenRevokeView.as_view(),
         name="token-revoke",
     ),
-    path("install/<slug:name>/", views.InstallLinkView.as_view(), name="install-link"),
-    path("assets/<int:asset_id>/", views.AssetView.as_view(), name="asset"),
+    path("install/<slug:name>/", catalogue_views.InstallLinkView.as_view(), name="install-link"),
+    path("assets/<int:asset_id>/", catalogue_views.AssetView.as_view(), name="asset"),
     path("orgs/<slug:organization>/", include(organization_pages)),
 ]

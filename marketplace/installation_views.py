@@ -1,0 +1,346 @@
+"""The marketplace's installation pages: the organization's installations, one
+installation's page (status, configuration, space selection, connected properties, scopes,
+deliveries, the webhook panel) and what its forms post (pause, resume, approve, connect,
+uninstall, ping, rotate the signing secret, redeliver)."""
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import Http404
+from django.shortcuts import redirect
+
+from docplatform.events.models import Delivery
+from docplatform.events.outbox import delivery_redeliver
+from docplatform.selectors import is_organization_admin
+from integrations.configuration import button_properties, properties_of
+from integrations.models import Installation
+from integrations.policies import (
+    configuration_definition,
+    effective_status,
+    installation_scopes,
+    scopes_awaiting_approval,
+)
+from integrations.selectors import oauth_connections
+from integrations.services.completion import installation_completions
+from integrations.services.consent import installation_scopes_approve
+from integrations.services.installations import (
+    installation_configure,
+    installation_pause,
+    installation_resume,
+    installation_select_spaces,
+    installation_uninstall,
+)
+from integrations.services.oauth import oauth_connect_start, oauth_disconnect
+from webhooks.selectors import is_webhook_installation, signing_secrets_in_overlap
+from webhooks.services_admin import webhook_ping_send, webhook_secret_read, webhook_secret_rotate
+
+from . import selectors
+from .components import block_panel, configuration_screen
+from .forms import ConfigurationForm, SpaceSelectionForm
+from .views import OrganizationView
+
+
+class InstallationListView(OrganizationView):
+    def get(self, request):
+        installations = list(selectors.installations_of(request.user, self.organization))
+        icons = selectors.icon_ids({i.integration for i in installations})
+        rows = [
+            {
+                "installation": installation,
+                "icon_id": icons.get(installation.integration_id),
+                "awaiting": scopes_awaiting_approval(installation),
+            }
+            for installation in installations
+        ]
+        return self.page("marketplace/installations.html", {"rows": rows})
+
+
+class InstallationPageMixin:
+    """The installation the URL names, within the organization, and its page."""
+
+    def installation(self, installation_id) -> Installation:
+        installation = selectors.installation_for(
+            self.request.user, self.organization, installation_id
+        )
+        if installation is None:
+            raise Http404("No such installation.")
+        return installation
+
+    def back_to(self, installation):
+        return redirect("marketplace:installation", self.organization.subdomain, installation.pk)
+
+    @staticmethod
+    def definition(installation) -> dict:
+        return configuration_definition(installation)
+
+    def configuration_form(self, installation, data=None) -> ConfigurationForm:
+        return ConfigurationForm(
+            data,
+            definition=self.definition(installation),
+            configuration=installation.configuration,
+            completions=installation_completions(installation=installation),
+        )
+
+    def spaces_form(self, installation, data=None) -> SpaceSelectionForm:
+        return SpaceSelectionForm(
+            data,
+            spaces=selectors.organization_spaces(self.organization),
+            initial={
+                "space_selection": installation.space_selection,
+                "spaces": list(installation.selected_spaces.all()),
+            },
+        )
+
+    def installation_page(self, installation, *, form=None, spaces_form=None, status=200):
+        definition = self.definition(installation)
+        properties = properties_of(definition)
+        credentials = installation.credentials or {}
+        connections = oauth_connections(installation)
+        if installation.level != Installation.Level.ORGANIZATION:
+            spaces_form = None  # only an organization installation chooses its spaces
+        elif spaces_form is None:
+            spaces_form = self.spaces_form(installation)
+        return self.page(
+            "marketplace/installation.html",
+            {
+                "installation": installation,
+                "integration": installation.integration,
+                "icon_id": selectors.icon_ids([installation.integration]).get(
+                    installation.integration_id
+                ),
+                "form": form if form is not None else self.configuration_form(installation),
+                "configuration_screen": configuration_screen(installation, definition),
+                "block_panel": block_panel(installation),
+                "connections": [
+                    {
+                        "name": name,
+                        "property": properties[name],
+                        "connected": name in credentials,
+                        "state": connections.get(name),
+                    }
+                    for name in sorted(button_properties(definition))
+                ],
+                "spaces_form": spaces_form,
+                "children": installation.children.select_related("space", "site"),
+                "deliveries": selectors.recent_deliveries(installation),
+                "open_statuses": Delivery.OPEN_STATUSES,
+                "webhook": self.webhook_panel(installation),
+                "permissions": self.permissions_panel(installation),
+                # An integration made private or unlisted since keeps working, unlisted.
+                "integration_listed": selectors.integration_for(
+                    self.request.user, self.organization, installation.integration.name
+                )
+                is not None,
+            },
+            status=status,
+        )
+
+    def permissions_panel(self, installation) -> dict:
+        """The scopes the installation acts with, and the new ones awaiting an admin."""
+        return {
+            "scopes": installation_scopes(installation),
+            "awaiting": scopes_awaiting_approval(installation),
+            "can_approve": is_organization_admin(
+                user=self.request.user, organization=self.organization
+            ),
+        }
+
+    def webhook_panel(self, installation) -> dict | None:
+        """What the page shows of a webhook installation: its secret only to admins."""
+        if not is_webhook_installation(installation):
+            return None
+        is_admin = is_organization_admin(user=self.request.user, organization=self.organization)
+        secret = None
+        if is_admin:
+            secret = webhook_secret_read(user=self.request.user, installation=installation)
+        return {
+            "is_admin": is_admin,
+            "secret": secret,
+            "previous_secrets": signing_secrets_in_overlap(installation),
+        }
+
+
+class InstallationView(InstallationPageMixin, OrganizationView):
+    """An installation: status, configuration form, space selection, deliveries."""
+
+    def get(self, request, installation_id):
+        return self.installation_page(self.installation(installation_id))
+
+    def post(self, request, installation_id):
+        installation = self.installation(installation_id)
+        form = self.configuration_form(installation, data=request.POST)
+        if form.is_valid():
+            changes = form.changes()
+            if not changes:
+                messages.info(request, "Nothing changed.")
+                return self.back_to(installation)
+            try:
+                installation = installation_configure(installation=installation, changes=changes)
+            except ValidationError as error:
+                form.add_service_error(error)
+            else:
+                shown = effective_status(installation)
+                messages.success(request, f"Saved. The installation is {shown}.")
+                return self.back_to(installation)
+        return self.installation_page(installation, form=form, status=400)
+
+
+class InstallationSpacesView(InstallationPageMixin, OrganizationView):
+    """POST: which spaces an organization installation covers."""
+
+    def post(self, request, installation_id):
+        installation = self.installation(installation_id)
+        form = self.spaces_form(installation, data=request.POST)
+        if form.is_valid():
+            try:
+                installation_select_spaces(
+                    installation=installation,
+                    space_selection=form.cleaned_data["space_selection"],
+                    spaces=form.cleaned_data["spaces"],
+                )
+            except ValidationError as error:
+                form.add_error(None, error.messages)
+            else:
+                messages.success(request, "The space selection is saved.")
+                return self.back_to(installation)
+        return self.installation_page(installation, spaces_form=form, status=400)
+
+
+class InstallationStatusView(InstallationPageMixin, OrganizationView):
+    """POST: pause or resume an installation."""
+
+    actions = {"pause": installation_pause, "resume": installation_resume}
+
+    def post(self, request, installation_id, action):
+        installation = self.actions[action](installation=self.installation(installation_id))
+        messages.success(request, f"The installation is {effective_status(installation)}.")
+        return self.back_to(installation)
+
+
+class InstallationScopesApproveView(InstallationPageMixin, OrganizationView):
+    """POST (admins): grant the new scopes the page showed (``scope`` fields)."""
+
+    def post(self, request, installation_id):
+        installation = self.installation(installation_id)
+        try:
+            installation = installation_scopes_approve(
+                user=request.user,
+                installation=installation,
+                scopes=request.POST.getlist("scope") or None,
+            )
+        except ValidationError as error:
+            messages.error(request, f"Not approved: {error.messages[0]}.")
+        else:
+            messages.success(request, "Approved: the new permissions apply now.")
+        return self.back_to(installation)
+
+
+class InstallationConnectView(InstallationPageMixin, OrganizationView):
+    """POST (a Connect button): a state issued to the signed-in member, then on to the
+    property's ``callback_url`` on the integrations origin, where the OAuth flow starts."""
+
+    def post(self, request, installation_id):
+        installation = self.installation(installation_id)
+        try:
+            start = oauth_connect_start(
+                user=request.user,
+                installation=installation,
+                property_name=request.POST.get("property", ""),
+            )
+        except ValidationError as error:
+            messages.error(request, f"Not connected: {error.messages[0]}.")
+            return self.back_to(installation)
+        return redirect(start.url)
+
+
+class InstallationDisconnectView(InstallationPageMixin, OrganizationView):
+    """POST: remove a connected property's credentials."""
+
+    def post(self, request, installation_id):
+        installation = self.installation(installation_id)
+        try:
+            installation = oauth_disconnect(
+                user=request.user,
+                installation=installation,
+                property_name=request.POST.get("property", ""),
+            )
+        except ValidationError as error:
+            messages.error(request, f"Not disconnected: {error.messages[0]}.")
+        else:
+            shown = effective_status(installation)
+            messages.success(request, f"Disconnected. The installation is {shown}.")
+        return self.back_to(installation)
+
+
+class InstallationUninstallView(InstallationPageMixin, OrganizationView):
+    """GET asks for confirmation; POST uninstalls."""
+
+    def get(self, request, installation_id):
+        installation = self.installation(installation_id)
+        return self.page(
+            "marketplace/uninstall.html",
+            {
+                "installation": installation,
+                "children": installation.children.select_related("space", "site"),
+            },
+        )
+
+    def post(self, request, installation_id):
+        installation = self.installation(installation_id)
+        installation_uninstall(installation=installation)
+        messages.success(request, f"{installation.integration.title} is uninstalled.")
+        return redirect("marketplace:installations", self.organization.subdomain)
+
+
+class WebhookPingView(InstallationPageMixin, OrganizationView):
+    """POST: send a test ping to a webhook installation's URL."""
+
+    def post(self, request, installation_id):
+        installation = self.installation(installation_id)
+        try:
+            ping = webhook_ping_send(installation=installation)
+        except ValidationError as error:
+            messages.error(request, f"No ping was sent: {error.messages[0]}.")
+        else:
+            messages.success(request, f"Test ping sent (eventId {ping.event_uuid}).")
+        return self.back_to(installation)
+
+
+class WebhookSecretRotateView(InstallationPageMixin, OrganizationView):
+    """Admins only. GET asks for confirmation; POST makes a new signing secret."""
+
+    def webhook_installation(self, installation_id) -> Installation:
+        installation = self.installation(installation_id)
+        if not is_webhook_installation(installation):
+            raise Http404("Not a webhook installation.")
+        if not is_organization_admin(user=self.request.user, organization=self.organization):
+            raise PermissionDenied("only the organization's admins rotate the signing secret")
+        return installation
+
+    def get(self, request, installation_id):
+        installation = self.webhook_installation(installation_id)
+        return self.page("marketplace/rotate_secret.html", {"installation": installation})
+
+    def post(self, request, installation_id):
+        installation = self.webhook_installation(installation_id)
+        webhook_secret_rotate(user=request.user, installation=installation)
+        messages.success(
+            request, "A new signing secret is made. The previous one also signs for 24 hours."
+        )
+        return self.back_to(installation)
+
+
+class DeliveryRedeliverView(InstallationPageMixin, OrganizationView):
+    """POST: send a finished delivery of the installation again (same eventId)."""
+
+    def post(self, request, installation_id, delivery_id):
+        installation = self.installation(installation_id)
+        delivery = selectors.installation_delivery(installation, delivery_id)
+        if delivery is None:
+            raise Http404("No such delivery.")
+        try:
+            delivery_redeliver(delivery)
+        except ValidationError as error:
+            messages.error(request, f"Not redelivered: {error.messages[0]}.")
+        else:
+            messages.success(request, f"Delivery {delivery.pk} is on its way again.")
+        return self.back_to(installation)
