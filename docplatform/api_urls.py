@@ -4,7 +4,7 @@ root URLconf; the path converters they share are registered in ``DocplatformConf
 
 from django.urls import path
 
-from . import api, api_tokens
+from . import api, api_sites, api_spaces, api_tokens
 
 urlpatterns = [
     path("me/", api.MeApi.as_view(), name="me"),
@@ -12,37 +12,43 @@ urlpatterns = [
     path("me/tokens/<tokenid:token_id>/", api_tokens.MyTokenApi.as_view(), name="my-token"),
     path("orgs/", api.OrganizationListApi.as_view(), name="organizations"),
     path("orgs/<orgref:org>/", api.OrganizationDetailApi.as_view(), name="organization"),
-    path("orgs/<orgref:org>/spaces/", api.SpaceListApi.as_view(), name="organization-spaces"),
-    path("orgs/<orgref:org>/sites/", api.SiteListApi.as_view(), name="organization-sites"),
-    path("orgs/<orgref:org>/events/", api.EventListApi.as_view(), name="organization-events"),
-    path("spaces/<id:space_id>/", api.SpaceDetailApi.as_view(), name="space"),
     path(
-        "spaces/<id:space_id>/revisions/", api.SpaceRevisionsApi.as_view(), name="space-revisions"
+        "orgs/<orgref:org>/spaces/", api_spaces.SpaceListApi.as_view(), name="organization-spaces"
     ),
-    path("spaces/<id:space_id>/pages/", api.SpacePagesApi.as_view(), name="space-pages"),
+    path("orgs/<orgref:org>/sites/", api_sites.SiteListApi.as_view(), name="organization-sites"),
+    path("orgs/<orgref:org>/events/", api_sites.EventListApi.as_view(), name="organization-events"),
+    path("spaces/<id:space_id>/", api_spaces.SpaceDetailApi.as_view(), name="space"),
+    path(
+        "spaces/<id:space_id>/revisions/",
+        api_spaces.SpaceRevisionsApi.as_view(),
+        name="space-revisions",
+    ),
+    path("spaces/<id:space_id>/pages/", api_spaces.SpacePagesApi.as_view(), name="space-pages"),
     path(
         "spaces/<id:space_id>/gitsync/start/",
-        api.GitSyncStartApi.as_view(),
+        api_spaces.GitSyncStartApi.as_view(),
         name="space-gitsync-start",
     ),
     path(
         "spaces/<id:space_id>/gitsync/complete/",
-        api.GitSyncCompleteApi.as_view(),
+        api_spaces.GitSyncCompleteApi.as_view(),
         name="space-gitsync-complete",
     ),
-    path("spaces/<id:space_id>/views/", api.SpaceViewApi.as_view(), name="space-views"),
+    path("spaces/<id:space_id>/views/", api_spaces.SpaceViewApi.as_view(), name="space-views"),
     path(
-        "revisions/<id:revision_id>/pages/", api.RevisionPagesApi.as_view(), name="revision-pages"
+        "revisions/<id:revision_id>/pages/",
+        api_spaces.RevisionPagesApi.as_view(),
+        name="revision-pages",
     ),
-    path("sites/<id:site_id>/", api.SiteDetailApi.as_view(), name="site"),
+    path("sites/<id:site_id>/", api_sites.SiteDetailApi.as_view(), name="site"),
     path(
         "beacon/sites/<id:site_id>/views/",
-        api.BeaconSiteViewApi.as_view(),
+        api_sites.BeaconSiteViewApi.as_view(),
         name="beacon-site-views",
     ),
     path(
         "beacon/sites/<id:site_id>/feedback/",
-        api.BeaconPageFeedbackApi.as_view(),
+        api_sites.BeaconPageFeedbackApi.as_view(),
         name="beacon-page-feedback",
     ),
 ]

@@ -1,0 +1,190 @@
+"""REST API of the host platform: spaces and their content (revisions, pages), Git sync and
+space views.
+
+Members of an organization (any role) read and act on its spaces; anyone else gets 404. An
+installation token reaches the spaces its installation covers, as far as its integration's
+scopes allow (``installation_scopes`` on each view).
+"""
+
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics, serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from . import services
+from .api import organization_for, space_for, spaces_for
+from .api_permissions import IsPersonOrScopedInstallation
+from .api_schema import service_errors
+from .api_visitors import remember_visitor, visitor_from
+from .models import Page, Revision, Space
+from .principals import is_machine
+
+# --- Representations ------------------------------------------------------------------------
+
+
+class SpaceOutput(serializers.Serializer):
+    id = serializers.CharField()
+    organization = serializers.CharField(source="organization_id")
+    title = serializers.CharField()
+    visibility = serializers.ChoiceField(choices=Space.Visibility.choices)
+    currentRevision = serializers.CharField(source="current_revision_id", allow_null=True)
+    createdAt = serializers.DateTimeField(source="created_at")
+
+
+class RevisionOutput(serializers.Serializer):
+    id = serializers.CharField()
+    space = serializers.CharField(source="space_id")
+    parent = serializers.CharField(source="parent_id", allow_null=True)
+    message = serializers.CharField()
+    author = serializers.CharField(source="author.username", allow_null=True, default=None)
+    createdAt = serializers.DateTimeField(source="created_at")
+
+
+class PageOutput(serializers.Serializer):
+    id = serializers.CharField()
+    revision = serializers.CharField(source="revision_id")
+    path = serializers.CharField()
+    title = serializers.CharField()
+    body = serializers.CharField()
+
+
+# --- Spaces ---------------------------------------------------------------------------------
+
+
+class SpaceListApi(generics.ListAPIView):
+    """The spaces of one of the caller's organizations."""
+
+    queryset = Space.objects.none()
+    serializer_class = SpaceOutput
+
+    def get_queryset(self):
+        return Space.objects.filter(organization=organization_for(self.request, self.kwargs["org"]))
+
+
+class SpaceVisibilityInput(serializers.Serializer):
+    visibility = serializers.ChoiceField(choices=Space.Visibility.choices)
+
+
+class SpaceDetailApi(APIView):
+    """A space; PATCH changes its visibility (fires ``space_visibility_updated``)."""
+
+    permission_classes = [IsPersonOrScopedInstallation]
+    installation_scopes = {"GET": "space:metadata:read", "PATCH": "space:metadata:write"}
+
+    @extend_schema(responses=SpaceOutput)
+    def get(self, request, space_id):
+        return Response(SpaceOutput(space_for(request, space_id)).data)
+
+    @extend_schema(request=SpaceVisibilityInput, responses=SpaceOutput)
+    def patch(self, request, space_id):
+        space = space_for(request, space_id)
+        data = SpaceVisibilityInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        space = services.space_visibility_set(space=space, **data.validated_data)
+        return Response(SpaceOutput(space).data)
+
+
+class PageInput(serializers.Serializer):
+    path = serializers.CharField(max_length=300)
+    title = serializers.CharField(max_length=300)
+    body = serializers.CharField(allow_blank=True, default="", trim_whitespace=False)
+
+
+class RevisionInput(serializers.Serializer):
+    message = serializers.CharField(max_length=500, allow_blank=True, default="")
+    pages = serializers.ListField(child=PageInput(), allow_empty=False, max_length=1000)
+
+
+@service_errors("pages", methods=["post"])
+class SpaceRevisionsApi(generics.ListAPIView):
+    """A space's revisions, newest first; POST writes a new one (fires
+    ``space_content_updated``)."""
+
+    queryset = Revision.objects.none()
+    serializer_class = RevisionOutput
+    permission_classes = [IsPersonOrScopedInstallation]
+    installation_scopes = {"GET": "space:content:read", "POST": "space:content:write"}
+
+    def get_queryset(self):
+        space = space_for(self.request, self.kwargs["space_id"])
+        return space.revisions.select_related("author")
+
+    @extend_schema(request=RevisionInput, responses={201: RevisionOutput})
+    def post(self, request, space_id):
+        space = space_for(request, space_id)
+        data = RevisionInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        revision = services.space_content_update(
+            space=space,
+            pages=data.validated_data["pages"],
+            message=data.validated_data["message"],
+            author=None if is_machine(request.user) else request.user,
+        )
+        return Response(RevisionOutput(revision).data, status=status.HTTP_201_CREATED)
+
+
+class SpacePagesApi(generics.ListAPIView):
+    """The pages of a space's current revision."""
+
+    queryset = Page.objects.none()
+    serializer_class = PageOutput
+    permission_classes = [IsPersonOrScopedInstallation]
+    installation_scopes = {"GET": "space:content:read"}
+
+    def get_queryset(self):
+        space = space_for(self.request, self.kwargs["space_id"])
+        return Page.objects.filter(revision_id=space.current_revision_id)
+
+
+class RevisionPagesApi(generics.ListAPIView):
+    """The pages of one revision."""
+
+    queryset = Page.objects.none()
+    serializer_class = PageOutput
+    permission_classes = [IsPersonOrScopedInstallation]
+    installation_scopes = {"GET": "space:content:read"}
+
+    def get_queryset(self):
+        revisions = Revision.objects.filter(space__in=spaces_for(self.request))
+        revision = get_object_or_404(revisions, pk=self.kwargs["revision_id"])
+        return revision.pages.all()
+
+
+class GitSyncStartApi(APIView):
+    """A Git sync of the space began (fires ``space_gitsync_started``)."""
+
+    @extend_schema(request=None, responses={204: None})
+    def post(self, request, space_id):
+        services.space_gitsync_start(space=space_for(request, space_id))
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class GitSyncCompleteInput(serializers.Serializer):
+    status = serializers.ChoiceField(choices=["success", "failure"])
+
+
+class GitSyncCompleteApi(APIView):
+    """A Git sync of the space finished (fires ``space_gitsync_completed``)."""
+
+    @extend_schema(request=GitSyncCompleteInput, responses={204: None})
+    def post(self, request, space_id):
+        space = space_for(request, space_id)
+        data = GitSyncCompleteInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        services.space_gitsync_complete(space=space, **data.validated_data)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class SpaceViewApi(APIView):
+    """Record that the caller viewed the space (fires ``space_view``); the visitor is taken
+    from the request."""
+
+    @extend_schema(request=None, responses={204: None})
+    def post(self, request, space_id):
+        space = space_for(request, space_id)
+        visitor = visitor_from(request)
+        services.space_view_record(space=space, visitor=visitor)
+        response = Response(status=status.HTTP_204_NO_CONTENT)
+        remember_visitor(response, request, visitor)
+        return response
