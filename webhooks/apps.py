@@ -12,9 +12,9 @@ class WebhooksConfig(AppConfig):
         from integrations.configuration import register_configuration_check
         from integrations.policies import register_acting_levels
 
-        from .services import (
+        from .services.delivery import WEBHOOK_CONSUMER
+        from .services.publication import (
             PING_EVENT,
-            WEBHOOK_CONSUMER,
             WEBHOOK_INTEGRATION,
             configuration_problems,
             wants_event,
@@ -44,6 +44,6 @@ class WebhooksConfig(AppConfig):
 
 def _publish_after_migrate(sender, **kwargs):
     """Every database the platform migrates has the webhook integration in its catalogue."""
-    from .services import webhook_integration_publish
+    from .services.publication import webhook_integration_publish
 
     webhook_integration_publish()

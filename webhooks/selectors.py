@@ -8,7 +8,7 @@ from integrations.models import Installation
 from integrations.policies import acts_at_level
 
 from .models import SigningSecret
-from .services import WEBHOOK_INTEGRATION
+from .services.publication import WEBHOOK_INTEGRATION
 
 
 def is_webhook_installation(installation: Installation) -> bool:

@@ -14,7 +14,8 @@ from integrations.models import Installation
 from integrations.policies import effective_status, is_receiving
 
 from .selectors import is_webhook_installation
-from .services import signing_secret_current, signing_secret_rotate, webhook_ping
+from .services.delivery import webhook_ping
+from .services.signing_secrets import signing_secret_current, signing_secret_rotate
 
 
 def webhook_installation_check(installation: Installation) -> None:

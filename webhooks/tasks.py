@@ -1,19 +1,19 @@
 from celery import shared_task
 
-from . import services
+from .services import delivery
 
 
 @shared_task(name="webhooks.tasks.deliver")
 def deliver(delivery_id: int) -> None:
-    services.webhook_deliver(delivery_id)
+    delivery.webhook_deliver(delivery_id)
 
 
 @shared_task(name="webhooks.tasks.deliver_due")
 def deliver_due(rank: int = 0) -> int:
     """The drain: fresh deliveries in batches (docplatform.events.registry explains drains)."""
-    return services.webhook_deliver_due(rank)
+    return delivery.webhook_deliver_due(rank)
 
 
 @shared_task(name="webhooks.tasks.purge_deliveries")
 def purge_deliveries() -> int:
-    return services.deliveries_purge()
+    return delivery.deliveries_purge()

@@ -18,7 +18,7 @@ from integrations.services.installations import installation_pause
 from tests.conftest import broker_unreachable
 from tests.factories import SpaceFactory
 from webhooks.models import DeliveryAttempt
-from webhooks.services import webhook_deliver_due
+from webhooks.services.delivery import webhook_deliver_due
 
 pytestmark = pytest.mark.usefixtures("transactional_db", "webhook_settings")
 

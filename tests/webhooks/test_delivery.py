@@ -13,7 +13,8 @@ from docplatform.services import page_feedback_record, site_view_record, space_c
 from integrations.services.installations import installation_pause
 from tests.conftest import wait_until
 from webhooks.models import DeliveryAttempt, SigningSecret
-from webhooks.services import signing_secret_current, signing_secret_rotate, webhook_ping
+from webhooks.services.delivery import webhook_ping
+from webhooks.services.signing_secrets import signing_secret_current, signing_secret_rotate
 
 pytestmark = pytest.mark.usefixtures("webhook_settings", "celery_worker")
 

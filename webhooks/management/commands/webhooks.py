@@ -6,12 +6,9 @@ from django.core.management.base import BaseCommand, CommandError
 from docplatform.events.models import Delivery
 from docplatform.events.outbox import delivery_redeliver
 from integrations.models import Installation
-from webhooks.services import (
-    WEBHOOK_INTEGRATION,
-    signing_secret_current,
-    signing_secret_rotate,
-    webhook_ping,
-)
+from webhooks.services.delivery import webhook_ping
+from webhooks.services.publication import WEBHOOK_INTEGRATION
+from webhooks.services.signing_secrets import signing_secret_current, signing_secret_rotate
 
 
 class Command(BaseCommand):

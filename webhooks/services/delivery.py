@@ -1,23 +1,20 @@
-"""The webhook integration: its publication, settings checks, signing secrets and delivery."""
+"""Webhook delivery: claim due deliveries, POST them signed (a batch at once), log each
+attempt, classify its outcome and settle the delivery (done, or retried on the schedule);
+the test ping; purging finished deliveries."""
 
 import functools
 import json
 import logging
 import random
 import time
-from collections import defaultdict
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
-from pathlib import Path
 
 from django.conf import settings
-from django.contrib.auth import get_user_model
-from django.db import transaction
 from django.utils import timezone
 from docplatform_sdk import signing
 
 from docplatform import events
-from docplatform.events.catalogue import EventType
 from docplatform.events.models import Delivery
 from docplatform.events.outbox import (
     ClaimReads,
@@ -28,16 +25,15 @@ from docplatform.events.outbox import (
     drain_release,
     drain_request,
 )
-from docplatform.models import Membership, Organization
 from integrations.models import Installation
-from integrations.services import integration_publish
 
-from .models import DeliveryAttempt, SigningSecret, new_signing_secret
-from .outbound import SendError, Target, UnsafeURL, check_url, post
+from ..models import DeliveryAttempt
+from ..outbound import SendError, Target, UnsafeURL, check_url, post
+from .publication import PING
+from .signing_secrets import signing_secrets_for
 
 logger = logging.getLogger(__name__)
 
-WEBHOOK_INTEGRATION = "webhook"
 WEBHOOK_CONSUMER = "webhook"
 #: What a claim reads with each delivery: its event and installation (with the organization
 #: installation above it); never the integration's code, nor the installations' encrypted
@@ -50,119 +46,9 @@ CLAIM_READS = ClaimReads(
         for column in ("credentials", "api_token")
     ),
 )
-MANIFEST_FOLDER = Path(__file__).resolve().parent / "integration"
-PLATFORM_ORGANIZATION = "platform"
-PLATFORM_PUBLISHER = "platform-publisher"
-#: The events a webhook installation may forward, by where it is installed.
-SELECTABLE_EVENTS = {
-    "space": ("space_content_updated",),
-    "site": ("site_view", "page_feedback"),
-}
-PING = "ping"
-#: The test ping, addressed to one installation: it carries no fields of its own.
-PING_EVENT = EventType(PING, scope=None, where="installation", fields=())
-ROTATION_OVERLAP = timedelta(hours=24)
 MAX_RETRIES = 3
 RESPONSE_BODY_KEPT = 1024
 USER_AGENT = "docplatform-webhooks/1.0"
-
-
-# --- publication and settings -----------------------------------------------------------------
-
-
-def webhook_integration_publish() -> None:
-    """Publish the built-in webhook integration, owned by the internal platform organization.
-
-    Idempotent: publishing unchanged content creates no new version.
-    """
-    organization, _ = Organization.objects.get_or_create(
-        subdomain=PLATFORM_ORGANIZATION, defaults={"title": "Platform", "internal": True}
-    )
-    publisher, created = get_user_model().objects.get_or_create(username=PLATFORM_PUBLISHER)
-    if created:
-        publisher.set_unusable_password()
-        publisher.save(update_fields=["password"])
-    Membership.objects.get_or_create(
-        organization=organization, user=publisher, defaults={"role": Membership.Role.ADMIN}
-    )
-    integration_publish(path=MANIFEST_FOLDER, publisher=publisher, env={})
-
-
-def wants_event(recipient, event_type: str) -> bool:
-    """A webhook installation forwards the events its configuration switches on (and pings)."""
-    return event_type == PING or recipient.configuration.get(event_type) is True
-
-
-def configuration_problems(level: str, configuration: dict) -> list[dict]:
-    """The webhook settings' rules beyond their types: a callable URL, at least one event."""
-    selectable = SELECTABLE_EVENTS.get(level)
-    if selectable is None:
-        return []  # the organization installation has nothing to configure
-    problems = []
-    url = configuration.get("url")
-    if url is not None:
-        try:
-            check_url(url)
-        except UnsafeURL as exc:
-            problems.append({"path": "configuration.url", "message": str(exc)})
-    if not any(configuration.get(event) is True for event in selectable):
-        problems.append(
-            {
-                "path": "configuration",
-                "message": f"select at least one event ({', '.join(selectable)})",
-            }
-        )
-    return problems
-
-
-# --- signing secrets --------------------------------------------------------------------------
-
-
-def signing_secrets_for(installations: list[Installation]) -> dict[str, list[str]]:
-    """The secrets that sign now, by installation: the current one first (made on first use),
-    then any still in its overlap. One query for all."""
-    by_id = {installation.pk: installation for installation in installations}
-    current, overlapping = {}, defaultdict(list)
-    rows = (
-        SigningSecret.objects.filter(installation_id__in=by_id)
-        .exclude(expires_at__lte=timezone.now())
-        .order_by("expires_at", "-created_at")
-    )
-    for row in rows:
-        if row.expires_at is None:
-            current[row.installation_id] = row.secret
-        else:
-            overlapping[row.installation_id].append(row.secret)
-    return {
-        pk: [current.get(pk) or signing_secret_current(installation), *overlapping[pk]]
-        for pk, installation in by_id.items()
-    }
-
-
-@transaction.atomic
-def signing_secret_current(installation: Installation) -> str:
-    """The installation's current signing secret, made on first use."""
-    Installation.objects.select_for_update(of=("self",)).filter(pk=installation.pk).first()
-    row = SigningSecret.objects.filter(installation=installation, expires_at__isnull=True).first()
-    if row is None:
-        row = SigningSecret.objects.create(installation=installation, secret=new_signing_secret())
-    return row.secret
-
-
-@transaction.atomic
-def signing_secret_rotate(installation: Installation) -> str:
-    """Make a new current secret; the old one keeps signing for 24 hours."""
-    Installation.objects.select_for_update(of=("self",)).filter(pk=installation.pk).first()
-    now = timezone.now()
-    SigningSecret.objects.filter(installation=installation, expires_at__isnull=True).update(
-        expires_at=now + ROTATION_OVERLAP
-    )
-    return SigningSecret.objects.create(
-        installation=installation, secret=new_signing_secret(), created_at=now
-    ).secret
-
-
-# --- delivery ---------------------------------------------------------------------------------
 
 
 def classify_response(status_code: int | None) -> str:

@@ -1,0 +1,69 @@
+"""The webhook integration's publication, the events it forwards and its settings checks."""
+
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+
+from docplatform.events.catalogue import EventType
+from docplatform.models import Membership, Organization
+from integrations.services import integration_publish
+
+from ..outbound import UnsafeURL, check_url
+
+WEBHOOK_INTEGRATION = "webhook"
+MANIFEST_FOLDER = Path(__file__).resolve().parent.parent / "integration"
+PLATFORM_ORGANIZATION = "platform"
+PLATFORM_PUBLISHER = "platform-publisher"
+#: The events a webhook installation may forward, by where it is installed.
+SELECTABLE_EVENTS = {
+    "space": ("space_content_updated",),
+    "site": ("site_view", "page_feedback"),
+}
+PING = "ping"
+#: The test ping, addressed to one installation: it carries no fields of its own.
+PING_EVENT = EventType(PING, scope=None, where="installation", fields=())
+
+
+def webhook_integration_publish() -> None:
+    """Publish the built-in webhook integration, owned by the internal platform organization.
+
+    Idempotent: publishing unchanged content creates no new version.
+    """
+    organization, _ = Organization.objects.get_or_create(
+        subdomain=PLATFORM_ORGANIZATION, defaults={"title": "Platform", "internal": True}
+    )
+    publisher, created = get_user_model().objects.get_or_create(username=PLATFORM_PUBLISHER)
+    if created:
+        publisher.set_unusable_password()
+        publisher.save(update_fields=["password"])
+    Membership.objects.get_or_create(
+        organization=organization, user=publisher, defaults={"role": Membership.Role.ADMIN}
+    )
+    integration_publish(path=MANIFEST_FOLDER, publisher=publisher, env={})
+
+
+def wants_event(recipient, event_type: str) -> bool:
+    """A webhook installation forwards the events its configuration switches on (and pings)."""
+    return event_type == PING or recipient.configuration.get(event_type) is True
+
+
+def configuration_problems(level: str, configuration: dict) -> list[dict]:
+    """The webhook settings' rules beyond their types: a callable URL, at least one event."""
+    selectable = SELECTABLE_EVENTS.get(level)
+    if selectable is None:
+        return []  # the organization installation has nothing to configure
+    problems = []
+    url = configuration.get("url")
+    if url is not None:
+        try:
+            check_url(url)
+        except UnsafeURL as exc:
+            problems.append({"path": "configuration.url", "message": str(exc)})
+    if not any(configuration.get(event) is True for event in selectable):
+        problems.append(
+            {
+                "path": "configuration",
+                "message": f"select at least one event ({', '.join(selectable)})",
+            }
+        )
+    return problems
