@@ -12,7 +12,9 @@ It works in a database of its own (created and dropped, like Django's test datab
 purges what it queued from the broker. The setup writes rows in bulk: only firing is measured.
 """
 
+import base64
 import os
+import secrets
 import statistics
 import sys
 import time
@@ -21,6 +23,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "docplatform.settings")
+# Keys of this run's own: with DEBUG off the platform derives none.
+os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(40))
+os.environ.setdefault("ENCRYPTION_KEYS", base64.urlsafe_b64encode(secrets.token_bytes(32)).decode())
+os.environ.setdefault("RUNTIME_SIGNING_KEY", secrets.token_urlsafe(32))
 
 import django
 

@@ -41,11 +41,13 @@ every process it started, also on Ctrl-C or an error. Requests go only to 127.0.
 """
 
 import argparse
+import base64
 import hashlib
 import hmac
 import json
 import os
 import queue
+import secrets
 import shutil
 import signal
 import subprocess
@@ -816,6 +818,16 @@ def claim_redis_databases(stack: ExitStack, base: str, numbers: list[int]) -> No
         stack.callback(client.flushdb)
 
 
+def production_keys() -> None:
+    """Keys of this run's own: with DEBUG off the platform derives none (its workers, started
+    from this environment, share them)."""
+    os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(40))
+    os.environ.setdefault(
+        "ENCRYPTION_KEYS", base64.urlsafe_b64encode(secrets.token_bytes(32)).decode()
+    )
+    os.environ.setdefault("RUNTIME_SIGNING_KEY", secrets.token_urlsafe(32))
+
+
 def setup_django(stack: ExitStack, args) -> None:
     """Our settings from the environment, then a database of the benchmark's own."""
     os.environ["DATABASE_URL"] = _database_url(args.postgres, OURS_DATABASE)
@@ -823,6 +835,7 @@ def setup_django(stack: ExitStack, args) -> None:
     os.environ["WEBHOOK_ALLOWED_NETWORKS"] = "127.0.0.0/8"
     os.environ["LOG_LEVEL"] = "WARNING"
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "docplatform.settings")
+    production_keys()
     import django
 
     django.setup()
