@@ -203,9 +203,8 @@ class OAuthHandler:
         body = client.prepare_request_body(
             code=code,
             redirect_uri=self.redirect_uri(context),
-            client_id=self.client_id,
             client_secret=self.client_secret,
-            include_client_id=True,
+            include_client_id=True,  # the client's own id, in the body
         )
         try:
             with _plain_http_allowed_on_loopback(self.access_token_url):
