@@ -6,10 +6,9 @@ installation tokens) authenticates them itself and puts a *machine principal* in
 what is behind it.
 """
 
-from typing import Protocol, runtime_checkable
+from typing import Protocol
 
 
-@runtime_checkable
 class MachinePrincipal(Protocol):
     """A token's caller that is not a person (``is_machine`` is true)."""
 

@@ -108,6 +108,10 @@ class Sandbox:
     def command(self, settings: dict, bundle: str) -> list[str]:
         """The command that starts one worker for the bundle unpacked in ``bundle``."""
         python = [self.interpreter(), "-I", "-S", "-c", BOOTSTRAP, json.dumps(settings)]
+        return self.confined(python, bundle)
+
+    def confined(self, python: list[str], bundle: str) -> list[str]:
+        """``python`` (an interpreter's command line) run in this sandbox, with ``bundle``."""
         if self.mode == "bwrap":
             return self._as_worker_user(self._bwrap(bundle) + python)
         if self.mode == "unshare":
@@ -258,10 +262,7 @@ def _works(sandbox: Sandbox) -> str | None:
     bundle = tempfile.mkdtemp(prefix="probe-", dir=os.path.join(sandbox.stage, "bundles"))
     os.chmod(bundle, 0o755)
     python = [sandbox.interpreter(), "-I", "-S", "-c", "import os; print(os.getuid())"]
-    if sandbox.mode == "bwrap":
-        command = sandbox._as_worker_user(sandbox._bwrap(bundle) + python)
-    else:
-        command = sandbox._unshare(bundle, python)
+    command = sandbox.confined(python, bundle)
     try:
         result = subprocess.run(
             command,
