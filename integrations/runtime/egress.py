@@ -88,7 +88,7 @@ class Egress:
 
     def perform(self, name, request, seconds_left, api_endpoint, allowed_hosts) -> dict:
         try:
-            url, method, headers, body = _parse(request)
+            url, method, headers, body, timeout = _parse(request)
         except ValueError as error:
             return {"error": f"the request is malformed: {error}"}
         if _api_request(url, api_endpoint):
@@ -106,7 +106,7 @@ class Egress:
         except outbound.UnsafeURL as error:
             logger.info("egress integration=%s refused=%s", name, error)
             return _refused(str(error))
-        total = min(self.settings.total_timeout, float(request.get("timeout") or 10), seconds_left)
+        total = min(self.settings.total_timeout, timeout, seconds_left)
         if total <= 0:
             return {"error": "timeout: the call has no time left"}
         limit = self.settings.max_response_bytes
@@ -138,7 +138,7 @@ class Egress:
         }
 
 
-def _parse(request: dict) -> tuple[str, str, dict, bytes | None]:
+def _parse(request: dict) -> tuple[str, str, dict, bytes | None, float]:
     url, method = request.get("url"), request.get("method") or "GET"
     if not isinstance(url, str) or not url:
         raise ValueError("url must be a string")
@@ -150,10 +150,19 @@ def _parse(request: dict) -> tuple[str, str, dict, bytes | None]:
         for k, v in headers.items()
     ):
         raise ValueError("headers must be strings without line breaks")
+    if not all((k + v).isascii() for k, v in headers.items()):
+        raise ValueError("header names and values must be ASCII")
+    timeout = request.get("timeout", 10)
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not 0 < timeout < float("inf")
+    ):
+        raise ValueError("timeout must be a number of seconds above 0")
     headers = {k: v for k, v in headers.items() if k.lower() not in UNSENT_HEADERS}
     body = request.get("body")
     if body is not None:
         if not isinstance(body, str) or len(body) > MAX_REQUEST_BYTES * 4 // 3 + 4:
             raise ValueError(f"the body must be at most {MAX_REQUEST_BYTES} bytes")
         body = base64.b64decode(body)
-    return url, method, headers, body
+    return url, method, headers, body, float(timeout)

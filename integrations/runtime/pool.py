@@ -242,6 +242,12 @@ class WorkerPool:
             )
             self._discard(worker)
             raise
+        except BaseException:
+            # Anything else (a bug of ours on the worker's input): the worker's state is
+            # unknown; replace it rather than lose its place in the pool.
+            logger.exception("integration %s: worker %s failed", self.name, worker.pid)
+            self._discard(worker)
+            raise
         finally:
             with self._changed:
                 self._busy -= 1

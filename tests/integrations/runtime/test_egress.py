@@ -194,3 +194,48 @@ def test_a_malformed_request_from_the_worker_is_an_error_not_a_crash(client, ser
         "fetch_error": "the request is malformed: method must be one of "
         "DELETE, GET, HEAD, OPTIONS, PATCH, POST, PUT"
     }
+
+
+RAW = """
+import json
+from docplatform_sdk import Response, create_integration
+
+def fetch(request, context):
+    channel = context.fetch.__self__  # the worker's pipe to the host, as hostile code finds it
+    answers = []
+    for asked in request.json():
+        channel.send({"fetch": asked})
+        answers.append(channel.receive())
+    return Response.json(answers)
+
+integration = create_integration(fetch=fetch)
+"""
+
+
+def test_malformed_requests_written_on_the_pipe_get_errors_and_the_worker_serves_on(
+    client, servers
+):
+    url = servers["127.0.0.2"] + "/"
+    hostile = [
+        {"url": url, "timeout": "soon"},
+        {"url": url, "timeout": float("nan")},
+        {"url": url, "timeout": -1},
+        {"url": url, "timeout": True},
+        {"url": url, "headers": {"X-Name": "caf\u00e9 \u2603"}},
+        {"url": url, "body": "not base64!"},
+        {"url": ["not", "a", "string"]},
+    ]
+    event = {**FETCH, "request": {**FETCH["request"], "method": "POST"}}
+    environment = environment_for("raw", RAW, client.host.url)
+    answer = client.call("raw", RAW, event, environment, json.dumps(hostile).encode())
+    assert answer.status_code == 200, answer.text
+    errors = [item["fetched"]["error"] for item in answer.json()]
+    assert errors == [
+        *["the request is malformed: timeout must be a number of seconds above 0"] * 4,
+        "the request is malformed: header names and values must be ASCII",
+        errors[5],
+        "the request is malformed: url must be a string",
+    ]
+    assert errors[5].startswith("the request is malformed: ")
+    fine = client.call("raw", RAW, event, environment, json.dumps([{"url": url}]).encode())
+    assert fine.json()[0]["fetched"]["status"] == 200
