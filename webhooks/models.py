@@ -52,6 +52,9 @@ class DeliveryAttempt(models.Model):
     status_code = models.PositiveIntegerField(null=True, blank=True)
     error = models.CharField(max_length=500, blank=True, help_text="A network error, if any.")
     outcome = models.CharField(max_length=16)
+    request_headers = models.JSONField(
+        default=dict, blank=True, help_text="The headers sent, the signature header included."
+    )
     response_headers = models.JSONField(default=dict, blank=True)
     response_body = models.TextField(blank=True, help_text="The first 1 KB of the response.")
     next_delay = models.FloatField(
