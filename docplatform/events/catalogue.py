@@ -8,6 +8,8 @@ app adds the events of its own (the webhook integration's ``ping``) with ``regis
 
 from dataclasses import dataclass
 
+from docplatform_sdk.manifest import EVENT_SCOPES as SCOPE_OF  # the SDK's: one home
+
 
 @dataclass(frozen=True)
 class EventType:
@@ -42,36 +44,27 @@ _SETUP_FIELDS = {
 }
 _VISIT = ("visitor", "url", "referrer")
 
+
+def _builtin(name: str, where: str, fields: tuple[str, ...] = (), **more) -> EventType:
+    """One of the platform's own events: the scope it needs is the SDK's (one home)."""
+    return EventType(name, SCOPE_OF[name], where, fields, **more)
+
+
 CATALOGUE: dict[str, EventType] = {
     event.name: event
     for event in (
-        EventType("installation_setup", None, "installation", **_SETUP_FIELDS),
-        EventType("space_installation_setup", None, "installation", **_SETUP_FIELDS),
-        EventType("site_installation_setup", None, "installation", **_SETUP_FIELDS),
-        EventType("space_view", "space:metadata:read", "space", ("spaceId", "visitor")),
-        EventType(
-            "space_content_updated", "space:content:read", "space", ("spaceId", "revisionId")
+        _builtin("installation_setup", "installation", **_SETUP_FIELDS),
+        _builtin("space_installation_setup", "installation", **_SETUP_FIELDS),
+        _builtin("site_installation_setup", "installation", **_SETUP_FIELDS),
+        _builtin("space_view", "space", ("spaceId", "visitor")),
+        _builtin("space_content_updated", "space", ("spaceId", "revisionId")),
+        _builtin(
+            "space_visibility_updated", "space", ("spaceId", "previousVisibility", "visibility")
         ),
-        EventType(
-            "space_visibility_updated",
-            "space:metadata:read",
-            "space",
-            ("spaceId", "previousVisibility", "visibility"),
-        ),
-        EventType("space_gitsync_started", "space:git:sync", "space", ("spaceId", "status")),
-        EventType(
-            "space_gitsync_completed",
-            "space:git:sync",
-            "space",
-            ("spaceId", "revisionId", "status"),
-        ),
-        EventType("site_view", "site:views:read", "site", ("siteId", *_VISIT)),
-        EventType(
-            "page_feedback",
-            "page:feedback:read",
-            "site",
-            ("siteId", "spaceId", "pageId", "feedback", *_VISIT),
-        ),
+        _builtin("space_gitsync_started", "space", ("spaceId", "status")),
+        _builtin("space_gitsync_completed", "space", ("spaceId", "revisionId", "status")),
+        _builtin("site_view", "site", ("siteId", *_VISIT)),
+        _builtin("page_feedback", "site", ("siteId", "spaceId", "pageId", "feedback", *_VISIT)),
     )
 }
 

@@ -23,7 +23,9 @@ import requests
 from dotenv import dotenv_values
 
 from .authoring.bundle import integration_bundle
+from .authoring.localcheck import inspect_locally
 from .authoring.scaffold import DEFAULT_ORGANIZATION, ScaffoldError, scaffold_create
+from .codecheck import check_code, combined
 from .manifest import CheckResult, check_manifest
 
 EXIT_OK = 0
@@ -73,8 +75,18 @@ def report(result: CheckResult, say: Callable[[str], object] = print) -> CheckRe
 
 
 def checked(path: Path, env: dict[str, str]) -> CheckResult:
-    """Check the manifest offline and print its warnings and errors."""
-    return report(check_manifest(path, env=env))
+    """Check the manifest offline, then its code loaded in a sandbox here (``codecheck``),
+    and print the warnings and errors."""
+    result = check_manifest(path, env=env)
+    if result.ok:
+        manifest = result.manifest
+        description = inspect_locally(manifest, say=stderr) if manifest.code else None
+        result = combined(result, check_code(manifest, description))
+    return report(result)
+
+
+def stderr(line: str) -> None:
+    print(line, file=sys.stderr)
 
 
 def run_check(options) -> None:

@@ -10,6 +10,7 @@ from .checker import check_manifest, manifest_from_text
 from .constants import (
     CATEGORIES,
     DEFAULT_TARGET,
+    EVENT_SCOPES,
     INTERNAL_SCOPES,
     MANIFEST_FILENAME,
     PROPERTY_TYPES,
@@ -22,6 +23,7 @@ from .types import Asset, CheckResult, Manifest, Problem
 __all__ = [
     "CATEGORIES",
     "DEFAULT_TARGET",
+    "EVENT_SCOPES",
     "INTERNAL_SCOPES",
     "MANIFEST_FILENAME",
     "PROPERTY_TYPES",

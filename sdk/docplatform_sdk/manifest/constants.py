@@ -49,6 +49,23 @@ SCOPES: tuple[str, ...] = (
 
 PROPERTY_TYPES: tuple[str, ...] = ("string", "number", "boolean", "button")
 
+#: The events the platform fires to integration code, and the scope an installation needs to
+#: receive each (None: every installation receives it). One home: the platform's payload
+#: catalogue (docplatform/events/catalogue.py) reads the scopes from here, and ``check``
+#: tells an author whose handler names another event or lacks its scope.
+EVENT_SCOPES: dict[str, str | None] = {
+    "installation_setup": None,
+    "space_installation_setup": None,
+    "site_installation_setup": None,
+    "space_view": "space:metadata:read",
+    "space_content_updated": "space:content:read",
+    "space_visibility_updated": "space:metadata:read",
+    "space_gitsync_started": "space:git:sync",
+    "space_gitsync_completed": "space:git:sync",
+    "site_view": "site:views:read",
+    "page_feedback": "page:feedback:read",
+}
+
 TARGETS: tuple[str, ...] = ("all", "organization", "space", "site")
 DEFAULT_TARGET = "all"
 
