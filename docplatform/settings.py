@@ -392,6 +392,9 @@ CELERY_BEAT_SCHEDULE["purge-webhook-deliveries"] = {
     "schedule": 3600.0,
 }
 
+# POSTs in flight to one receiver (host:port) per worker process, at most: a burst to one slow
+# URL takes no more senders than this; what is over it waits (postponed), it does not fail.
+WEBHOOK_RECEIVER_CONCURRENCY = env_positive(int, "WEBHOOK_RECEIVER_CONCURRENCY", 10)
 # --- The integration runtime ---------------------------------------------------------------------
 # Where the platform is reached from outside (the API endpoint and installations' public
 # endpoints given to integration code) and where the runtime host listens.

@@ -9,8 +9,9 @@ committed but never queued (broker down) or whose worker died, so nothing is los
 A consumer works through a delivery in three steps, all here: **claim** it (a lease, so one
 worker at a time; ``delivery_start`` / ``deliveries_start_due`` also cancel what the routers
 no longer want), do its work, then **settle** it with a ``Result`` (succeeded, failed,
-cancelled, or retry after a delay): the outbox writes the row and queues the retry. A
-consumer never writes a delivery row itself.
+cancelled, retry after a delay, or postponed): the outbox writes the row with the consumer's
+log rows, only while the lease is still held, and queues the retry. A consumer never writes a
+delivery row itself.
 """
 
 import logging
@@ -322,30 +323,39 @@ class Result:
     """What a consumer's work on a claimed delivery came to; ``deliveries_settle`` writes it.
 
     ``attempts``: the delivery's attempt count in its chain after this work (None: unchanged,
-    nothing was attempted). ``retry_in``: seconds until the retry of a ``retrying`` result.
-    ``at``: when a final result was reached (default: when it is settled).
+    nothing was attempted). ``retry_in``: seconds until the retry of a ``retrying`` result
+    (or until a postponed delivery is due again). ``at``: when a final result was reached
+    (default: when it is settled). ``log``: the consumer's own rows recording the work (unsaved
+    model instances, an attempt log), written with the delivery's new state or not at all.
+    ``status`` None: postponed, nothing attempted; ``requeue``: its task is queued at
+    ``retry_in`` (a drain that postpones a delivery comes back to it itself).
     """
 
-    status: str
+    status: str | None
     attempts: int | None = None
     outcome: str = ""
     error: str = ""
     duration_ms: int | None = None
     retry_in: float | None = None
     at: datetime | None = None
+    log: tuple = ()
+    requeue: bool = True
 
     @classmethod
-    def succeeded(cls, *, outcome: str = "", attempts=None, duration_ms=None, at=None):
+    def succeeded(cls, *, outcome: str = "", attempts=None, duration_ms=None, at=None, log=()):
         return cls(
             Delivery.Status.SUCCEEDED,
             attempts=attempts,
             outcome=outcome,
             duration_ms=duration_ms,
             at=at,
+            log=tuple(log),
         )
 
     @classmethod
-    def failed(cls, *, error: str, outcome: str = "", attempts=None, duration_ms=None, at=None):
+    def failed(
+        cls, *, error: str, outcome: str = "", attempts=None, duration_ms=None, at=None, log=()
+    ):
         return cls(
             Delivery.Status.FAILED,
             attempts=attempts,
@@ -353,25 +363,41 @@ class Result:
             error=error,
             duration_ms=duration_ms,
             at=at,
+            log=tuple(log),
         )
 
     @classmethod
-    def retry(cls, *, retry_in: float, error: str, attempts=None, duration_ms=None):
+    def retry(cls, *, retry_in: float, error: str, attempts=None, duration_ms=None, log=()):
         return cls(
             Delivery.Status.RETRYING,
             attempts=attempts,
             error=error,
             duration_ms=duration_ms,
             retry_in=retry_in,
+            log=tuple(log),
         )
 
     @classmethod
     def cancelled(cls, *, reason: str):
         return cls(Delivery.Status.CANCELLED, outcome=reason)
 
+    @classmethod
+    def postponed(cls, *, retry_in: float, requeue: bool):
+        """Not attempted now (its receiver is busy): the lease is given back and the delivery
+        is due again in ``retry_in`` seconds, its status and attempts unchanged."""
+        return cls(None, retry_in=retry_in, requeue=requeue)
+
+    @property
+    def queues_task(self) -> bool:
+        """Whether settling queues the delivery's task at ``retry_in``."""
+        return self.requeue and self.status in (None, Delivery.Status.RETRYING)
+
     def changes(self, now: datetime) -> dict:
         """The delivery's columns this result sets (the lease is released in every case)."""
-        changes = {"status": self.status, "last_error": self.error, "lease_expires_at": None}
+        changes = {"lease_expires_at": None}
+        if self.status is None:
+            return changes | {"next_attempt_at": now + timedelta(seconds=self.retry_in or 0.0)}
+        changes |= {"status": self.status, "last_error": self.error}
         if self.status == Delivery.Status.RETRYING:
             changes["next_attempt_at"] = now + timedelta(seconds=self.retry_in or 0.0)
         else:
@@ -387,28 +413,73 @@ class Result:
         return changes
 
 
-def delivery_settle(delivery: Delivery, result: Result) -> None:
-    deliveries_settle([(delivery, result)])
+class _LeaseLost(Exception):
+    """A group of deliveries settled in one statement held a delivery whose lease was lost."""
 
 
-def deliveries_settle(results: list[tuple[Delivery, Result]]) -> None:
-    """Write what consumers' work came to, one UPDATE per distinct change (a batch that
-    succeeded at one moment is one statement), then queue each retry at its countdown. The
-    deliveries given are brought up to date as well."""
+def delivery_settle(delivery: Delivery, result: Result) -> bool:
+    """Settle one delivery (see deliveries_settle); whether its lease was still held."""
+    return bool(deliveries_settle([(delivery, result)]))
+
+
+def deliveries_settle(results: list[tuple[Delivery, Result]]) -> list[Delivery]:
+    """Write what consumers' work came to, then queue each retry at its countdown.
+
+    **The lease rule**: a result is written only while the worker still holds the lease it
+    claimed the delivery with (``lease_expires_at`` as claimed, checked in the same UPDATE):
+    a delivery whose lease ran out and was claimed again is settled by its new holder only,
+    once, and the late result is dropped (logged). Each delivery's new state and its ``log``
+    rows are written in one transaction, so a failure loses both or neither. Deliveries with
+    the same lease and the same new state are one UPDATE. The deliveries settled are brought
+    up to date and returned.
+    """
     now = timezone.now()
-    groups = defaultdict(list)
+    try:
+        settled = _settle_at_once(results, now)
+    except _LeaseLost:  # rare: settle them one by one to learn which are still held
+        settled = []
+        for item in results:
+            settled += _settle_at_once([item], now)
+    if len(settled) < len(results):
+        held = {delivery.pk for delivery, _ in settled}
+        lost = [delivery.pk for delivery, _ in results if delivery.pk not in held]
+        logger.warning("deliveries %s: lease taken over, their late results dropped", lost)
     retries = []
-    for delivery, result in results:
-        changes = result.changes(now)
-        for field, value in changes.items():
+    for delivery, result in settled:
+        for field, value in result.changes(now).items():
             setattr(delivery, field, value)
-        groups[tuple(sorted(changes.items()))].append(delivery.pk)
-        if result.status == Delivery.Status.RETRYING:
+        if result.queues_task:
             retries.append((delivery, result.retry_in or 0.0))
-    for changes, ids in groups.items():
-        Delivery.objects.filter(pk__in=ids).update(**dict(changes))
     for delivery, countdown in retries:
         deliveries_enqueue([(delivery.pk, delivery.consumer)], countdown=max(countdown, 0.0))
+    return [delivery for delivery, _ in settled]
+
+
+def _settle_at_once(results, now) -> list[tuple[Delivery, Result]]:
+    """Settle in one transaction what is still held; a delivery found not held is left out
+    when settled alone, and raises _LeaseLost (nothing written) when in a group."""
+    groups = defaultdict(list)
+    for delivery, result in results:
+        changes = tuple(sorted(result.changes(now).items()))
+        groups[(delivery.lease_expires_at, changes)].append((delivery, result))
+    settled = []
+    with transaction.atomic():
+        for (lease, changes), items in groups.items():
+            ids = [delivery.pk for delivery, _ in items]
+            held = Delivery.objects.filter(pk__in=ids, lease_expires_at=lease).update(
+                **dict(changes)
+            )
+            if held == len(ids):
+                settled += items
+            elif len(ids) > 1:  # which of them were lost is unknown: undo, and settle each
+                raise _LeaseLost
+        rows = defaultdict(list)
+        for _, result in settled:
+            for row in result.log:
+                rows[type(row)].append(row)
+        for model, objects in rows.items():
+            model.objects.bulk_create(objects)
+    return settled
 
 
 @transaction.atomic

@@ -1,16 +1,21 @@
-"""Webhook delivery: claim due deliveries, POST them signed (a batch at once), log each
-attempt, classify its outcome and settle the delivery (done, or retried on the schedule);
-the test ping; purging finished deliveries."""
+"""Webhook delivery: claim due deliveries, POST them signed (many at once, a bounded number
+per receiver), classify each attempt's outcome and settle its delivery as the attempt ends
+(done, or retried on the schedule) with the attempt's log row; the test ping; purging
+finished deliveries."""
 
 import functools
 import json
 import logging
 import random
 import time
-from concurrent.futures import ThreadPoolExecutor
+from collections import defaultdict
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor
+from concurrent.futures import wait as futures_wait
+from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
+from django.db import DatabaseError
 from django.utils import timezone
 from docplatform_sdk import signing
 
@@ -21,6 +26,7 @@ from docplatform.events.outbox import (
     Result,
     deliveries_settle,
     deliveries_start_due,
+    delivery_settle,
     delivery_start,
     drain_release,
     drain_request,
@@ -30,6 +36,7 @@ from integrations.models import Installation
 from ..models import DeliveryAttempt
 from ..outbound import SendError, Target, UnsafeURL, check_url, post
 from .publication import PING
+from .receivers import slots
 from .signing_secrets import signing_secrets_for
 
 logger = logging.getLogger(__name__)
@@ -49,6 +56,10 @@ CLAIM_READS = ClaimReads(
 MAX_RETRIES = 3
 RESPONSE_BODY_KEPT = 1024
 USER_AGENT = "docplatform-webhooks/1.0"
+REFUSED = "refused URL: "
+#: How long a drain with POSTs in flight and nothing more to claim waits for one to end
+#: before it claims again (what committed meanwhile joins it within this time).
+DRAIN_POLL_SECONDS = 0.05
 
 
 def classify_response(status_code: int | None) -> str:
@@ -80,62 +91,60 @@ def request_body(delivery: Delivery) -> bytes:
 
 
 def webhook_deliver(delivery_id: int) -> None:
-    """One attempt of one delivery: a retry at its countdown, or one the sweeper sends."""
+    """One attempt of one delivery: a retry at its countdown, or one the sweeper sends. Over
+    its receiver's bound in this process, it is postponed and its task queued again."""
     delivery = delivery_start(delivery_id, reads=CLAIM_READS)
-    if delivery is not None:
-        webhook_attempt([delivery])
+    if delivery is None:
+        return
+    (job,) = _jobs([delivery], {})
+    if job.receiver and not slots.take(job.receiver):
+        delay = slots.postpone(job.receiver)
+        delivery_settle(delivery, Result.postponed(retry_in=delay, requeue=True))
+        return
+    _settle([(job.delivery, job.run())])
 
 
 def webhook_deliver_due(rank: int = 0) -> int:
-    """The drain: attempt every due webhook delivery, a batch at a time, until a claim finds
-    none (or ``WEBHOOK_DRAIN_SECONDS`` passed: then a new drain takes over). Until it caught
-    up, its drain request stays set, so what commits meanwhile joins one of its next batches
-    instead of queueing another task. A drain whose first batch is full asks another worker
-    slot to share the backlog (``rank`` counts the drains before it, up to
-    ``WEBHOOK_PARALLEL_DRAINS``). Returns how many deliveries it claimed."""
+    """The drain: attempt every due webhook delivery until a claim finds none (or
+    ``WEBHOOK_DRAIN_SECONDS`` passed: then a new drain takes over). It keeps up to
+    ``WEBHOOK_BATCH_SIZE`` POSTs in flight, settles each delivery as its attempt ends and
+    claims more as they end, so a slow receiver holds up only its own deliveries. Until it
+    caught up, its drain request stays set, so what commits meanwhile joins it (within
+    ``DRAIN_POLL_SECONDS``) instead of queueing another task. A drain whose first claim is
+    full asks another worker slot to share the backlog (``rank`` counts the drains before it,
+    up to ``WEBHOOK_PARALLEL_DRAINS``). Returns how many deliveries it claimed."""
     size = settings.WEBHOOK_BATCH_SIZE
     deadline = time.monotonic() + settings.WEBHOOK_DRAIN_SECONDS
+    drain = _Drain()
     claimed_so_far, released = 0, False
     while True:
-        claimed, deliveries = deliveries_start_due(WEBHOOK_CONSUMER, limit=size, reads=CLAIM_READS)
-        if claimed == size and not claimed_so_far and rank + 1 < settings.WEBHOOK_PARALLEL_DRAINS:
-            drain_request(WEBHOOK_CONSUMER, force=True, args=[rank + 1])
-        webhook_attempt(deliveries)
-        claimed_so_far += claimed
-        if not claimed:
-            if released:
-                return claimed_so_far
-            drain_release(WEBHOOK_CONSUMER)  # then one more claim, for what committed before
-            released = True
-        elif time.monotonic() > deadline:
+        free = size - drain.in_flight
+        claimed = 0
+        if free > 0:
+            claimed, deliveries = deliveries_start_due(
+                WEBHOOK_CONSUMER, limit=free, reads=CLAIM_READS
+            )
+            if (
+                claimed == size
+                and not claimed_so_far
+                and rank + 1 < settings.WEBHOOK_PARALLEL_DRAINS
+            ):
+                drain_request(WEBHOOK_CONSUMER, force=True, args=[rank + 1])
+            claimed_so_far += claimed
+            drain.start(deliveries)
+        if time.monotonic() > deadline:
+            drain.finish()
             drain_release(WEBHOOK_CONSUMER)
             drain_request(WEBHOOK_CONSUMER)  # the next drain takes over
             return claimed_so_far
-
-
-def webhook_attempt(deliveries: list[Delivery]) -> None:
-    """Make one attempt of each claimed delivery, the POSTs at once (one slow receiver does
-    not hold up the others), then log the attempts and settle the deliveries: finished, or
-    retried at their countdown."""
-    if not deliveries:
-        return
-    secrets = signing_secrets_for([delivery.installation for delivery in deliveries])
-    targets: dict[str, Target | UnsafeURL] = {}  # one resolution per URL and batch
-
-    def attempt_one(delivery: Delivery) -> DeliveryAttempt:
-        return _attempt(delivery, secrets[delivery.installation_id], targets)
-
-    if len(deliveries) == 1:
-        attempts = [attempt_one(deliveries[0])]
-    else:
-        attempts = list(_senders().map(attempt_one, deliveries))
-    finished_at = timezone.now()
-    results = [
-        (delivery, _result(delivery, attempt, finished_at))
-        for delivery, attempt in zip(deliveries, attempts, strict=True)
-    ]
-    DeliveryAttempt.objects.bulk_create(attempts)
-    deliveries_settle(results)
+        backlog = 0 < free == claimed
+        drain.settle_ended(wait=0.0 if backlog else DRAIN_POLL_SECONDS)
+        if claimed or drain.busy:
+            continue
+        if released:
+            return claimed_so_far
+        drain_release(WEBHOOK_CONSUMER)  # then one more claim, for what committed before
+        released = True
 
 
 @functools.cache
@@ -146,7 +155,138 @@ def _senders() -> ThreadPoolExecutor:
     )
 
 
-def _attempt(delivery: Delivery, secrets: list[str], targets: dict) -> DeliveryAttempt:
+@dataclass
+class _Job:
+    """One claimed delivery ready to be attempted: its signing secrets, and its URL checked
+    (or refused). ``receiver`` (``host:port``) is None for a refused URL: nothing is sent."""
+
+    delivery: Delivery
+    secrets: list[str]
+    target: Target | UnsafeURL
+
+    @property
+    def receiver(self) -> str | None:
+        if isinstance(self.target, UnsafeURL):
+            return None
+        return f"{self.target.host}:{self.target.port}"
+
+    def run(self) -> DeliveryAttempt:
+        """Attempt the delivery (in a sender thread: no database here), giving back its
+        receiver's slot when it ends."""
+        started = time.perf_counter()
+        try:
+            return _attempt(self.delivery, self.secrets, self.target)
+        finally:
+            if self.receiver:
+                slots.give_back(self.receiver, time.perf_counter() - started)
+
+
+def _jobs(deliveries: list[Delivery], targets: dict) -> list[_Job]:
+    """The deliveries' jobs: one secrets query, one resolution per URL (``targets`` keeps
+    them for the caller's next claims)."""
+    secrets = signing_secrets_for([delivery.installation for delivery in deliveries])
+    jobs = []
+    for delivery in deliveries:
+        url = delivery.installation.configuration.get("url")
+        if url not in targets:
+            try:
+                targets[url] = check_url(url)
+            except UnsafeURL as exc:
+                targets[url] = exc
+        jobs.append(_Job(delivery, secrets[delivery.installation_id], targets[url]))
+    return jobs
+
+
+class _Drain:
+    """A drain's attempts in flight in the sender threads, and the deliveries it postponed
+    because their receiver was at its bound (it comes back to them when they are due)."""
+
+    def __init__(self):
+        self.targets: dict = {}  # one resolution per URL and drain
+        self.futures: dict[Future, _Job] = {}
+        self.postponed: list[Delivery] = []
+        self.postponed_until = 0.0  # time.monotonic() when the last one comes due
+
+    @property
+    def in_flight(self) -> int:
+        return len(self.futures)
+
+    @property
+    def busy(self) -> bool:
+        return bool(self.futures) or time.monotonic() < self.postponed_until
+
+    def start(self, deliveries: list[Delivery]) -> None:
+        """POST each delivery in a sender thread, within its receiver's bound; postpone the
+        rest; a refused URL's attempt (nothing sent) is settled at once."""
+        if not deliveries:
+            return
+        refused, postponed = [], []
+        for job in _jobs(deliveries, self.targets):
+            if job.receiver is None:
+                refused.append((job.delivery, job.run()))
+            elif slots.take(job.receiver):
+                self.futures[_senders().submit(job.run)] = job
+            else:
+                delay = slots.postpone(job.receiver)
+                postponed.append((job.delivery, Result.postponed(retry_in=delay, requeue=False)))
+                self.postponed_until = max(self.postponed_until, time.monotonic() + delay)
+        if postponed:
+            self.postponed += _settle_quietly(postponed)
+        _settle(refused)
+
+    def settle_ended(self, *, wait: float) -> None:
+        """Settle the attempts that ended, waiting up to ``wait`` seconds for one to end (or,
+        with none in flight, for that long)."""
+        if not self.futures:
+            time.sleep(wait)
+            return
+        ended, _ = futures_wait(self.futures, timeout=wait, return_when=FIRST_COMPLETED)
+        results = []
+        for future in ended:
+            job = self.futures.pop(future)
+            try:
+                results.append((job.delivery, future.result()))
+            except Exception:  # a fault of ours: the delivery is left to its lease
+                logger.exception("webhook delivery %s: the attempt failed", job.delivery.pk)
+        _settle(results)
+
+    def finish(self) -> None:
+        """Before handing over: settle every attempt in flight, and make what this drain
+        postponed due now, so that the next drain takes it at once."""
+        while self.futures:
+            self.settle_ended(wait=DRAIN_POLL_SECONDS)
+        by_due = defaultdict(list)
+        for delivery in self.postponed:
+            by_due[delivery.next_attempt_at].append(delivery.pk)
+        now = timezone.now()
+        for due, ids in by_due.items():
+            if due > now:  # still as postponed: not claimed again since
+                Delivery.objects.filter(
+                    pk__in=ids, lease_expires_at=None, next_attempt_at=due
+                ).update(next_attempt_at=now)
+
+
+def _settle(ended: list[tuple[Delivery, DeliveryAttempt]]) -> None:
+    """Settle deliveries whose attempt ended, each attempt row written with its delivery's
+    new state (see ``outbox.deliveries_settle``)."""
+    if ended:
+        _settle_quietly([(delivery, _result(delivery, attempt)) for delivery, attempt in ended])
+
+
+def _settle_quietly(results: list[tuple[Delivery, Result]]) -> list[Delivery]:
+    """Settle; a database failure is logged, not raised: nothing of these results was
+    written, and the deliveries come back when their lease runs out."""
+    try:
+        return deliveries_settle(results)
+    except DatabaseError:
+        logger.exception(
+            "webhook deliveries %s: not settled, left to their lease",
+            [delivery.pk for delivery, _ in results],
+        )
+        return []
+
+
+def _attempt(delivery: Delivery, secrets: list[str], target) -> DeliveryAttempt:
     """POST the delivery and record how it went in a new (unsaved) attempt."""
     url = delivery.installation.configuration.get("url")
     attempt = DeliveryAttempt(
@@ -157,44 +297,38 @@ def _attempt(delivery: Delivery, secrets: list[str], targets: dict) -> DeliveryA
         url=str(url or "")[:2048],
     )
     started = time.perf_counter()
-    _send(delivery, secrets, _target(url, targets), attempt)
+    _send(delivery, secrets, target, attempt)
     attempt.duration_ms = int((time.perf_counter() - started) * 1000)
     return attempt
 
 
-def _result(delivery: Delivery, attempt: DeliveryAttempt, finished_at) -> Result:
-    """What the attempt's outcome makes of the delivery: done, or a retry after its delay
-    (the attempt records the outcome and the delay too)."""
-    attempts = attempt.number
+def _result(delivery: Delivery, attempt: DeliveryAttempt) -> Result:
+    """What the attempt makes of the delivery: done, or a retry after its delay. The attempt
+    records the same: ``succeeded``, ``retry`` (with the delay) or ``failed`` (the last
+    attempt of a delivery that failed); it is written with the delivery's new state."""
+    number = attempt.number
     status_code = attempt.status_code
-    outcome = "failed" if attempt.outcome == "refused" else classify_response(status_code)
-    attempt.outcome = attempt.outcome or outcome
+    refused = attempt.error.startswith(REFUSED)
+    outcome = "failed" if refused else classify_response(status_code)
     detail = attempt.error or (f"HTTP {status_code}" if status_code else "")
-    if outcome == "retry" and attempts <= MAX_RETRIES:
-        attempt.next_delay = retry_delay(attempts)
-        return Result.retry(retry_in=attempt.next_delay, error=detail, attempts=attempts)
+    if outcome == "retry" and number <= MAX_RETRIES:
+        attempt.outcome = "retry"
+        attempt.next_delay = retry_delay(number)
+        return Result.retry(
+            retry_in=attempt.next_delay, error=detail, attempts=number, log=[attempt]
+        )
     if outcome == "succeeded":
-        return Result.succeeded(outcome=f"HTTP {status_code}", attempts=attempts, at=finished_at)
+        attempt.outcome = "succeeded"
+        return Result.succeeded(outcome=f"HTTP {status_code}", attempts=number, log=[attempt])
+    attempt.outcome = "failed"
     gave_up = " after the last retry" if outcome == "retry" else ""
-    return Result.failed(
-        outcome=f"{detail}{gave_up}", error=detail, attempts=attempts, at=finished_at
-    )
-
-
-def _target(url, targets: dict) -> Target | UnsafeURL:
-    if url not in targets:
-        try:
-            targets[url] = check_url(url)
-        except UnsafeURL as exc:
-            targets[url] = exc
-    return targets[url]
+    return Result.failed(outcome=f"{detail}{gave_up}", error=detail, attempts=number, log=[attempt])
 
 
 def _send(delivery: Delivery, secrets: list[str], target, attempt: DeliveryAttempt) -> None:
-    """POST the delivery; fills the attempt's response (or error) fields."""
+    """POST the delivery; fills the attempt's request headers and its response (or error)."""
     if isinstance(target, UnsafeURL):
-        attempt.outcome = "refused"
-        attempt.error = f"refused URL: {target}"[:500]
+        attempt.error = f"{REFUSED}{target}"[:500]
         return
     body = request_body(delivery)
     headers = {
@@ -204,6 +338,7 @@ def _send(delivery: Delivery, secrets: list[str], target, attempt: DeliveryAttem
         "X-Service-Event": delivery.event.type,
         "X-Service-Delivery": str(delivery.event_uuid),
     }
+    attempt.request_headers = {"Host": target.host_header, **headers}
     try:
         response = post(target, body=body, headers=headers, keep=RESPONSE_BODY_KEPT)
     except SendError as exc:
