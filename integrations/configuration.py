@@ -7,7 +7,6 @@ and nothing is written. The configuration that results is then validated as a wh
 problems there do not refuse the edit but keep the installation ``pending`` with the reasons.
 """
 
-import json
 from collections.abc import Callable
 
 from jsonschema import Draft202012Validator
@@ -146,36 +145,3 @@ def validation_reasons(integration_name: str, level: str, definition: dict, conf
     if check is not None:
         reasons.extend(check(level, configuration))
     return reasons
-
-
-BOOLEAN_WORDS = {"true": True, "yes": True, "on": True, "1": True}
-BOOLEAN_WORDS.update({"false": False, "no": False, "off": False, "0": False})
-
-
-def value_from_text(definition: dict, name: str, text: str):
-    """A configuration value typed on a command line, read by its property's type.
-
-    An empty text unsets the property. Raises ValueError with the reason for a text that
-    does not read as the property's type; unknown properties are left to the setup flow.
-    """
-    prop = properties_of(definition).get(name)
-    if text == "":
-        return None
-    if prop is None or prop["type"] == "string":
-        return text
-    if prop["type"] == "number":
-        try:
-            return int(text)
-        except ValueError:
-            try:
-                return float(text)
-            except ValueError:
-                raise ValueError(f"{text!r} is not a number") from None
-    if prop["type"] == "boolean":
-        if text.lower() not in BOOLEAN_WORDS:
-            raise ValueError(f"{text!r} is not a yes/no value (true, false, yes, no, on, off)")
-        return BOOLEAN_WORDS[text.lower()]
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        raise ValueError("give the credentials as a JSON object") from None

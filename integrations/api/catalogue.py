@@ -18,7 +18,7 @@ from docplatform.selectors import is_organization_admin, is_organization_member
 
 from ..models import Integration, IntegrationVersion
 from ..selectors import integration_catalogue, integrations_visible_to
-from ..services import integration_publish
+from ..services import integration_publish, integration_unpublish
 from ..services.installations import install_link_rotate
 from .bundles import MAX_BUNDLE_BYTES, MIB, extract_bundle, refused
 
@@ -150,8 +150,10 @@ def integration_for(request, name: str, *, install_token: str | None = None) -> 
     return get_object_or_404(visible.select_related("latest_version"), name=name)
 
 
+@service_errors("integration", methods=["delete"])
 class IntegrationDetailApi(APIView):
-    """An integration the caller may see (an unlisted one with its install link token)."""
+    """An integration the caller may see (an unlisted one with its install link token);
+    unpublish it (DELETE: every version; its owners only, refused while it is installed)."""
 
     @extend_schema(parameters=[IntegrationDetailFilter], responses=IntegrationOutput)
     def get(self, request, name):
@@ -159,6 +161,11 @@ class IntegrationDetailApi(APIView):
         query.is_valid(raise_exception=True)
         integration = integration_for(request, name, **query.validated_data)
         return Response(IntegrationOutput(integration).data)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request, name):
+        integration_unpublish(integration=owned_integration_for(request, name))
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class IntegrationVersionListApi(generics.ListAPIView):
@@ -184,11 +191,14 @@ class InstallLinkOutput(serializers.Serializer):
 
 
 def owned_integration_for(request, name: str) -> Integration:
-    """An integration of an organization the caller administers; 403 for other callers who
-    may see it."""
+    """An integration of an organization the caller administers (its install link, its
+    versions); 403 for other callers who may see it."""
     integration = integration_for(request, name)
     if not is_organization_admin(user=request.user, organization=integration.organization):
-        raise PermissionDenied("only the owning organization's admins manage the install link")
+        raise PermissionDenied(
+            f"only the admins of organization '{integration.organization.subdomain}' manage "
+            f"{integration.name}"
+        )
     return integration
 
 

@@ -23,6 +23,7 @@ from docplatform.api_schema import service_errors
 from docplatform.models import Space
 from docplatform.selectors import sites_visible_to, spaces_visible_to
 
+from ..environment import installation_public_endpoint
 from ..models import Installation
 from ..policies import (
     effective_status,
@@ -105,8 +106,15 @@ class InstallationOutput(serializers.Serializer):
         method_name="get_permissions_notice",
         help_text='"asks for new permissions: ..." while scopes await approval, else null.',
     )
+    publicEndpoint = serializers.SerializerMethodField(
+        method_name="get_public_endpoint",
+        help_text="The world-facing URL whose requests reach the integration's fetch.",
+    )
     createdAt = serializers.DateTimeField(source="created_at")
     updatedAt = serializers.DateTimeField(source="updated_at")
+
+    def get_public_endpoint(self, installation) -> str:
+        return installation_public_endpoint(installation)
 
     @extend_schema_field(serializers.ChoiceField(choices=Installation.Status.choices))
     def get_status(self, installation) -> str:

@@ -3,7 +3,16 @@ in the ``api`` namespace)."""
 
 from django.urls import path
 
-from . import catalogue, completion, components, deliveries, installations, oauth, own_installation
+from . import (
+    catalogue,
+    completion,
+    components,
+    deliveries,
+    installations,
+    oauth,
+    own_installation,
+    versions,
+)
 
 urlpatterns = [
     path(
@@ -27,6 +36,11 @@ urlpatterns = [
         "integrations/<name:name>/versions/",
         catalogue.IntegrationVersionListApi.as_view(),
         name="integration-versions",
+    ),
+    path(
+        "integrations/<name:name>/versions/<int:number>/",
+        versions.IntegrationVersionApi.as_view(),
+        name="integration-version",
     ),
     path(
         "integrations/<name:name>/install-link/",

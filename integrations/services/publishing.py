@@ -1,4 +1,5 @@
-"""Writes of the integrations app: publishing integrations and their versions."""
+"""Writes of the integrations app: publishing integrations and their versions, and
+unpublishing them."""
 
 import hashlib
 import hmac
@@ -19,6 +20,7 @@ from docplatform.selectors import (
 )
 
 from ..models import Integration, IntegrationAsset, IntegrationVersion
+from ..policies import runnable_version
 from .consent import installation_scopes_narrow
 from .installations import installations_revalidate
 
@@ -174,3 +176,71 @@ def _copy_listing(integration: Integration, manifest: Manifest) -> None:
     integration.blocks = [dict(block) for block in manifest.blocks]
     integration.external_links = [dict(link) for link in manifest.external_links]
     integration.configurations = manifest.configurations
+
+
+# --- Unpublishing ---------------------------------------------------------------------------
+
+#: How many installations a refusal names (then "and N more").
+MAX_INSTALLATIONS_NAMED = 20
+
+
+def _installations_named(integration: Integration) -> list[str]:
+    """Each installation of ``integration`` as ``ID (organization, level)``."""
+    installations = integration.installations.select_related("organization").order_by("pk")
+    shown = [
+        f"{row.id} ({row.organization.subdomain}, {row.level})"
+        for row in installations[:MAX_INSTALLATIONS_NAMED]
+    ]
+    more = installations.count() - len(shown) if len(shown) == MAX_INSTALLATIONS_NAMED else 0
+    return [*shown, f"and {more} more"] if more else shown
+
+
+def integration_version_unpublish(*, integration: Integration, number: int) -> None:
+    """Remove one version. The version installations run (``runnable_version``: the latest)
+    stays while any installation exists; the only version goes with the whole integration.
+    Raises ValidationError naming ``version``."""
+    with transaction.atomic():
+        integration = Integration.objects.select_for_update().get(pk=integration.pk)
+        version = integration.versions.filter(number=number).first()
+        if version is None:
+            raise ValidationError({"version": [f"{integration.name} has no version {number}"]})
+        running = runnable_version(integration) or integration.latest_version
+        installed = _installations_named(integration)
+        if running is not None and running.pk == version.pk and installed:
+            raise ValidationError(
+                {
+                    "version": [
+                        f"version {number} is the one installations run: "
+                        f"{', '.join(installed)}; publish a newer version or uninstall them first"
+                    ]
+                }
+            )
+        previous = integration.versions.exclude(pk=version.pk).order_by("-number").first()
+        if previous is None:
+            raise ValidationError(
+                {"version": [f"version {number} is the only one: unpublish {integration.name}"]}
+            )
+        if integration.latest_version_id == version.pk:
+            integration.latest_version = previous
+            integration.save(update_fields=["latest_version", "updated_at"])
+        version.delete()
+
+
+def integration_unpublish(*, integration: Integration) -> None:
+    """Remove the integration and every version; refused (ValidationError naming
+    ``integration``) while anything is installed, with the installations named."""
+    with transaction.atomic():
+        integration = Integration.objects.select_for_update().get(pk=integration.pk)
+        installed = _installations_named(integration)
+        if installed:
+            raise ValidationError(
+                {
+                    "integration": [
+                        f"{integration.name} is installed: {', '.join(installed)}; "
+                        "uninstall it first"
+                    ]
+                }
+            )
+        integration.latest_version = None
+        integration.save(update_fields=["latest_version"])
+        integration.delete()

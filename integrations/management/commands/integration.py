@@ -10,6 +10,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.http import Http404
+from docplatform_sdk.authoring.values import values_from_texts
 from docplatform_sdk.cli import (
     EXIT_REFUSED,
     EXIT_USAGE,
@@ -27,7 +28,6 @@ from docplatform_sdk.cli import (
 from docplatform.models import Site, Space
 from docplatform.selectors import organization_by_ref
 from integrations.authoring.dev import DevSession, dev_run
-from integrations.configuration import value_from_text
 from integrations.policies import configuration_definition, definition_for_level, effective_status
 from integrations.selectors import installations_visible_to, integrations_visible_to
 from integrations.services import integration_publish, manifest_check
@@ -264,15 +264,10 @@ class Command(BaseCommand):
 
     @staticmethod
     def _changes(definition: dict, values: list[str]) -> dict:
-        changes, problems = {}, {}
-        for item in values:
-            key, sep, text = item.partition("=")
-            if not sep or not key:
-                raise usage_error(f"--set {item}: give KEY=VALUE")
-            try:
-                changes[key] = value_from_text(definition, key, text)
-            except ValueError as exc:
-                problems[f"configuration.{key}"] = [str(exc)]
+        try:
+            changes, problems = values_from_texts(definition, values)
+        except ValueError as exc:
+            raise usage_error(str(exc)) from exc
         if problems:
             raise ValidationError(problems)
         return changes

@@ -1,0 +1,89 @@
+"""``login`` (check a personal token and save it), ``logout`` and ``whoami``."""
+
+import getpass
+import os
+import sys
+
+from .api import ApiRefused, Platform
+from .credentials import Credentials, normalized_api, remove_login, save_login
+from .errors import Refused, UsageError
+from .output import print_json, say
+from .session import add_api_arguments, platform_for
+
+TOKEN_PROMPT = "Personal API token (marketplace > Developer settings > Make token): "  # noqa: S105 - a prompt
+
+
+def read_token() -> str:
+    """The token from a prompt that does not echo it; from stdin's first line when stdin is
+    not a terminal (``... | docplatform-integration login``)."""
+    if sys.stdin.isatty():
+        return getpass.getpass(TOKEN_PROMPT)
+    return sys.stdin.readline()
+
+
+def read_api() -> str:
+    if not sys.stdin.isatty():
+        raise UsageError("give the API's URL with --api or DOCPLATFORM_API")
+    return input("API URL (https://HOST/api/v1): ")
+
+
+def run_login(options) -> None:
+    api = options.api or os.environ.get("DOCPLATFORM_API") or read_api()
+    credentials = Credentials(
+        api=normalized_api(api),
+        token=(options.token or os.environ.get("DOCPLATFORM_TOKEN") or read_token()).strip(),
+    )
+    if not credentials.token:
+        raise UsageError("no token given: make one in the marketplace's Developer settings")
+    try:
+        me = Platform(credentials, show=lambda line: None).get("me/", action="login")
+    except ApiRefused as exc:
+        if exc.status in (401, 403):
+            raise Refused(
+                f"{credentials.api} refused the token ({exc.status}): make a new one in the "
+                "marketplace's Developer settings"
+            ) from exc
+        raise
+    path = save_login(credentials)
+    say(f"logged in to {credentials.api} as {me['username']}", "ok")
+    say(f"saved in {path}")
+
+
+def run_logout(options) -> None:
+    path = remove_login()
+    say(f"logged out: removed {path}" if path else "not logged in: nothing to remove")
+
+
+def run_whoami(options) -> None:
+    platform = platform_for(options)
+    me = platform.get("me/", action="whoami")
+    if options.json:
+        print_json(
+            {"username": me["username"], "organizations": me["organizations"], "api": platform.api}
+        )
+        return
+    say(me["username"], "bold")
+    for membership in me["organizations"]:
+        say(f"  {membership['subdomain']} ({membership['role']}): {membership['title']}")
+    if not me["organizations"]:
+        say("  no organization")
+    say(f"api: {platform.api}")
+
+
+def add_parsers(actions) -> None:
+    login = actions.add_parser(
+        "login", help="Check a personal API token and save it with the API's URL."
+    )
+    login.add_argument("--api", help="The REST API, e.g. https://HOST/api/v1 (DOCPLATFORM_API).")
+    login.add_argument(
+        "--token",
+        help="The token (DOCPLATFORM_TOKEN); without it, a prompt that does not echo it.",
+    )
+    login.set_defaults(run=run_login)
+
+    logout = actions.add_parser("logout", help="Remove the saved login.")
+    logout.set_defaults(run=run_logout)
+
+    whoami = actions.add_parser("whoami", help="The user, organizations and API you act as.")
+    add_api_arguments(whoami, json_help="Print them as JSON.")
+    whoami.set_defaults(run=run_whoami)

@@ -1,0 +1,132 @@
+"""``dev``: the author's loop against a running platform, over its API.
+
+Publish the folder (checked here first), install it in the organization unless it is
+installed there already, then republish on every save (the folder is polled every
+``WATCH_SECONDS``) and show this integration's logs as they arrive: each call, what the code
+printed, its error. An invalid save prints its problems and the session goes on; Ctrl-C
+(or SIGTERM) ends it with exit 0.
+"""
+
+import time
+from pathlib import Path
+
+from ..authoring.watch import FolderWatcher
+from .api import ApiRefused, Platform
+from .errors import Refused, UsageError
+from .folder import add_path_arguments, existing_path, secrets_environment
+from .installing import install, installation_lines
+from .logs import LogFollower, item_lines
+from .output import say
+from .publishing import publish_folder
+from .session import add_api_arguments, platform_for
+
+WATCH_SECONDS = 0.2
+LOG_SECONDS = 0.5
+
+
+class DevSession:
+    """One ``dev`` run: ``organization`` installs it (None: the owning one)."""
+
+    def __init__(
+        self, platform: Platform, folder: Path, env_file: str | None, organization: str | None
+    ):
+        self.platform = platform
+        self.folder = folder
+        self.env_file = env_file
+        self.organization = organization
+        self.watcher = FolderWatcher(folder)
+        self.name: str | None = None
+        self.installation: dict | None = None
+        self.logs: LogFollower | None = None
+
+    def publish(self) -> None:
+        """Check and publish the folder, then install it if it is not; a refusal is printed
+        and the session goes on, so saving a fix publishes it."""
+        try:
+            body = publish_folder(self.platform, self.folder, secrets_environment(self.env_file))
+            if self.name != body["integration"]:
+                self.name = body["integration"]
+                self.installation = None
+                started = self.platform.server_time.isoformat()
+                self.logs = LogFollower(
+                    self.platform, f"integrations/{self.name}/logs/", since=started
+                )
+            if self.installation is None:
+                self.install()
+        except (Refused, UsageError) as exc:
+            say(f"not published: {exc}; fix it and save", "error")
+
+    def install(self) -> None:
+        integration = self.platform.get(f"integrations/{self.name}/", action="dev")
+        organization = self.organization or integration["organization"]
+        installation = next(
+            (
+                row
+                for row in self.platform.rows(
+                    f"orgs/{organization}/installations/", action="dev", level="organization"
+                )
+                if row["integration"] == self.name
+            ),
+            None,
+        )
+        if installation is None:
+            installation = install(self.platform, self.name, organization=organization)
+            say(f"installed in {organization}: {installation['id']}", "ok")
+        self.installation = installation
+        first, *reasons = installation_lines(installation)
+        say(f"installation {first.replace(' ', ' is ', 1)}")
+        for line in reasons:
+            say(line)
+        say(f"public endpoint: {installation['publicEndpoint']}")
+
+    def show_logs(self) -> None:
+        if self.logs is None:
+            return
+        try:
+            items = self.logs.poll()
+        except ApiRefused as exc:
+            say(f"no logs: {exc}", "error")
+            self.logs = None
+            return
+        for item in items:
+            for line in item_lines(item, installation=False):
+                say(line)
+
+    def run(self) -> None:
+        self.publish()
+        say(f"watching {self.folder} for changes (Ctrl-C stops)")
+        next_logs = 0.0
+        while True:
+            time.sleep(WATCH_SECONDS)
+            if self.watcher.changed():
+                say(f"{self.folder} changed: publishing")
+                self.publish()
+            if time.monotonic() >= next_logs:
+                self.show_logs()
+                next_logs = time.monotonic() + LOG_SECONDS
+
+
+def run_dev(options) -> None:
+    folder = existing_path(options.path)
+    if not folder.is_dir():
+        raise UsageError(f"{options.path}: dev takes an integration folder")
+    secrets_environment(options.env_file)  # a missing env file is a usage error at once
+    session = DevSession(platform_for(options), folder, options.env_file, options.organization)
+    try:
+        session.run()
+    except KeyboardInterrupt:
+        say("stopped")
+
+
+def add_parsers(actions) -> None:
+    dev = actions.add_parser(
+        "dev",
+        help="Publish, install, republish on every save and show the logs (Ctrl-C stops).",
+    )
+    add_path_arguments(dev)
+    dev.add_argument(
+        "--organization",
+        help="Install into this organization (id or subdomain; default: the owning one).",
+    )
+    add_api_arguments(dev)
+    dev.set_defaults(run=run_dev)
