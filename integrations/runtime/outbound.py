@@ -314,6 +314,7 @@ def request(
         if target.scheme == "https"
         else None,
     )
+    connect_timeout = min(connect_timeout, total_timeout)
     timeout = urllib3.Timeout(connect=connect_timeout, read=total_timeout)
     with deadline(total_timeout):
         try:
@@ -329,6 +330,8 @@ def request(
             )
         except urllib3.exceptions.NewConnectionError as exc:
             raise SendError(f"network error: {_reason(exc)}") from exc
+        except urllib3.exceptions.ConnectTimeoutError as exc:
+            raise SendError(f"timeout: no connection within {connect_timeout:g} s") from exc
         except (urllib3.exceptions.TimeoutError, TimeoutError) as exc:
             raise SendError(f"timeout: no answer within {total_timeout:g} s") from exc
         except urllib3.exceptions.ProtocolError as exc:

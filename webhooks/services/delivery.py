@@ -112,7 +112,8 @@ def webhook_deliver_due(rank: int = 0) -> int:
     caught up, its drain request stays set, so what commits meanwhile joins it (within
     ``DRAIN_POLL_SECONDS``) instead of queueing another task. A drain whose first claim is
     full asks another worker slot to share the backlog (``rank`` counts the drains before it,
-    up to ``WEBHOOK_PARALLEL_DRAINS``). Returns how many deliveries it claimed."""
+    up to ``WEBHOOK_PARALLEL_DRAINS``). Returns how many deliveries it claimed to attempt
+    (a delivery postponed and claimed again counts once)."""
     size = settings.WEBHOOK_BATCH_SIZE
     deadline = time.monotonic() + settings.WEBHOOK_DRAIN_SECONDS
     drain = _Drain()
@@ -130,8 +131,7 @@ def webhook_deliver_due(rank: int = 0) -> int:
                 and rank + 1 < settings.WEBHOOK_PARALLEL_DRAINS
             ):
                 drain_request(WEBHOOK_CONSUMER, force=True, args=[rank + 1])
-            claimed_so_far += claimed
-            drain.start(deliveries)
+            claimed_so_far += claimed - drain.start(deliveries)
         if time.monotonic() > deadline:
             drain.finish()
             drain_release(WEBHOOK_CONSUMER)
@@ -215,11 +215,12 @@ class _Drain:
     def busy(self) -> bool:
         return bool(self.futures) or time.monotonic() < self.postponed_until
 
-    def start(self, deliveries: list[Delivery]) -> None:
+    def start(self, deliveries: list[Delivery]) -> int:
         """POST each delivery in a sender thread, within its receiver's bound; postpone the
-        rest; a refused URL's attempt (nothing sent) is settled at once."""
+        rest; a refused URL's attempt (nothing sent) is settled at once. Returns how many
+        were postponed."""
         if not deliveries:
-            return
+            return 0
         refused, postponed = [], []
         for job in _jobs(deliveries, self.targets):
             if job.receiver is None:
@@ -233,6 +234,7 @@ class _Drain:
         if postponed:
             self.postponed += _settle_quietly(postponed)
         _settle(refused)
+        return len(postponed)
 
     def settle_ended(self, *, wait: float) -> None:
         """Settle the attempts that ended, waiting up to ``wait`` seconds for one to end (or,
