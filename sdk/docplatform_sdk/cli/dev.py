@@ -58,7 +58,8 @@ class DevSession:
 
     def install(self) -> None:
         integration = self.platform.get(f"integrations/{self.name}/", action="dev")
-        organization = self.organization or integration["organization"]
+        ref = self.organization or integration["organization"]
+        organization = self.platform.get(f"orgs/{ref}/", action="dev")["subdomain"]
         installation = next(
             (
                 row

@@ -17,6 +17,7 @@ from .session import add_api_arguments, platform_for
 
 FOLLOW_SECONDS = 0.5
 PAGE = 500  # the API's largest page
+LATEST = 20  # the lines tail shows first without --since
 DURATION = re.compile(r"^\d+[smhd]$")
 OUTCOME_STYLES = {"ok": "ok", "error": "error", "timeout": "error"}
 KINDS = ("event", "fetch", "ui_render", "completion", "oauth", "not_delivered")
@@ -63,8 +64,8 @@ def item_lines(item: dict, *, installation: bool = True) -> list[str]:
 
 
 class LogFollower:
-    """The new items of one logs resource at each ``poll``: ``since`` first, then after the
-    API's cursor."""
+    """The new items of one logs resource at each ``poll``: from ``since`` (else the latest
+    ``LATEST``) first, then after the API's cursor."""
 
     def __init__(self, platform: Platform, path: str, *, since: str | None, **filters):
         self.platform = platform
@@ -80,10 +81,13 @@ class LogFollower:
         items: list[dict] = []
         while True:
             params = {**self.filters, "limit": PAGE}
+            latest_only = not self.cursor and not self.since
             if self.cursor:
                 params["after"] = self.cursor
             elif self.since:
                 params["since"] = self.since
+            else:
+                params["limit"] = LATEST
             try:
                 body = self.platform.get(self.path, action="tail", **params)
             except ApiRefused:
@@ -98,7 +102,7 @@ class LogFollower:
                 self._unreachable = False
             items += body["items"]
             self.cursor = body["next"] or self.cursor
-            if len(body["items"]) < PAGE:
+            if latest_only or len(body["items"]) < params["limit"]:
                 return items
 
 
@@ -133,7 +137,7 @@ def run_tail(options) -> None:
     follower = LogFollower(
         platform,
         path,
-        since=since_value(options.since),
+        since=since_value(options.since) if options.since else None,
         kind=options.kind,
         outcome=options.outcome,
         **narrowing,
@@ -158,8 +162,8 @@ def add_parsers(actions) -> None:
     tail.add_argument("--installation", help="Only this installation's lines (its id).")
     tail.add_argument(
         "--since",
-        default="15m",
-        help="From this far back: 30s, 15m, 2h, 7d or an ISO 8601 time (default 15m).",
+        help=f"From this far back: 30s, 15m, 2h, 7d or an ISO 8601 time (default: the "
+        f"latest {LATEST} lines).",
     )
     tail.add_argument("--kind", choices=KINDS, help="Only calls of this kind.")
     tail.add_argument("--outcome", choices=OUTCOMES, help="Only calls with this outcome.")
