@@ -391,6 +391,15 @@ CELERY_BEAT_SCHEDULE["purge-webhook-deliveries"] = {
     "task": "webhooks.tasks.purge_deliveries",
     "schedule": 3600.0,
 }
+# An endpoint whose every attempt failed for this many days is disabled (its admins see why
+# and re-enable it in one click); the check runs this often (seconds).
+WEBHOOK_DISABLE_AFTER_DAYS = env_positive(float, "WEBHOOK_DISABLE_AFTER_DAYS", 3.0)
+CELERY_BEAT_SCHEDULE["disable-failing-webhook-endpoints"] = {
+    "task": "webhooks.tasks.disable_failing_endpoints",
+    "schedule": env_positive(float, "WEBHOOK_DISABLE_CHECK_INTERVAL_SECONDS", 3600.0),
+}
+# "Resend all failed since ..." sends at most this many deliveries again per request.
+WEBHOOK_BULK_REDELIVERY_LIMIT = env_positive(int, "WEBHOOK_BULK_REDELIVERY_LIMIT", 1000)
 
 # POSTs in flight to one receiver (host:port) per worker process, at most: a burst to one slow
 # URL takes no more senders than this; what is over it waits (postponed), it does not fail.

@@ -1,7 +1,14 @@
 from django.contrib.auth import views as auth_views
 from django.urls import include, path, reverse_lazy
 
-from . import catalogue_views, component_views, installation_views, token_views, views
+from . import (
+    catalogue_views,
+    component_views,
+    delivery_views,
+    installation_views,
+    token_views,
+    views,
+)
 
 app_name = "marketplace"
 
@@ -69,6 +76,46 @@ organization_pages = [
         "installations/<slug:installation_id>/deliveries/<deliveryid:delivery_id>/redeliver/",
         installation_views.DeliveryRedeliverView.as_view(),
         name="delivery-redeliver",
+    ),
+    path(
+        "installations/<slug:installation_id>/deliveries/",
+        delivery_views.DeliveryListView.as_view(),
+        name="deliveries",
+    ),
+    path(
+        "installations/<slug:installation_id>/deliveries/<deliveryid:delivery_id>/",
+        delivery_views.DeliveryDetailView.as_view(),
+        name="delivery",
+    ),
+    path(
+        "installations/<slug:installation_id>/deliveries/<deliveryid:delivery_id>/resend/",
+        delivery_views.DeliveryResendView.as_view(),
+        name="delivery-resend",
+    ),
+    path(
+        "installations/<slug:installation_id>/deliveries-test-event/",
+        delivery_views.TestEventView.as_view(),
+        name="delivery-test-event",
+    ),
+    path(
+        "installations/<slug:installation_id>/deliveries-test-event/sample/",
+        delivery_views.TestEventSampleView.as_view(),
+        name="delivery-test-event-sample",
+    ),
+    path(
+        "installations/<slug:installation_id>/deliveries-resend-failed/",
+        delivery_views.ResendFailedView.as_view(),
+        name="delivery-resend-failed",
+    ),
+    path(
+        "installations/<slug:installation_id>/deliveries-resend-failed/progress/",
+        delivery_views.ResendProgressView.as_view(),
+        name="delivery-resend-progress",
+    ),
+    path(
+        "installations/<slug:installation_id>/webhook/reenable/",
+        delivery_views.EndpointReenableView.as_view(),
+        name="webhook-reenable",
     ),
     path(  # a componentId is any text without spaces, slashes included
         "installations/<slug:installation_id>/components/<path:component_id>/actions/",

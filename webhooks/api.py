@@ -1,8 +1,10 @@
-"""REST API of the webhook integration (``/api/v1/installations/{id}/webhook/...``): a test ping
-and the signing secret of a webhook space or site installation.
+"""REST API of the webhook integration (``/api/v1/installations/{id}/webhook/...``): a test ping,
+the signing secret and the endpoint's state (disabled after failing every attempt for days,
+and re-enabling it) of a webhook space or site installation.
 
 Members of the installing organization send pings; only its admins read and rotate the secret
-(403 for members). Anyone else gets 404. Another integration's installation is a 400.
+and read and re-enable the endpoint (403 for members). Anyone else gets 404. Another
+integration's installation is a 400.
 """
 
 from drf_spectacular.utils import extend_schema
@@ -14,8 +16,15 @@ from docplatform.api_schema import service_errors
 from integrations.api.deliveries import DeliveryOutput
 from integrations.api.installations import installation_for
 
-from .selectors import signing_secrets_in_overlap
-from .services_admin import webhook_ping_send, webhook_secret_read, webhook_secret_rotate
+from .selectors import endpoint_state, signing_secrets_in_overlap
+from .services.endpoints import webhook_endpoint_reenable
+from .services_admin import (
+    webhook_admin_check,
+    webhook_installation_check,
+    webhook_ping_send,
+    webhook_secret_read,
+    webhook_secret_rotate,
+)
 
 
 class PreviousSecretOutput(serializers.Serializer):
@@ -71,3 +80,55 @@ class WebhookSecretRotateApi(APIView):
         installation = installation_for(request, installation_id)
         secret = webhook_secret_rotate(user=request.user, installation=installation)
         return signing_secret_response(installation, secret)
+
+
+class EndpointOutput(serializers.Serializer):
+    disabled = serializers.BooleanField(
+        help_text="True while no event is delivered: every attempt failed for days."
+    )
+    disabledAt = serializers.DateTimeField(allow_null=True, help_text="When it was disabled.")
+    reason = serializers.CharField(help_text="Why it was (last) disabled; empty if never.")
+    reenabledAt = serializers.DateTimeField(allow_null=True)
+    reenabledBy = serializers.CharField(allow_null=True, help_text="The username.")
+
+
+def endpoint_response(installation) -> Response:
+    state = endpoint_state(installation)
+    return Response(
+        EndpointOutput(
+            {
+                "disabled": bool(state and state.is_disabled),
+                "disabledAt": state.disabled_at if state else None,
+                "reason": state.disabled_reason if state else "",
+                "reenabledAt": state.reenabled_at if state else None,
+                "reenabledBy": (
+                    state.reenabled_by.get_username() if state and state.reenabled_by else None
+                ),
+            }
+        ).data
+    )
+
+
+@service_errors("installation")
+class WebhookEndpointApi(APIView):
+    """The endpoint's state (admins): disabled or not, why, who re-enabled it."""
+
+    @extend_schema(responses=EndpointOutput)
+    def get(self, request, installation_id):
+        installation = installation_for(request, installation_id)
+        webhook_admin_check(request.user, installation)
+        webhook_installation_check(installation)
+        return endpoint_response(installation)
+
+
+@service_errors("installation", "endpoint")
+class WebhookEndpointReenableApi(APIView):
+    """Re-enable a disabled endpoint (admins): events are delivered to it again from now on;
+    400 when it is not disabled."""
+
+    @extend_schema(request=None, responses=EndpointOutput)
+    def post(self, request, installation_id):
+        installation = installation_for(request, installation_id)
+        webhook_installation_check(installation)
+        webhook_endpoint_reenable(user=request.user, installation=installation)
+        return endpoint_response(installation)

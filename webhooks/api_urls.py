@@ -21,4 +21,14 @@ urlpatterns = [
         webhooks_api.WebhookSecretRotateApi.as_view(),
         name="installation-webhook-secret-rotate",
     ),
+    path(
+        "installations/<id:installation_id>/webhook/endpoint/",
+        webhooks_api.WebhookEndpointApi.as_view(),
+        name="installation-webhook-endpoint",
+    ),
+    path(
+        "installations/<id:installation_id>/webhook/endpoint/reenable/",
+        webhooks_api.WebhookEndpointReenableApi.as_view(),
+        name="installation-webhook-endpoint-reenable",
+    ),
 ]

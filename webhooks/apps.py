@@ -13,19 +13,16 @@ class WebhooksConfig(AppConfig):
         from integrations.policies import register_acting_levels
 
         from .services.delivery import WEBHOOK_CONSUMER
-        from .services.publication import (
-            PING_EVENT,
-            WEBHOOK_INTEGRATION,
-            configuration_problems,
-            wants_event,
-        )
+        from .services.endpoints import endpoint_wants
+        from .services.publication import PING_EVENT, WEBHOOK_INTEGRATION, configuration_problems
 
         register_consumer(
             Consumer(
                 name=WEBHOOK_CONSUMER,
                 task_name="webhooks.tasks.deliver",
                 drain_task_name="webhooks.tasks.deliver_due",
-                wants=wants_event,
+                # What the installation forwards, unless its endpoint is disabled.
+                wants=endpoint_wants,
             ),
             integration=WEBHOOK_INTEGRATION,
         )

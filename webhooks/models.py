@@ -1,7 +1,9 @@
-"""The webhook integration's own data: signing secrets and the attempt log."""
+"""The webhook integration's own data: signing secrets, the attempt log, endpoint states and
+bulk redeliveries."""
 
 import secrets as random
 
+from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
@@ -71,3 +73,71 @@ class DeliveryAttempt(models.Model):
 
     def __str__(self):
         return f"attempt {self.chain}.{self.number} of delivery {self.delivery_id}"
+
+
+class EndpointState(models.Model):
+    """A webhook installation's endpoint, once it was disabled: when and why (every attempt
+    failed for ``WEBHOOK_DISABLE_AFTER_DAYS``), and who re-enabled it. No row: never disabled.
+    While disabled, no delivery is made to it."""
+
+    installation = models.OneToOneField(
+        "integrations.Installation",
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="webhook_endpoint",
+    )
+    disabled_at = models.DateTimeField(null=True, blank=True)
+    disabled_reason = models.CharField(max_length=500, blank=True)
+    reenabled_at = models.DateTimeField(null=True, blank=True)
+    reenabled_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+
+    class Meta:
+        verbose_name = "webhook endpoint"
+
+    def __str__(self):
+        state = "disabled" if self.disabled_at else "enabled"
+        return f"endpoint of {self.installation_id} ({state})"
+
+    @property
+    def is_disabled(self) -> bool:
+        return self.disabled_at is not None
+
+
+class BulkRedelivery(models.Model):
+    """ "Resend all failed since ...": the failed deliveries of one installation chosen when it
+    was asked (at most ``WEBHOOK_BULK_REDELIVERY_LIMIT``), sent again by a task that counts
+    its progress in ``done``."""
+
+    installation = models.ForeignKey(
+        "integrations.Installation", on_delete=models.CASCADE, related_name="bulk_redeliveries"
+    )
+    since = models.DateTimeField(help_text="Failed deliveries finished at or after this.")
+    delivery_ids = models.JSONField(default=list, help_text="The deliveries to send again.")
+    done = models.PositiveIntegerField(
+        default=0, help_text="How many were handled so far (sent again or skipped)."
+    )
+    skipped = models.PositiveIntegerField(
+        default=0, help_text="How many were no longer failed when their turn came."
+    )
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        verbose_name_plural = "bulk redeliveries"
+
+    def __str__(self):
+        return f"resend of {self.total} failed deliveries of {self.installation_id}"
+
+    @property
+    def total(self) -> int:
+        return len(self.delivery_ids)

@@ -1,14 +1,21 @@
-"""Reads of the webhook integration: which installations send webhooks, and the state of their
-signing secrets."""
+"""Reads of the webhook integration: which installations send webhooks, the state of their
+signing secrets and endpoints, which events they may receive, and their delivery log."""
 
-from django.db.models import QuerySet
+from datetime import UTC, datetime, timedelta
+
+from django.db.models import Count, QuerySet
+from django.db.models.functions import TruncHour
 from django.utils import timezone
 
+from docplatform.events.catalogue import EVENT_SCOPES
+from docplatform.events.models import Delivery
 from integrations.models import Installation
-from integrations.policies import acts_at_level
+from integrations.policies import acts_at_level, installation_has_scope
+from integrations.selectors import recipient_of
 
-from .models import SigningSecret
-from .services.publication import WEBHOOK_INTEGRATION
+from .models import BulkRedelivery, DeliveryAttempt, EndpointState, SigningSecret
+from .services.delivery import WEBHOOK_CONSUMER
+from .services.publication import PING, SELECTABLE_EVENTS, WEBHOOK_INTEGRATION, wants_event
 
 
 def is_webhook_installation(installation: Installation) -> bool:
@@ -22,3 +29,176 @@ def signing_secrets_in_overlap(installation: Installation) -> QuerySet:
     return SigningSecret.objects.filter(
         installation=installation, expires_at__gt=timezone.now()
     ).order_by("-expires_at")
+
+
+# --- Endpoints ----------------------------------------------------------------------------------
+
+
+def is_endpoint_disabled(installation_id: str) -> bool:
+    """Whether the installation's endpoint is disabled (then no delivery is made to it)."""
+    return EndpointState.objects.filter(pk=installation_id, disabled_at__isnull=False).exists()
+
+
+def endpoint_state(installation: Installation) -> EndpointState | None:
+    """The endpoint's state row (None: never disabled)."""
+    return EndpointState.objects.filter(pk=installation.pk).select_related("reenabled_by").first()
+
+
+def disabled_endpoints(organization, installation_ids=None) -> QuerySet:
+    """The organization's disabled endpoints (of these installations, if given)."""
+    states = EndpointState.objects.filter(
+        installation__organization=organization, disabled_at__isnull=False
+    ).select_related("installation__integration", "installation__space", "installation__site")
+    if installation_ids is not None:
+        states = states.filter(pk__in=list(installation_ids))
+    return states.order_by("disabled_at")
+
+
+# --- Events an installation may receive --------------------------------------------------------
+
+
+def receivable_event_types(installation: Installation) -> list[str]:
+    """The event types a test event of the installation may have: ``ping``, and the events
+    of its level that it forwards (the consumer's ``wants_event``: switched on in its
+    configuration) and whose scope it acts with (``policies.installation_has_scope``)."""
+    recipient = recipient_of(installation)
+    forwarded = [
+        event_type
+        for event_type in SELECTABLE_EVENTS.get(installation.level, ())
+        if wants_event(recipient, event_type)
+        and (
+            EVENT_SCOPES[event_type] is None
+            or installation_has_scope(installation, EVENT_SCOPES[event_type])
+        )
+    ]
+    return [PING, *forwarded]
+
+
+def logged_event_types(installation: Installation) -> list[str]:
+    """The event types the installation's delivery log may hold (the list's filter)."""
+    return [PING, *SELECTABLE_EVENTS.get(installation.level, ())]
+
+
+# --- The delivery log ---------------------------------------------------------------------------
+
+
+def webhook_deliveries(installation: Installation) -> QuerySet:
+    """The installation's webhook deliveries, newest first."""
+    return (
+        Delivery.objects.filter(installation=installation, consumer=WEBHOOK_CONSUMER)
+        .select_related("event")
+        .order_by("-created_at", "-id")
+    )
+
+
+def delivery_log(
+    installation: Installation,
+    *,
+    status: str = "",
+    event_type: str = "",
+    since: datetime | None = None,
+    until: datetime | None = None,
+) -> QuerySet:
+    """The installation's deliveries, filtered (each filter only when given), newest first,
+    each with its last attempt's status code (``last_status_code``)."""
+    deliveries = webhook_deliveries(installation)
+    if status:
+        deliveries = deliveries.filter(status=status)
+    if event_type:
+        deliveries = deliveries.filter(event__type=event_type)
+    if since is not None:
+        deliveries = deliveries.filter(created_at__gte=since)
+    if until is not None:
+        deliveries = deliveries.filter(created_at__lt=until)
+    return deliveries
+
+
+def last_status_codes(deliveries) -> dict[int, int | None]:
+    """Delivery id -> the status code of its latest attempt (None: a network error)."""
+    latest = {}
+    rows = (
+        DeliveryAttempt.objects.filter(delivery__in=[d.pk for d in deliveries])
+        .order_by("delivery_id", "chain", "number")
+        .values_list("delivery_id", "status_code")
+    )
+    for delivery_id, status_code in rows:
+        latest[delivery_id] = status_code
+    return latest
+
+
+def installation_delivery(installation: Installation, delivery_id) -> Delivery | None:
+    """One of the installation's webhook deliveries (None: not one of its)."""
+    return webhook_deliveries(installation).filter(pk=delivery_id).first()
+
+
+def delivery_attempts(delivery: Delivery) -> list[DeliveryAttempt]:
+    """Every attempt of the delivery, every chain, oldest first."""
+    return list(DeliveryAttempt.objects.filter(delivery=delivery).order_by("chain", "number"))
+
+
+def hourly_outcomes(installation: Installation, *, now: datetime | None = None) -> list[dict]:
+    """Succeeded and failed deliveries per hour over the last 24 hours, oldest hour first:
+    ``{"hour", "succeeded", "failed"}`` for each of the 24 hours (by completion time)."""
+    now = now or timezone.now()
+    current = now.replace(minute=0, second=0, microsecond=0)
+    hours = [current - timedelta(hours=back) for back in range(23, -1, -1)]
+    rows = (
+        webhook_deliveries(installation)
+        .filter(
+            completed_at__gte=hours[0],
+            status__in=[Delivery.Status.SUCCEEDED, Delivery.Status.FAILED],
+        )
+        .annotate(hour=TruncHour("completed_at", tzinfo=UTC))
+        .order_by()
+        .values("hour", "status")
+        .annotate(count=Count("id"))
+    )
+    counts = {(row["hour"], row["status"]): row["count"] for row in rows}
+    return [
+        {
+            "hour": hour,
+            "succeeded": counts.get((hour, Delivery.Status.SUCCEEDED), 0),
+            "failed": counts.get((hour, Delivery.Status.FAILED), 0),
+        }
+        for hour in hours
+    ]
+
+
+# --- Bulk redeliveries --------------------------------------------------------------------------
+
+
+def failed_deliveries_since(installation: Installation, since: datetime) -> QuerySet:
+    """The installation's failed deliveries that finished at or after ``since``, oldest
+    first (the order a bulk redelivery sends them in)."""
+    return Delivery.objects.filter(
+        installation=installation,
+        consumer=WEBHOOK_CONSUMER,
+        status=Delivery.Status.FAILED,
+        completed_at__gte=since,
+    ).order_by("completed_at", "id")
+
+
+def latest_bulk_redelivery(installation: Installation) -> BulkRedelivery | None:
+    return BulkRedelivery.objects.filter(installation=installation).first()
+
+
+def bulk_redelivery_progress(job: BulkRedelivery) -> dict:
+    """How far a bulk redelivery is: ``done`` of ``total`` sent again (``skipped``: no longer
+    failed when their turn came), and what became of them so far."""
+    statuses = dict(
+        Delivery.objects.filter(pk__in=job.delivery_ids)
+        .order_by()
+        .values_list("status")
+        .annotate(count=Count("id"))
+    )
+    return {
+        "id": job.pk,
+        "total": job.total,
+        "done": job.done,
+        "skipped": job.skipped,
+        "finished": job.finished_at is not None,
+        "since": job.since,
+        "succeeded": statuses.get(Delivery.Status.SUCCEEDED, 0),
+        "failed": statuses.get(Delivery.Status.FAILED, 0),
+        "open": sum(statuses.get(status, 0) for status in Delivery.OPEN_STATUSES),
+    }

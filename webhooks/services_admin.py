@@ -13,7 +13,7 @@ from docplatform.selectors import is_organization_admin
 from integrations.models import Installation
 from integrations.policies import effective_status, is_receiving
 
-from .selectors import is_webhook_installation
+from .selectors import is_endpoint_disabled, is_webhook_installation
 from .services.delivery import webhook_ping
 from .services.signing_secrets import signing_secret_current, signing_secret_rotate
 
@@ -34,30 +34,48 @@ def _not_receiving_reason(installation: Installation) -> str:
     return "the installation is pending until its configuration is complete"
 
 
+def webhook_receiving_check(installation: Installation) -> None:
+    """Refuse to send to an installation that receives nothing now: paused, pending, or its
+    endpoint disabled (re-enabled first)."""
+    if not is_receiving(installation):
+        raise ValidationError({"status": [_not_receiving_reason(installation)]})
+    if is_endpoint_disabled(installation.pk):
+        raise ValidationError(
+            {
+                "endpoint": [
+                    "the endpoint is disabled after failing every attempt: re-enable it first"
+                ]
+            }
+        )
+
+
 def webhook_ping_send(*, installation: Installation) -> Delivery:
     """Queue a test ping to the installation's URL; the ping's delivery."""
     webhook_installation_check(installation)
-    if not is_receiving(installation):
-        raise ValidationError({"status": [_not_receiving_reason(installation)]})
+    webhook_receiving_check(installation)
     with transaction.atomic():
         event = webhook_ping(installation=installation)
         return event.deliveries.select_related("event").get()
 
 
-def _admin_check(user, installation: Installation) -> None:
+def webhook_admin_check(
+    user, installation: Installation, action="see and rotate the signing secret"
+) -> None:
+    """Refuse anyone but an admin of the installing organization (the webhook controls'
+    rule: the signing secret, the delivery log and its actions, the endpoint's state)."""
     if not is_organization_admin(user=user, organization=installation.organization):
-        raise PermissionDenied("only the organization's admins see and rotate the signing secret")
+        raise PermissionDenied(f"only the organization's admins {action}")
 
 
 def webhook_secret_read(*, user, installation: Installation) -> str:
     """The current signing secret, for an admin of the installing organization."""
-    _admin_check(user, installation)
+    webhook_admin_check(user, installation)
     webhook_installation_check(installation)
     return signing_secret_current(installation)
 
 
 def webhook_secret_rotate(*, user, installation: Installation) -> str:
     """A new signing secret, for an admin; the old one keeps signing for 24 hours."""
-    _admin_check(user, installation)
+    webhook_admin_check(user, installation)
     webhook_installation_check(installation)
     return signing_secret_rotate(installation)

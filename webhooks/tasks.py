@@ -17,3 +17,18 @@ def deliver_due(rank: int = 0) -> int:
 @shared_task(name="webhooks.tasks.purge_deliveries")
 def purge_deliveries() -> int:
     return delivery.deliveries_purge()
+
+
+@shared_task(name="webhooks.tasks.disable_failing_endpoints")
+def disable_failing_endpoints() -> int:
+    from .services.endpoints import endpoints_disable_failing
+
+    return len(endpoints_disable_failing())
+
+
+@shared_task(name="webhooks.tasks.redeliver_failed")
+def redeliver_failed(job_id: int) -> int:
+    """A "Resend all failed since ..." request (a BulkRedelivery's id)."""
+    from .services.redelivery import bulk_redelivery_run
+
+    return bulk_redelivery_run(job_id).done

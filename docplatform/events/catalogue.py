@@ -6,6 +6,7 @@ is a programming error (TypeError), never a payload that differs from the specif
 app adds the events of its own (the webhook integration's ``ping``) with ``register``.
 """
 
+from copy import deepcopy
 from dataclasses import dataclass
 
 from docplatform_sdk.manifest import EVENT_SCOPES as SCOPE_OF  # the SDK's: one home
@@ -36,6 +37,15 @@ class EventType:
                 else f"{self.name}: unknown fields {unknown}"
             )
         return {name: given[name] for name in (*self.fields, *self.optional) if name in given}
+
+    def sample(self, **known) -> dict:
+        """A realistic payload for a test event: ``known`` values (the installation's
+        spaceId, siteId) where given, the catalogue's sample values for the other fields
+        (``SAMPLE_VALUES``); optional fields only when known."""
+        samples = SAMPLE_VALUES | EVENT_SAMPLE_VALUES.get(self.name, {})
+        values = {name: known.get(name, deepcopy(samples[name])) for name in self.fields}
+        values |= {name: known[name] for name in self.optional if name in known}
+        return self.payload(**values)
 
 
 _SETUP_FIELDS = {
@@ -78,6 +88,32 @@ EVENT_FIELDS: dict[str, tuple[str, ...]] = {
     name: CATALOGUE[name].fields for name in SPACE_EVENTS + SITE_EVENTS
 }
 FEEDBACK_RATINGS = ("good", "ok", "bad")
+
+#: Sample values of every field, for test events ("Send test event"): what the platform
+#: sends in their place, with ids shaped as real ones (20 letters and digits).
+SAMPLE_VALUES: dict[str, object] = {
+    "status": "active",
+    "spaceId": "sPaCe0000sample00001",
+    "siteId": "sItE00000sample00001",
+    "revisionId": "rEvIsIoN0sample00001",
+    "pageId": "pAgE00000sample00001",
+    "previousVisibility": "private",
+    "visibility": "public",
+    "visitor": {
+        "anonymousId": "anon-7f3c2a9e",
+        "userAgent": "Mozilla/5.0 (X11; Linux x86_64) Chrome/120.0 Safari/537.36",
+        "ip": "203.0.113.7",
+        "cookies": {},
+    },
+    "url": "https://docs.example.com/getting-started",
+    "referrer": "https://www.example.com/",
+    "feedback": {"rating": "good", "comment": "Clear and to the point."},
+}
+#: Where one event's field takes other values than the same field elsewhere.
+EVENT_SAMPLE_VALUES: dict[str, dict[str, object]] = {
+    "space_gitsync_started": {"status": "running"},
+    "space_gitsync_completed": {"status": "success"},
+}
 
 
 @dataclass(frozen=True)

@@ -93,6 +93,7 @@ class Delivery(models.Model):
     class Meta:
         app_label = "docplatform"
         ordering = ["-created_at", "-id"]
+        verbose_name_plural = "deliveries"
         indexes = [models.Index(fields=["status", "queued_at"], name="delivery_open_idx")]
         constraints = [
             models.UniqueConstraint(fields=["event", "installation"], name="one_delivery_per_event")

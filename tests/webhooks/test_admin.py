@@ -3,6 +3,7 @@ the read-mostly installation admin. No secret or token is ever shown."""
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.utils import timezone
 
 from docplatform.events.models import Delivery
 from docplatform.events.outbox import Result, delivery_settle
@@ -15,12 +16,14 @@ from integrations.services.installations import (
 from tests.conftest import wait_until
 from tests.factories import IntegrationFactory, OrganizationFactory
 from tests.integrations.connecting import connect
+from webhooks.models import DeliveryAttempt
 from webhooks.services.signing_secrets import signing_secret_current
 from webhooks.services_admin import webhook_ping_send
 
 pytestmark = pytest.mark.usefixtures("webhook_settings")
 
 DELIVERIES = "/admin/docplatform/delivery/"
+ATTEMPTS = "/admin/webhooks/deliveryattempt/"
 INSTALLATIONS = "/admin/integrations/installation/"
 CONNECTED_TOOL = {
     "account": {
@@ -103,12 +106,46 @@ def test_a_delivery_page_shows_its_attempts_and_no_secret(operator_client, hook,
     assert response.status_code == 200
     content = response.content.decode()
     assert str(delivery.event_uuid) in content
-    assert "t-1" in content and "busy" in content  # the first attempt's response
     attempts = response.context["inline_admin_formsets"][0].formset.queryset
     assert [(a.chain, a.number, a.status_code) for a in attempts] == [(1, 1, 500), (1, 2, 200)]
     assert signing_secret_current(hook) not in content
     assert hook.api_token not in content
     assert "Delete" not in content and 'name="_save"' not in content
+
+    # The first attempt's response in full on its own page, headers one per line.
+    first = attempts[0]
+    assert f"{ATTEMPTS}{first.pk}/change/" in content
+    page = operator_client.get(f"{ATTEMPTS}{first.pk}/change/").content.decode()
+    assert "X-Trace: t-1" in page and "busy" in page
+    assert signing_secret_current(hook) not in page
+
+
+def test_the_attempt_table_stays_within_the_page_and_delays_show_to_a_tenth(operator_client, hook):
+    delivery = webhook_ping_send(installation=hook)
+    long_url = "https://hooks.example.com/" + "a" * 300
+    DeliveryAttempt.objects.create(
+        delivery=delivery,
+        number=1,
+        started_at=timezone.now(),
+        duration_ms=12,
+        url=long_url,
+        error="x" * 400,
+        outcome="retry",
+        next_delay=1.0123456789012345,
+        request_headers={"Content-Type": "application/json", "X-Service-Signature": "t=1,v1=ab"},
+    )
+    content = operator_client.get(f"{DELIVERIES}{delivery.pk}/change/").content.decode()
+    assert "1.0 s" in content and "1.0123" not in content
+    assert long_url not in content and "x" * 400 not in content  # cut short in the table
+    assert "webhooks/admin.css" in content  # the table's fixed layout
+    menu = operator_client.get("/admin/").content.decode()
+    assert "Deliveries" in menu and "Deliverys" not in menu
+
+    attempt = DeliveryAttempt.objects.get(delivery=delivery)
+    page = operator_client.get(f"{ATTEMPTS}{attempt.pk}/change/").content.decode()
+    assert long_url in page and "x" * 400 in page  # in full on the attempt's page
+    assert "Content-Type: application/json\nX-Service-Signature: t=1,v1=ab" in page
+    assert "{&#x27;Content-Type&#x27;" not in page  # not a dict dump
 
 
 @pytest.mark.usefixtures("celery_worker")

@@ -1,0 +1,559 @@
+"""The delivery log of a webhook installation (Django test client): who sees it, the list's
+filters and paging, bad filter values, a delivery's attempts, test events, "Resend all failed
+since ...", the 24-hour chart and the disabled-endpoint banner."""
+
+import json
+from datetime import timedelta
+
+import pytest
+from django.test import Client
+from django.urls import reverse
+from django.utils import timezone
+
+from docplatform.events.models import Delivery
+from docplatform.events.outbox import Result, delivery_settle
+from integrations.models import Integration
+from integrations.services.installations import installation_create, installation_pause
+from tests.conftest import wait_until
+from webhooks.models import BulkRedelivery, DeliveryAttempt
+from webhooks.services.delivery import request_body
+from webhooks.services.endpoints import endpoint_disable
+from webhooks.services_admin import webhook_ping_send
+
+pytestmark = pytest.mark.usefixtures("webhook_settings")
+
+
+@pytest.fixture
+def hook(org_admin, organization, acme_space, receiver):
+    return installation_create(
+        user=org_admin,
+        integration=Integration.objects.get(name="webhook"),
+        organization=organization,
+        space=acme_space,
+        configuration={"url": receiver.url, "space_content_updated": True},
+    )
+
+
+@pytest.fixture
+def site_hook(org_admin, organization, acme_site, receiver):
+    return installation_create(
+        user=org_admin,
+        integration=Integration.objects.get(name="webhook"),
+        organization=organization,
+        site=acme_site,
+        configuration={"url": receiver.url, "page_feedback": True, "site_view": False},
+    )
+
+
+@pytest.fixture
+def admin_client(org_admin):
+    client = Client()
+    client.force_login(org_admin)
+    return client
+
+
+def url(name, installation, *args, organization="acme"):
+    return reverse(f"marketplace:{name}", args=[organization, installation.pk, *args])
+
+
+def messages_of(response) -> list[str]:
+    return [str(message) for message in response.context["messages"]]
+
+
+def finished(delivery, status, *, at=None):
+    """Settle a (pending, unclaimed) delivery as a worker would."""
+    at = at or timezone.now()
+    if status == "succeeded":
+        delivery_settle(delivery, Result.succeeded(outcome="HTTP 200", attempts=1, at=at))
+    else:
+        delivery_settle(delivery, Result.failed(error="HTTP 500", outcome="HTTP 500", at=at))
+    return delivery
+
+
+def listed(response) -> list[int]:
+    return [delivery.pk for delivery, _ in response.context["rows"]]
+
+
+# --- Who sees it -------------------------------------------------------------------------------
+
+
+def test_only_the_organizations_admins_see_the_log(
+    admin_client, member_client, hook, globex_member, notifier, org_member, organization
+):
+    assert admin_client.get(url("deliveries", hook)).status_code == 200
+    assert member_client.get(url("deliveries", hook)).status_code == 403
+    ping = webhook_ping_send(installation=hook)
+    assert member_client.get(url("delivery", hook, ping.pk)).status_code == 403
+    assert member_client.post(url("delivery-resend", hook, ping.pk)).status_code == 403
+    assert member_client.post(url("delivery-test-event", hook)).status_code == 403
+    assert member_client.post(url("delivery-resend-failed", hook)).status_code == 403
+    assert member_client.post(url("webhook-reenable", hook)).status_code == 403
+
+    # Another organization's member: not even its organization's pages.
+    outsider = Client()
+    outsider.force_login(globex_member)
+    assert outsider.get(url("deliveries", hook)).status_code == 404
+    assert outsider.get(url("deliveries", hook, organization="globex")).status_code == 404
+
+    # Another integration's installation has no delivery log.
+    other = installation_create(user=org_member, integration=notifier, organization=organization)
+    assert admin_client.get(url("deliveries", other)).status_code == 404
+
+
+def test_a_delivery_of_another_installation_is_404(admin_client, hook, site_hook):
+    theirs = webhook_ping_send(installation=site_hook)
+    assert admin_client.get(url("delivery", hook, theirs.pk)).status_code == 404
+    assert admin_client.post(url("delivery-resend", hook, theirs.pk)).status_code == 404
+    assert admin_client.get(url("delivery", site_hook, theirs.pk)).status_code == 200
+    assert admin_client.get(url("delivery", hook, 999999999)).status_code == 404
+
+
+def test_the_installation_page_links_admins_to_the_log(admin_client, member_client, hook):
+    link = f'href="{url("deliveries", hook)}"'
+    assert link in admin_client.get(url("installation", hook)).content.decode()
+    assert link not in member_client.get(url("installation", hook)).content.decode()
+
+
+# --- The list ----------------------------------------------------------------------------------
+
+
+def test_filters_by_status_event_type_and_time(admin_client, hook, acme_space):
+    from docplatform.services import space_content_update
+
+    ok = finished(webhook_ping_send(installation=hook), "succeeded")
+    failed = finished(webhook_ping_send(installation=hook), "failed")
+    space_content_update(space=acme_space, pages=[{"path": "p", "title": "P", "body": "b"}])
+    update = Delivery.objects.get(installation=hook, event__type="space_content_updated")
+    old = webhook_ping_send(installation=hook)
+    Delivery.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(days=2))
+
+    response = admin_client.get(url("deliveries", hook))
+    assert listed(response) == [update.pk, failed.pk, ok.pk, old.pk]  # newest first
+    page = response.content.decode()
+    assert str(update.event_uuid) in page and "space_content_updated" in page
+
+    yesterday = (timezone.now() - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M")
+    three_days_ago = (timezone.now() - timedelta(days=3)).strftime("%Y-%m-%dT%H:%M")
+    for query, expected in [
+        ({"status": "failed"}, [failed.pk]),
+        ({"status": "succeeded"}, [ok.pk]),
+        ({"status": "pending"}, [update.pk, old.pk]),
+        ({"event": "space_content_updated"}, [update.pk]),
+        ({"event": "ping", "status": "pending"}, [old.pk]),
+        ({"since": yesterday}, [update.pk, failed.pk, ok.pk]),
+        ({"since": three_days_ago, "until": yesterday}, [old.pk]),
+        (
+            {"status": "", "event": "", "since": "", "until": ""},
+            [update.pk, failed.pk, ok.pk, old.pk],
+        ),
+    ]:
+        response = admin_client.get(url("deliveries", hook), query)
+        assert response.status_code == 200, query
+        assert listed(response) == expected, query
+
+
+def test_each_row_shows_attempts_and_the_last_status_code(admin_client, hook):
+    delivery = finished(webhook_ping_send(installation=hook), "succeeded")
+    Delivery.objects.filter(pk=delivery.pk).update(attempts=2)
+    for number, code in [(1, 503), (2, 201)]:
+        DeliveryAttempt.objects.create(
+            delivery=delivery,
+            number=number,
+            started_at=timezone.now(),
+            duration_ms=5,
+            url=hook.configuration["url"],
+            status_code=code,
+            outcome="succeeded" if code == 201 else "retry",
+        )
+    page = admin_client.get(url("deliveries", hook)).content.decode()
+    assert '<td class="last-code">HTTP 201</td>' in page
+    assert '<td class="attempt-count">2</td>' in page
+
+
+def test_pages_of_25_keep_the_filters(admin_client, hook, settings):
+    deliveries = [finished(webhook_ping_send(installation=hook), "failed") for _ in range(30)]
+    webhook_ping_send(installation=hook)  # pending: filtered out
+    newest_first = [d.pk for d in reversed(deliveries)]
+
+    first = admin_client.get(url("deliveries", hook), {"status": "failed"})
+    assert listed(first) == newest_first[:25]
+    page = first.content.decode()
+    assert "Page 1 of 2 · 30 deliveries" in page
+    assert 'href="?status=failed&amp;page=2"' in page
+
+    second = admin_client.get(url("deliveries", hook), {"status": "failed", "page": "2"})
+    assert listed(second) == newest_first[25:]
+    assert 'href="?status=failed&amp;page=1"' in second.content.decode()
+    # A page past the end or not a number: the nearest page, never an error.
+    assert listed(admin_client.get(url("deliveries", hook), {"page": "99"})) == listed(
+        admin_client.get(url("deliveries", hook), {"page": "2"})
+    )
+    assert admin_client.get(url("deliveries", hook), {"page": "abc"}).status_code == 200
+
+
+@pytest.mark.parametrize(
+    "query, field, message",
+    [
+        ({"status": "gone"}, "status", "gone is not a status; one of pending, retrying"),
+        ({"event": "space_view"}, "event", "space_view is not an event type of this log"),
+        ({"since": "yesterday"}, "since", "Enter a date and time as YYYY-MM-DDTHH:MM (UTC)."),
+        ({"until": "2026-13-40T99:99"}, "until", "Enter a date and time as YYYY-MM-DDTHH:MM"),
+        (
+            {"since": "2026-05-02T10:00", "until": "2026-05-01T10:00"},
+            "until",
+            "The end must be after the start.",
+        ),
+        ({"status": "x" * 5000}, "status", "is not a status"),
+    ],
+)
+def test_bad_filter_values_say_which_field_and_why(admin_client, hook, query, field, message):
+    webhook_ping_send(installation=hook)
+    response = admin_client.get(url("deliveries", hook), query)
+    assert response.status_code == 400
+    page = response.content.decode()
+    assert f"<code>{field}</code>: " in page and message in page
+    assert response.context["rows"] == []
+
+
+# --- A delivery's page -------------------------------------------------------------------------
+
+
+def test_the_delivery_page_shows_each_attempts_request_and_response(admin_client, hook):
+    delivery = finished(webhook_ping_send(installation=hook), "succeeded")
+    signature = "t=1700000000,v1=" + "ab" * 32
+    common = {
+        "delivery": delivery,
+        "started_at": timezone.now(),
+        "url": hook.configuration["url"],
+        "request_headers": {
+            "Content-Type": "application/json",
+            "X-Service-Signature": signature,
+            "X-Service-Event": "ping",
+        },
+    }
+    DeliveryAttempt.objects.create(
+        **common,
+        number=1,
+        duration_ms=2003,
+        status_code=503,
+        outcome="retry",
+        response_headers={"Retry-After": "5", "X-Trace": "trace-1"},
+        response_body="<h1>down for maintenance</h1>",
+        next_delay=1.0473829104,
+    )
+    DeliveryAttempt.objects.create(
+        **common, number=2, duration_ms=15, error="connection reset by peer", outcome="failed"
+    )
+
+    response = admin_client.get(url("delivery", hook, delivery.pk))
+    assert response.status_code == 200
+    page = response.content.decode()
+    body = request_body(delivery).decode()
+    assert response.context["payload_raw"] == body
+    assert json.loads(response.context["payload_pretty"]) == json.loads(body)
+    assert f"&quot;eventId&quot;: &quot;{delivery.event_uuid}&quot;" in page  # pretty-printed
+    assert signature in page
+    assert "<th>X-Service-Event</th><td>ping</td>" in page
+    assert "<th>Retry-After</th><td>5</td>" in page and "trace-1" in page
+    assert "&lt;h1&gt;down for maintenance&lt;/h1&gt;" in page  # escaped, never markup
+    assert "2003 ms" in page and "next attempt after 1.0 s" in page and "1.047" not in page
+    assert "connection reset by peer" in page
+    assert page.index("Attempt 1.2") < page.index("Attempt 1.1")  # the latest first
+    assert f'action="{url("delivery-resend", hook, delivery.pk)}"' in page
+
+
+def test_an_attempt_without_recorded_headers_says_so(admin_client, hook):
+    delivery = finished(webhook_ping_send(installation=hook), "failed")
+    DeliveryAttempt.objects.create(
+        delivery=delivery,
+        number=1,
+        started_at=timezone.now(),
+        duration_ms=1,
+        url="",
+        error="refused URL: not public",
+        outcome="refused",
+    )
+    page = admin_client.get(url("delivery", hook, delivery.pk)).content.decode()
+    assert "The headers of this attempt were not recorded." in page
+    assert "refused URL: not public" in page
+
+
+def test_redeliver_from_the_delivery_page(admin_client, hook):
+    open_one = webhook_ping_send(installation=hook)
+    page = admin_client.get(url("delivery", hook, open_one.pk)).content.decode()
+    assert url("delivery-resend", hook, open_one.pk) not in page
+    response = admin_client.post(url("delivery-resend", hook, open_one.pk), follow=True)
+    assert messages_of(response) == ["Not redelivered: the delivery is still in progress."]
+
+    done = finished(webhook_ping_send(installation=hook), "failed")
+    response = admin_client.post(url("delivery-resend", hook, done.pk), follow=True)
+    assert response.redirect_chain[-1][0] == url("delivery", hook, done.pk)
+    assert messages_of(response) == [f"Delivery {done.pk} is on its way again."]
+    done.refresh_from_db()
+    assert (done.status, done.chain) == ("pending", 2)
+
+
+# --- Test events -------------------------------------------------------------------------------
+
+
+def test_test_event_types_are_those_the_installation_receives(admin_client, hook, site_hook):
+    assert [
+        t
+        for t, _ in admin_client.get(url("deliveries", hook))
+        .context["test_form"]
+        .fields["event_type"]
+        .choices
+    ] == ["ping", "space_content_updated"]
+    # page_feedback is switched on, site_view is not.
+    choices = (
+        admin_client.get(url("deliveries", site_hook))
+        .context["test_form"]
+        .fields["event_type"]
+        .choices
+    )
+    assert [t for t, _ in choices] == ["ping", "page_feedback"]
+
+
+@pytest.mark.parametrize(
+    "event_type", ["site_view", "space_view", "installation_setup", "nope", ""]
+)
+def test_a_test_event_of_a_type_it_does_not_receive_is_refused(admin_client, site_hook, event_type):
+    response = admin_client.post(
+        url("delivery-test-event", site_hook), {"event_type": event_type}, follow=True
+    )
+    assert response.status_code == 200
+    assert messages_of(response) == [
+        f"No test event was sent: event_type {event_type!r} is not an event this installation "
+        "receives; one of ping, page_feedback."
+    ]
+    assert not Delivery.objects.filter(installation=site_hook).exists()
+
+
+def test_a_paused_installation_gets_no_test_event(admin_client, hook):
+    installation_pause(installation=hook)
+    response = admin_client.post(
+        url("delivery-test-event", hook), {"event_type": "space_content_updated"}, follow=True
+    )
+    assert messages_of(response) == ["No test event was sent: the installation is paused."]
+
+
+def test_the_sample_payload_preview(admin_client, site_hook, acme_space, acme_site):
+    response = admin_client.get(
+        url("delivery-test-event-sample", site_hook), {"type": "page_feedback"}
+    )
+    assert response.status_code == 200
+    sample = response.json()
+    assert sample["siteId"] == acme_site.pk and sample["spaceId"] == acme_space.pk
+    assert set(sample) == {"siteId", "spaceId", "pageId", "feedback", "visitor", "url", "referrer"}
+    response = admin_client.get(url("delivery-test-event-sample", site_hook), {"type": "site_view"})
+    assert response.status_code == 400
+    assert response.json() == {"type": ["not an event this installation receives: 'site_view'"]}
+
+
+@pytest.mark.usefixtures("celery_worker")
+def test_a_test_event_reaches_this_installation_alone(
+    admin_client, hook, org_admin, organization, acme_space, receiver, notifier
+):
+    # Another integration in the same space, receiving space_content_updated for real.
+    other = installation_create(
+        user=org_admin, integration=notifier, organization=organization, space=acme_space
+    )
+    response = admin_client.post(
+        url("delivery-test-event", hook), {"event_type": "space_content_updated"}, follow=True
+    )
+    delivery = Delivery.objects.get(installation=hook, event__type="space_content_updated")
+    assert response.redirect_chain[-1][0] == url("delivery", hook, delivery.pk)
+    assert messages_of(response) == [
+        f"Test space_content_updated sent (eventId {delivery.event_uuid})."
+    ]
+    (received,) = receiver.wait_for(1)
+    payload = json.loads(received.body)
+    assert payload == {
+        "type": "space_content_updated",
+        "eventId": str(delivery.event_uuid),
+        "installationId": hook.pk,
+        "spaceId": acme_space.pk,
+        "revisionId": "rEvIsIoN0sample00001",
+    }
+    assert received.body == request_body(delivery)
+    wait_until(lambda: Delivery.objects.get(pk=delivery.pk).status == "succeeded")
+    assert not Delivery.objects.filter(
+        installation=other, event__type="space_content_updated"
+    ).exists()
+
+
+# --- Resend all failed -------------------------------------------------------------------------
+
+
+def test_resend_failed_needs_a_valid_time_and_failed_deliveries(admin_client, hook):
+    for data, message in [
+        (
+            {},
+            "Nothing was resent: since: Give the time since when failed deliveries are sent again.",
+        ),
+        (
+            {"since": "last week"},
+            "Nothing was resent: since: Enter a date and time as YYYY-MM-DDTHH:MM (UTC).",
+        ),
+        ({"since": "2999-01-01T00:00"}, "Nothing was resent: the time is in the future."),
+        (
+            {"since": "2020-01-01T00:00"},
+            "Nothing was resent: no delivery failed since 01 Jan 2020 00:00 UTC.",
+        ),
+    ]:
+        response = admin_client.post(url("delivery-resend-failed", hook), data, follow=True)
+        assert response.status_code == 200
+        assert messages_of(response) == [message], data
+    assert not BulkRedelivery.objects.exists()
+
+
+def test_resend_failed_is_bounded_and_refuses_a_second_while_one_runs(
+    admin_client, hook, settings, django_capture_on_commit_callbacks
+):
+    settings.WEBHOOK_BULK_REDELIVERY_LIMIT = 3
+    long_ago = timezone.now() - timedelta(days=2)
+    old_failure = finished(webhook_ping_send(installation=hook), "failed", at=long_ago)
+    failures = [finished(webhook_ping_send(installation=hook), "failed") for _ in range(4)]
+    finished(webhook_ping_send(installation=hook), "succeeded")
+    since = (timezone.now() - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M")
+
+    with django_capture_on_commit_callbacks() as callbacks:  # the task is not run here
+        response = admin_client.post(
+            url("delivery-resend-failed", hook), {"since": since}, follow=True
+        )
+    assert len(callbacks) == 1
+    assert messages_of(response) == [
+        "Resending 3 failed deliveries, the oldest first (at most 3 at a time)."
+    ]
+    job = BulkRedelivery.objects.get()
+    assert job.delivery_ids == [d.pk for d in failures[:3]]  # the oldest first, no old one
+    assert old_failure.pk not in job.delivery_ids
+    page = admin_client.get(url("deliveries", hook)).content.decode()
+    assert "Resending: 0 of 3 done" in page
+
+    response = admin_client.post(url("delivery-resend-failed", hook), {"since": since}, follow=True)
+    assert messages_of(response) == ["Nothing was resent: a resend is in progress (0 of 3 done)."]
+
+
+@pytest.mark.usefixtures("celery_worker")
+def test_resend_failed_sends_them_again_and_shows_progress(admin_client, hook, receiver):
+    receiver.respond(410)  # fails at once, no retry
+    failures = [webhook_ping_send(installation=hook) for _ in range(5)]
+    ids = [f.pk for f in failures]
+    wait_until(lambda: Delivery.objects.filter(pk__in=ids, status="failed").count() == 5)
+    receiver.respond(200)
+    receiver.requests.clear()
+    since = (timezone.now() - timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M")
+    admin_client.post(url("delivery-resend-failed", hook), {"since": since})
+    receiver.wait_for(5)
+    wait_until(
+        lambda: all(
+            d.status == "succeeded"
+            for d in Delivery.objects.filter(pk__in=[f.pk for f in failures])
+        )
+    )
+    progress = admin_client.get(url("delivery-resend-progress", hook)).json()
+    assert {
+        k: progress[k]
+        for k in ("total", "done", "skipped", "finished", "succeeded", "failed", "open")
+    } == {
+        "total": 5,
+        "done": 5,
+        "skipped": 0,
+        "finished": True,
+        "succeeded": 5,
+        "failed": 0,
+        "open": 0,
+    }
+    sent = {json.loads(r.body)["eventId"] for r in receiver.requests}
+    assert sent == {str(d.event_uuid) for d in failures}  # the same eventIds
+    assert "Done: 5 of 5" in admin_client.get(url("deliveries", hook)).content.decode()
+
+
+def test_the_progress_of_no_resend_is_404(admin_client, hook):
+    assert admin_client.get(url("delivery-resend-progress", hook)).status_code == 404
+
+
+# --- The chart ---------------------------------------------------------------------------------
+
+
+def test_the_chart_counts_succeeded_and_failed_per_hour(admin_client, hook):
+    now = timezone.now()
+    for hours_ago, status, count in [
+        (0, "succeeded", 3),
+        (0, "failed", 1),
+        (5, "failed", 2),
+        (30, "succeeded", 4),
+    ]:
+        for _ in range(count):
+            finished(
+                webhook_ping_send(installation=hook), status, at=now - timedelta(hours=hours_ago)
+            )
+    webhook_ping_send(installation=hook)  # still open: not counted
+
+    chart = admin_client.get(url("deliveries", hook)).context["chart"]
+    bars = chart["bars"]
+    assert len(bars) == 24
+    assert (bars[-1]["succeeded"], bars[-1]["failed"]) == (3, 1)
+    assert (bars[-6]["succeeded"], bars[-6]["failed"]) == (0, 2)
+    assert sum(b["succeeded"] for b in bars) == 3 and sum(b["failed"] for b in bars) == 3
+    assert (chart["succeeded"], chart["failed"], chart["peak"]) == (3, 3, 4)
+    assert bars[-1]["ok_height"] == 90 and bars[-1]["failed_height"] == 30  # of 120
+    page = admin_client.get(url("deliveries", hook)).content.decode()
+    assert "3 succeeded, 1 failed</title>" in page
+
+
+# --- A disabled endpoint -----------------------------------------------------------------------
+
+
+def test_admins_see_the_disabled_endpoint_banner_and_re_enable_it(
+    admin_client, member_client, hook, org_admin
+):
+    reason = (
+        "Every delivery attempt failed since 20 Nov 2026 10:00 UTC "
+        "(12 attempts; the last: HTTP 503)"
+    )
+    endpoint_disable(installation=hook, reason=reason)
+    for page_url in (
+        url("installation", hook),
+        reverse("marketplace:installations", args=["acme"]),
+        url("deliveries", hook),
+    ):
+        page = admin_client.get(page_url).content.decode()
+        assert "Webhook endpoint disabled" in page and reason in page, page_url
+        assert f'action="{url("webhook-reenable", hook)}"' in page
+        assert "Webhook endpoint disabled" not in member_client.get(page_url).content.decode()
+
+    response = admin_client.post(
+        url("webhook-reenable", hook),
+        {"next": reverse("marketplace:installations", args=["acme"])},
+        follow=True,
+    )
+    assert response.redirect_chain[-1][0] == reverse("marketplace:installations", args=["acme"])
+    assert messages_of(response) == [
+        "The endpoint is enabled again: new events are delivered to it."
+    ]
+    assert "Webhook endpoint disabled" not in response.content.decode()
+    hook.webhook_endpoint.refresh_from_db()
+    assert hook.webhook_endpoint.reenabled_by == org_admin
+
+    response = admin_client.post(
+        url("webhook-reenable", hook), {"next": "https://evil.example/"}, follow=True
+    )
+    assert response.redirect_chain[-1][0] == url("installation", hook)  # never off-site
+    assert messages_of(response) == ["Not re-enabled: the endpoint is not disabled."]
+
+
+def test_a_disabled_endpoint_gets_no_test_event_nor_resend(admin_client, hook):
+    finished(webhook_ping_send(installation=hook), "failed")
+    endpoint_disable(installation=hook, reason="failing")
+    response = admin_client.post(
+        url("delivery-test-event", hook), {"event_type": "ping"}, follow=True
+    )
+    assert messages_of(response) == [
+        "No test event was sent: the endpoint is disabled after failing every attempt: "
+        "re-enable it first."
+    ]
+    since = (timezone.now() - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M")
+    response = admin_client.post(url("delivery-resend-failed", hook), {"since": since}, follow=True)
+    assert messages_of(response)[0].startswith("Nothing was resent: the endpoint is disabled")
