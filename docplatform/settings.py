@@ -455,6 +455,13 @@ RUNTIME_RETRY_BASE_DELAY = env_number(float, "RUNTIME_RETRY_BASE_DELAY", 2.0)
 PUBLIC_ENDPOINT_MAX_BODY = env_positive(int, "PUBLIC_ENDPOINT_MAX_BODY", 1024 * 1024)
 # How long an OAuth state issued to an integration stays valid (seconds).
 OAUTH_STATE_MAX_AGE = env_positive(int, "OAUTH_STATE_MAX_AGE", 600)
+# Integration logs (a line per call of integration code) are kept this many days; the purge
+# runs every INTEGRATION_LOG_PURGE_INTERVAL_SECONDS.
+INTEGRATION_LOG_RETENTION_DAYS = env_positive(float, "INTEGRATION_LOG_RETENTION_DAYS", 7.0)
+CELERY_BEAT_SCHEDULE["purge-integration-logs"] = {
+    "task": "integrations.tasks.purge_logs",
+    "schedule": env_positive(float, "INTEGRATION_LOG_PURGE_INTERVAL_SECONDS", 3600.0),
+}
 
 # --- Hardened defaults ---------------------------------------------------------------------------
 # Login throttling (django-axes): failed sign-ins on the marketplace's and the admin's login

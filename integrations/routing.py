@@ -10,7 +10,8 @@ paused. A claimed delivery is still attempted only while its installation receiv
 from docplatform.events.registry import Consumer, Recipient, Router
 
 from .policies import is_paused, receives_event
-from .selectors import event_recipients, recipient_of
+from .selectors import event_routing, recipient_of
+from .services.logs import integration_logs_not_delivered
 
 #: The default consumer: every installation's deliveries go to the integration runtime
 #: (which runs the integration's code), unless a built-in integration registered its own.
@@ -18,9 +19,13 @@ RUNTIME_CONSUMER = Consumer(name="runtime", task_name="integrations.tasks.run_de
 
 
 def installation_recipients(event, installation) -> list[Recipient]:
+    """An event's recipients; the installations it does not reach only for lack of its scope
+    get a ``not_delivered`` line in their integration's log."""
     if installation is not None:
         return [] if is_paused(installation) else [recipient_of(installation)]
-    return event_recipients(event)
+    routing = event_routing(event)
+    integration_logs_not_delivered(event, routing.undelivered)
+    return routing.recipients
 
 
 def delivery_still_wanted(delivery) -> bool:

@@ -1,13 +1,17 @@
 """Reads of the integrations app: who may see and install what, and where events go."""
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from django.db.models import Exists, Max, OuterRef, Q, QuerySet
 
 from docplatform.events import EVENT_SCOPES, SPACE_EVENTS
 from docplatform.events.models import Delivery
 from docplatform.events.registry import Recipient
 from docplatform.models import Membership, Site, Space, hash_token
 
-from .models import ComponentState, Installation, Integration, OAuthState
+from . import configuration as config_rules
+from .models import ComponentState, Installation, Integration, IntegrationLog, OAuthState
 from .policies import effective_scopes, is_paused, statuses_receiving, visible_integrations_q
 
 
@@ -136,8 +140,42 @@ def deliveries_visible_to(user) -> QuerySet:
     return Delivery.objects.filter(installation__organization_id__in=user_organization_ids(user))
 
 
+@dataclass(frozen=True)
+class Undelivered:
+    """An installation that an event did not reach because it lacks the event's scope."""
+
+    installation_id: str
+    integration_id: str
+    version: int | None
+    scope: str
+    awaiting_approval: bool
+
+    @property
+    def message(self) -> str:
+        if self.awaiting_approval:
+            return (
+                f"not delivered: needs {self.scope} (asked for by the integration, not yet "
+                "approved by an admin of the organization)"
+            )
+        return f"not delivered: needs {self.scope}"
+
+
+@dataclass(frozen=True)
+class EventRouting:
+    """Where an event goes, and which installations it would have reached but for a scope."""
+
+    recipients: list[Recipient]
+    undelivered: list[Undelivered]
+
+
 def event_recipients(event) -> list[Recipient]:
-    """The installations an event goes to (DESIGN.md, "where an event goes").
+    """The installations an event goes to (DESIGN.md, "where an event goes")."""
+    return event_routing(event).recipients
+
+
+def event_routing(event) -> EventRouting:
+    """The installations an event goes to (DESIGN.md, "where an event goes"), and those it
+    does not reach only for lack of its scope (their integration has code to run).
 
     The space's (or site's) installations and the organization installations whose space
     selection covers it, when active (and their organization installation too), not paused,
@@ -166,13 +204,19 @@ def event_recipients(event) -> list[Recipient]:
         "integration__name",
         "integration__scopes",
         "granted_scopes",
+        "integration__latest_version__number",
+        "integration__latest_version__script_path",
     )
     installed_locally = set()
-    local_rows, org_rows = [], []
+    local_rows, org_rows, unscoped = [], [], []
     for row in rows:
-        pk, level, status, parent_status, configuration, integration_id, name, asked, granted = row
+        pk, level, status, parent_status, configuration, integration_id, name = row[:7]
+        asked, granted, version, script = row[7:]
         # The scope is checked here, not in SQL: a LIKE on JSON text misleads the planner.
         if scope is not None and scope not in effective_scopes(granted=granted, asked=asked):
+            if statuses_receiving(status, parent_status) and script:
+                missing = Undelivered(pk, integration_id, version, scope, scope in (asked or ()))
+                unscoped.append((level == Installation.Level.ORGANIZATION, missing))
             continue
         if level == Installation.Level.ORGANIZATION:
             if statuses_receiving(status, None):
@@ -180,11 +224,25 @@ def event_recipients(event) -> list[Recipient]:
         else:
             installed_locally.add(integration_id)
             if statuses_receiving(status, parent_status):
-                local_rows.append(Recipient(pk, name, configuration))
-    return local_rows + [
-        recipient
-        for integration_id, recipient in org_rows
-        if integration_id not in installed_locally
+                local_rows.append((integration_id, Recipient(pk, name, configuration)))
+    chosen = local_rows + [row for row in org_rows if row[0] not in installed_locally]
+    reached = {integration_id for integration_id, _ in chosen}
+    return EventRouting(
+        recipients=[recipient for _, recipient in chosen],
+        undelivered=_undelivered(unscoped, reached, installed_locally),
+    )
+
+
+def _undelivered(unscoped, reached: set[str], installed_locally: set[str]) -> list[Undelivered]:
+    """One line per installation an event did not reach for lack of its scope, where the
+    integration received it nowhere: its space or site installations, else its organization
+    installation (as receiving goes: the local installation decides)."""
+    local = installed_locally | {item.integration_id for at_org, item in unscoped if not at_org}
+    return [
+        missing
+        for at_org, missing in unscoped
+        if missing.integration_id not in reached
+        and not (at_org and missing.integration_id in local)
     ]
 
 
@@ -220,3 +278,75 @@ def inserted_blocks(installation: Installation) -> QuerySet:
         .exclude(instance=ComponentState.CONFIGURATION_INSTANCE)
         .order_by("-created_at", "-id")
     )
+
+
+def oauth_paths(integration: Integration) -> set[str]:
+    """The paths below a public endpoint where the integration's OAuth flows run: each button
+    property's ``callback_url``, and ``/oauth``, the SDK's default redirect."""
+    paths = {"/oauth"}
+    for definition in (integration.configurations or {}).values():
+        for prop in config_rules.properties_of(definition).values():
+            if prop.get("type") == "button" and prop.get("callback_url"):
+                paths.add(urlsplit(prop["callback_url"]).path.rstrip("/") or "/")
+    return paths
+
+
+# --- Integration logs -----------------------------------------------------------------------
+
+
+def integration_logs(integration: Integration, installation: Installation | None = None):
+    """The log lines of every installation of an integration (its owners' view), or of one
+    installation and those under it."""
+    lines = IntegrationLog.objects.filter(integration=integration)
+    return lines if installation is None else lines.filter(_of_installation(installation))
+
+
+def installation_logs(installation: Installation) -> QuerySet:
+    """An installation's log lines and those of the space and site installations under it
+    (its organization's admins' view)."""
+    return IntegrationLog.objects.filter(_of_installation(installation))
+
+
+def _of_installation(installation: Installation) -> Q:
+    return Q(installation=installation) | Q(installation__parent=installation)
+
+
+@dataclass(frozen=True)
+class LogPage:
+    lines: list[IntegrationLog]
+    next: int
+
+
+def log_page(
+    lines: QuerySet,
+    *,
+    after: int | None = None,
+    since=None,
+    kind: str | None = None,
+    outcome: str | None = None,
+    limit: int = 100,
+) -> LogPage:
+    """Lines oldest first: those after the cursor ``after`` (the follow mode), else from
+    ``since`` on, else the latest ``limit``. ``next`` is the cursor to follow with: the last
+    line's, or ``after`` when nothing is new, or the newest line's when nothing matched."""
+    matching = lines
+    if since is not None:
+        matching = matching.filter(time__gte=since)
+    if kind:
+        matching = matching.filter(kind=kind)
+    if outcome:
+        matching = matching.filter(outcome=outcome)
+    matching = matching.select_related("integration").defer(
+        "integration__description", "integration__configurations", "integration__summary"
+    )
+    if after is not None:
+        page = list(matching.filter(pk__gt=after).order_by("pk")[:limit])
+    elif since is not None:
+        page = list(matching.order_by("pk")[:limit])
+    else:
+        page = list(matching.order_by("-pk")[:limit])[::-1]
+    if page:
+        return LogPage(page, page[-1].pk)
+    if after is not None:
+        return LogPage([], after)
+    return LogPage([], lines.aggregate(newest=Max("pk"))["newest"] or 0)

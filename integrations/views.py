@@ -20,9 +20,10 @@ from docplatform.models import ApiToken
 from .gateway.client import call_runtime
 from .gateway.envelopes import fetch_event
 from .gateway.failures import ClientFault, RuntimeFailure
-from .models import Installation, Integration
+from .models import Installation, Integration, IntegrationLog
 from .policies import is_paused, runnable_version
 from .runtime.host import UNFORWARDED_HEADERS
+from .selectors import oauth_paths
 
 #: Headers that belong to one connection, or that the platform's server sets itself.
 UNRELAYED_HEADERS = UNFORWARDED_HEADERS | {"server", "date"}
@@ -83,7 +84,7 @@ def _sets_platform_cookie(value: str) -> bool:
     return re.search(rf"(^|,)\s*({names})\s*=", value) is not None
 
 
-def _relay(request, *, version, installation=None) -> HttpResponse:
+def _relay(request, path: str, *, version, installation=None) -> HttpResponse:
     try:
         body = _body(request)
         event = fetch_event(
@@ -91,7 +92,13 @@ def _relay(request, *, version, installation=None) -> HttpResponse:
             settings.INTEGRATIONS_URL + request.get_full_path(),
             _relayed_request_headers(request),
         )
-        answer = call_runtime(event, version=version, installation=installation, fetch_body=body)
+        answer = call_runtime(
+            event,
+            version=version,
+            installation=installation,
+            fetch_body=body,
+            kind=_log_kind(path, version.integration, installation),
+        )
     except RuntimeFailure as failure:
         return _failed(failure)
     response = HttpResponse(answer.body, status=answer.status)
@@ -102,6 +109,17 @@ def _relay(request, *, version, installation=None) -> HttpResponse:
             continue
         response[name] = value
     return response
+
+
+def _log_kind(path: str, integration, installation) -> str:
+    """``oauth`` for a request to an installation's OAuth flow, else ``fetch`` (its log)."""
+    route = "/" + path.strip("/")
+    if installation is not None and any(
+        route == prefix or route.startswith(prefix.rstrip("/") + "/")
+        for prefix in oauth_paths(integration)
+    ):
+        return IntegrationLog.Kind.OAUTH
+    return IntegrationLog.Kind.FETCH
 
 
 def _body(request) -> bytes:
@@ -131,7 +149,7 @@ def installation_endpoint(request, installation_id: str, path: str = ""):
     version = runnable_version(installation.integration)
     if version is None:
         return _failed(ClientFault("no_script", "the integration has no code to run"))
-    return _relay(request, version=version, installation=installation)
+    return _relay(request, path, version=version, installation=installation)
 
 
 @csrf_exempt
@@ -145,4 +163,4 @@ def integration_endpoint(request, name: str, path: str = ""):
     version = runnable_version(integration) if integration else None
     if version is None:
         return _failed(ClientFault("not_found", "no such integration endpoint"))
-    return _relay(request, version=version)
+    return _relay(request, path, version=version)

@@ -9,6 +9,7 @@ from . import (
     components,
     deliveries,
     installations,
+    logs,
     oauth,
     own_installation,
     versions,
@@ -41,6 +42,9 @@ urlpatterns = [
         "integrations/<name:name>/versions/<int:number>/",
         versions.IntegrationVersionApi.as_view(),
         name="integration-version",
+    ),
+    path(
+        "integrations/<name:name>/logs/", logs.IntegrationLogsApi.as_view(), name="integration-logs"
     ),
     path(
         "integrations/<name:name>/install-link/",
@@ -91,6 +95,11 @@ urlpatterns = [
         "installations/<id:installation_id>/deliveries/",
         deliveries.InstallationDeliveriesApi.as_view(),
         name="installation-deliveries",
+    ),
+    path(
+        "installations/<id:installation_id>/logs/",
+        logs.InstallationLogsApi.as_view(),
+        name="installation-logs",
     ),
     path(
         "installations/<id:installation_id>/oauth/connect/",

@@ -9,7 +9,9 @@ envelope is sent again with the extension part ``bundle``.
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import requests
 from django.conf import settings
@@ -17,8 +19,9 @@ from docplatform_sdk import signing
 from urllib3.filepost import encode_multipart_formdata
 
 from ..environment import environment_for, runtime_signing_key
-from ..models import Installation, IntegrationVersion
-from .failures import HOST_OUTCOMES, IntegrationFault, PlatformFault
+from ..models import Installation, IntegrationLog, IntegrationVersion
+from .call_log import CallLog
+from .failures import HOST_OUTCOMES, IntegrationFault, PlatformFault, RuntimeFailure
 
 OUTCOME_HEADER = "X-Runtime-Outcome"
 
@@ -62,33 +65,64 @@ def call_runtime(
     version: IntegrationVersion,
     installation: Installation | None = None,
     fetch_body: bytes | None = None,
-) -> RuntimeAnswer:
-    """Send one envelope and return the integration code's answer. Raises PlatformFault when
-    the host cannot be reached or refuses the envelope, IntegrationFault when the code failed
-    (``duration_ms`` of the call is on the failure as ``duration_ms``)."""
+    kind: str | None = None,
+    read: Callable[[RuntimeAnswer], Any] | None = None,
+):
+    """Send one envelope and return the integration code's answer, or what ``read`` makes of
+    it. Raises PlatformFault when the host cannot be reached or refuses the envelope,
+    IntegrationFault when the code failed (``duration_ms`` of the call is on the failure as
+    ``duration_ms``), and what ``read`` raises: a RuntimeFailure from ``read`` (an answer
+    the caller cannot use) is the call's error in its log.
+
+    Every call is logged (``services.logs``), whatever its end: ``kind`` is ``event``,
+    ``fetch`` or ``ui_render`` by the event's type unless given (``completion``, ``oauth``).
+    """
     environment = environment_for(version, installation)
+    log = CallLog(event, version, installation, kind, environment)
     started = time.perf_counter()
-    answer = _post(version, event, environment, fetch_body, bundle=None)
-    if answer.status_code == 409 and answer.headers.get(OUTCOME_HEADER) == "bundle_required":
-        answer = _post(version, event, environment, fetch_body, bundle=bytes(version.bundle))
+    try:
+        answer = _post(version, event, environment, fetch_body, bundle=None)
+        if answer.status_code == 409 and answer.headers.get(OUTCOME_HEADER) == "bundle_required":
+            answer = _post(version, event, environment, fetch_body, bundle=bytes(version.bundle))
+    except PlatformFault as failure:
+        log.failed(failure, duration_ms=int((time.perf_counter() - started) * 1000))
+        raise
     duration_ms = int((time.perf_counter() - started) * 1000)
+    log.answered(answer, duration_ms)
     outcome = answer.headers.get(OUTCOME_HEADER, "")
     if outcome in HOST_OUTCOMES:
         failure = IntegrationFault.from_outcome(outcome, _message_of(answer))
         failure.duration_ms = duration_ms
+        log.failed(failure)
         raise failure
     if outcome != "ok":
         # The envelope itself was refused (signature, shape, size): the platform's fault.
-        raise PlatformFault(
+        failure = PlatformFault(
             "runtime_unavailable",
             f"the runtime refused the envelope ({answer.status_code} {outcome or 'no outcome'})",
         )
-    return RuntimeAnswer(
+        log.failed(failure, outcome=IntegrationLog.Outcome.REFUSED)
+        raise failure
+    result = RuntimeAnswer(
         status=answer.status_code,
         headers=dict(answer.headers),
         body=answer.content,
         duration_ms=duration_ms,
     )
+    if read is None:
+        log.succeeded()
+        return result
+    try:
+        value = read(result)
+    except RuntimeFailure as failure:
+        failure.duration_ms = duration_ms
+        log.failed(failure)
+        raise
+    except Exception as error:
+        log.failed(error)
+        raise
+    log.succeeded()
+    return value
 
 
 def _message_of(answer: requests.Response) -> str | None:
@@ -119,3 +153,40 @@ def _post(version, event, environment, fetch_body, bundle) -> requests.Response:
             "runtime_unavailable",
             f"the runtime host cannot be reached ({exc.__class__.__name__})",
         ) from exc
+
+
+def inspect_code(bundle: bytes) -> dict:
+    """The runtime host's description of ``bundle``'s code, loaded once in its sandbox
+    (``POST {RUNTIME_URL}/inspect``, the body signed as envelopes are): what publish checks
+    against the manifest. PlatformFault when the host cannot be reached or does not answer
+    one (the code is then not checked, so nothing is published)."""
+    headers = {
+        "Content-Type": "application/json",
+        signing.HEADER: signing.sign(bundle, runtime_signing_key()),
+    }
+    try:
+        answer = _session.post(
+            f"{settings.RUNTIME_URL}/inspect",
+            data=bundle,
+            headers=headers,
+            timeout=(settings.RUNTIME_CONNECT_TIMEOUT, settings.RUNTIME_RESPONSE_TIMEOUT),
+            allow_redirects=False,
+        )
+    except requests.RequestException as exc:
+        raise PlatformFault(
+            "code_checks_unavailable",
+            "the code cannot be checked: the runtime host cannot be reached "
+            f"({exc.__class__.__name__}); nothing was published, try again later",
+        ) from exc
+    try:
+        description = answer.json()["description"] if answer.status_code == 200 else None
+    except (ValueError, KeyError, TypeError):  # not JSON (requests' error is a ValueError)
+        description = None
+    if not isinstance(description, dict):
+        raise PlatformFault(
+            "code_checks_unavailable",
+            "the code cannot be checked: the runtime host answered "
+            f"{answer.status_code} {answer.headers.get(OUTCOME_HEADER) or ''}".rstrip()
+            + "; nothing was published, try again later",
+        )
+    return description

@@ -41,6 +41,8 @@ from docplatform_sdk import codebundle, signing
 from . import envelope, outbound
 from .egress import Egress, EgressSettings
 from .pool import (
+    ERROR_LIMIT,
+    CallFailed,
     PoolBusy,
     PoolRegistry,
     ScriptLoadError,
@@ -55,6 +57,9 @@ logger = logging.getLogger("integrations.runtime")
 SUPPORTED_VERSIONS = ["v1"]
 ENVELOPE_PATH = re.compile(r"^/integrations/(?P<name>[-\w]{1,64})/(?P<version>[^/]+)/?$", re.ASCII)
 OUTCOME_HEADER = "X-Runtime-Outcome"
+# What the code printed during the call and its error with the traceback: base64 of UTF-8.
+OUTPUT_HEADER = "X-Runtime-Output"
+ERROR_HEADER = "X-Runtime-Error"
 # Hop-by-hop headers belong to one connection; WSGI servers set them themselves.
 UNFORWARDED_HEADERS = {
     "connection",
@@ -68,6 +73,8 @@ UNFORWARDED_HEADERS = {
     "upgrade",
     "content-length",
     OUTCOME_HEADER.lower(),
+    OUTPUT_HEADER.lower(),
+    ERROR_HEADER.lower(),
 }
 MEBIBYTE = 1024 * 1024
 
@@ -158,11 +165,25 @@ class Reply:
     body: bytes
     headers: list[tuple[str, str]]
     outcome: str
+    output: str = ""  # what the integration's code printed during the call
+    error: str = ""  # its error, with the traceback naming the author's files
 
     @classmethod
     def json(cls, status: int, data: dict, outcome: str | None = None) -> "Reply":
         body = json.dumps(data).encode()
         return cls(status, body, [("Content-Type", "application/json")], outcome or data["error"])
+
+    def logged(self, failure: CallFailed, error: str = "") -> "Reply":
+        """This reply, with what the failed call printed and why it failed."""
+        self.output, self.error = failure.output, failure.error or error
+        return self
+
+    def log_headers(self) -> list[tuple[str, str]]:
+        return [
+            (name, base64.b64encode(text.encode("utf-8", "replace")).decode())
+            for name, text in ((OUTPUT_HEADER, self.output), (ERROR_HEADER, self.error))
+            if text
+        ]
 
 
 class RuntimeHost:
@@ -228,6 +249,7 @@ class RuntimeHost:
             *reply.headers,
             ("Content-Length", str(len(reply.body))),
             (OUTCOME_HEADER, reply.outcome),
+            *reply.log_headers(),
         ]
         start_response(f"{reply.status} {_phrase(reply.status)}", headers)
         return [reply.body]
@@ -303,11 +325,17 @@ class RuntimeHost:
         try:
             answer = pool.call(message, self.egress.for_call(name, received.environment))
         except ScriptLoadError as error:
-            return Reply.json(500, {"error": "integration_error", "message": str(error)})
-        except WorkerTimeout:
-            return Reply.json(504, {"error": "timeout"})
-        except WorkerCrashed:
-            return Reply.json(502, {"error": "worker_crashed"})
+            reply = Reply.json(500, {"error": "integration_error", "message": str(error)})
+            return reply.logged(error, f"the code did not load: {error}")
+        except WorkerTimeout as error:
+            limit = f"{self.config.call_timeout:g}"
+            return Reply.json(504, {"error": "timeout"}).logged(
+                error, f"the call ran over its time limit ({limit} s) and was stopped"
+            )
+        except WorkerCrashed as error:
+            return Reply.json(502, {"error": "worker_crashed"}).logged(
+                error, f"the worker crashed: {error}"
+            )
         except PoolBusy:
             return Reply.json(503, {"error": "busy"})
         return _reply_from(answer)
@@ -340,9 +368,19 @@ def _reply_from(answer: dict) -> Reply:
         if any(not name or "\r" in name + value or "\n" in name + value for name, value in headers):
             raise ValueError("a header with a line break")
     except (KeyError, TypeError, ValueError):
-        return Reply.json(502, {"error": "worker_crashed"})
+        reply = Reply.json(502, {"error": "worker_crashed"})
+        reply.output, reply.error = answer.get("output", ""), "the worker's answer is malformed"
+        return reply
     headers = [(name, value) for name, value in headers if name.lower() not in UNFORWARDED_HEADERS]
-    return Reply(status, body, headers, str(answer.get("outcome") or "ok"))
+    error = answer.get("error")
+    return Reply(
+        status,
+        body,
+        headers,
+        str(answer.get("outcome") or "ok"),
+        output=answer.get("output", ""),
+        error=error[:ERROR_LIMIT] if isinstance(error, str) else "",
+    )
 
 
 def _phrase(status: int) -> str:

@@ -9,6 +9,7 @@ bundles no longer called are closed after ``pool_idle_seconds``, so the host's m
 the versions in use, not every version ever published.
 """
 
+import codecs
 import contextlib
 import json
 import logging
@@ -37,6 +38,9 @@ STARTUP_SECONDS = 10
 # depended on something passing).
 LOAD_ERROR_MEMORY = 30
 ANSWER_LIMIT = 64 * 1024 * 1024
+#: What a call's log keeps of what the code printed (stdout and stderr), and of its error.
+OUTPUT_LIMIT = 4096
+ERROR_LIMIT = 8192
 READ_CHUNK = 256 * 1024
 MEBIBYTE = 1024 * 1024
 
@@ -64,16 +68,55 @@ class WorkerSettings:
         }
 
 
-class WorkerCrashed(Exception):
+class CallFailed(Exception):
+    """A call that gave no answer; ``output`` is what the code printed until then, ``error``
+    its traceback when it has one."""
+
+    output: str = ""
+    error: str = ""
+
+
+class WorkerCrashed(CallFailed):
     """The worker died or garbled its answer."""
 
 
-class WorkerTimeout(Exception):
+class WorkerTimeout(CallFailed):
     """The worker did not answer within the time limit."""
 
 
-class ScriptLoadError(Exception):
-    """The code failed to load; the message is its exception, without the stack."""
+class ScriptLoadError(CallFailed):
+    """The code failed to load; the message is its exception, without the stack (which is
+    ``error``)."""
+
+    def __init__(self, message: str, *, error: str = "", output: str = ""):
+        super().__init__(message)
+        self.error, self.output = error, output
+
+    def again(self) -> "ScriptLoadError":
+        """The same failure, raised anew for another call."""
+        return ScriptLoadError(str(self), error=self.error, output=self.output)
+
+
+class OutputCapture:
+    """What a worker printed during one call: the first ``limit`` bytes, and how many more."""
+
+    def __init__(self, limit: int = OUTPUT_LIMIT):
+        self.limit = limit
+        self.kept = bytearray()
+        self.cut = 0
+
+    def add(self, data: bytes):
+        room = max(0, self.limit - len(self.kept))
+        self.kept += data[:room]
+        self.cut += len(data) - min(room, len(data))
+
+    def text(self) -> str:
+        """The output as text (invalid UTF-8 replaced), with a mark where it was cut."""
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        text = decoder.decode(bytes(self.kept), final=not self.cut)
+        if self.cut:
+            text += f"\n[output cut: {self.cut} more bytes]"
+        return text
 
 
 class PoolBusy(Exception):
@@ -120,6 +163,9 @@ class Worker:
             args=sandbox.command(worker_settings, folder),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
+            # What the code prints (its stdout and stderr, its subprocesses' too) comes here,
+            # never on the protocol's pipes, and is returned with the call it belongs to.
+            stderr=subprocess.PIPE,
             cwd=sandbox.stage,
             env=sandbox.environment(folder),
             start_new_session=True,
@@ -127,8 +173,12 @@ class Worker:
         self.pid = self.process.pid
         self._input = self.process.stdin.fileno()
         self._output = self.process.stdout.fileno()
+        self._printed: int | None = self.process.stderr.fileno()
         os.set_blocking(self._input, False)
+        os.set_blocking(self._printed, False)
         self._pending = bytearray()
+        self._capture = OutputCapture()
+        self._keep_printed = False
         try:
             loaded = self.exchange(
                 {"load": {"name": name, "folder": worker_settings["folder"], "script": script}},
@@ -139,32 +189,78 @@ class Worker:
             raise
         if not loaded.get("loaded"):
             self.kill()
-            raise ScriptLoadError(loaded.get("message") or "the code did not load")
+            raise ScriptLoadError(
+                loaded.get("message") or "the code did not load",
+                error=_error_text(loaded.get("error")),
+                output=loaded.get("output", ""),
+            )
+        # What the code printed while loading goes with the first call this worker serves.
+        self._keep_printed = True
 
     def exchange(self, message: dict, timeout: float, egress: Egress | None = None) -> dict:
         """Send one message and wait for the answer, at most ``timeout`` seconds in all,
-        performing the HTTP requests the worker asks for meanwhile."""
+        performing the HTTP requests the worker asks for meanwhile. The answer's ``output``
+        is what the worker printed meanwhile (a failure carries it too)."""
         deadline = time.monotonic() + timeout
-        self._send(json.dumps(message).encode() + b"\n", deadline)
-        while True:
-            answer = self._receive(deadline)
-            if "fetch" not in answer:
-                return answer
-            request = answer["fetch"]
-            if egress is None or not isinstance(request, dict):
-                fetched = {"error": "no outbound requests here"}
-            else:
-                fetched = egress(request, deadline - time.monotonic())
-            self._send(json.dumps({"fetched": fetched}).encode() + b"\n", deadline)
+        self._drain_printed()
+        if not self._keep_printed:  # what it printed between calls belongs to none
+            self._capture = OutputCapture()
+        self._keep_printed = False
+        try:
+            self._send(json.dumps(message).encode() + b"\n", deadline)
+            while True:
+                answer = self._receive(deadline)
+                if "fetch" not in answer:
+                    break
+                request = answer["fetch"]
+                if egress is None or not isinstance(request, dict):
+                    fetched = {"error": "no outbound requests here"}
+                else:
+                    fetched = egress(request, deadline - time.monotonic())
+                self._send(json.dumps({"fetched": fetched}).encode() + b"\n", deadline)
+        except CallFailed as failure:
+            self._drain_printed(until_closed=isinstance(failure, WorkerCrashed))
+            failure.output = self._capture.text()
+            raise
+        self._drain_printed()
+        answer["output"] = self._capture.text()
+        return answer
+
+    def _drain_printed(self, until_closed: bool = False):
+        """Read what the worker printed and is waiting in the pipe (all of it, up to its
+        end, when the worker is gone)."""
+        deadline = time.monotonic() + 1
+        while self._printed is not None:
+            try:
+                chunk = os.read(self._printed, READ_CHUNK)
+            except BlockingIOError:
+                if not until_closed or time.monotonic() > deadline:
+                    return
+                select.select([self._printed], [], [], max(0, deadline - time.monotonic()))
+                continue
+            if not chunk:
+                self._printed = None
+                return
+            self._capture.add(chunk)
 
     def _wait(self, deadline: float, reading: bool):
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise WorkerTimeout
+        """Until the protocol pipe is ready, reading what the worker prints meanwhile (so a
+        worker printing much never blocks on a full pipe)."""
         fd = self._output if reading else self._input
-        ready = select.select([fd] if reading else [], [] if reading else [fd], [], remaining)
-        if not any(ready):
-            raise WorkerTimeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise WorkerTimeout
+            readers = [fd] if reading else []
+            if self._printed is not None:
+                readers.append(self._printed)
+            ready, writable, _ = select.select(readers, [] if reading else [fd], [], remaining)
+            if self._printed is not None and self._printed in ready:
+                self._drain_printed()
+            if fd in ready or fd in writable:
+                return
+            if not ready and not writable:
+                raise WorkerTimeout
 
     def _send(self, data: bytes, deadline: float):
         view = memoryview(data)
@@ -203,6 +299,12 @@ class Worker:
         self.process.wait()
         self.process.stdin.close()
         self.process.stdout.close()
+        self.process.stderr.close()
+
+
+def _error_text(error) -> str:
+    """A worker's error report (its traceback) as the host passes it on: text, bounded."""
+    return error[:ERROR_LIMIT] if isinstance(error, str) else ""
 
 
 class WorkerPool:
@@ -218,7 +320,7 @@ class WorkerPool:
         self._count = 0  # workers alive or starting
         self._busy = 0
         self._closed = False
-        self._load_error: str | None = None  # the code's failure, repeated for a while
+        self._load_error: ScriptLoadError | None = None  # repeated for a while
         self._load_failed_at = 0.0
         self._changed = threading.Condition()
 
@@ -290,7 +392,7 @@ class WorkerPool:
                         return self._idle.pop()
                     if self._load_error is not None:
                         if time.monotonic() - self._load_failed_at < LOAD_ERROR_MEMORY:
-                            raise ScriptLoadError(self._load_error)
+                            raise self._load_error.again()
                         self._load_error = None
                     if self._count < self.settings.workers_per_version:
                         self._count += 1
@@ -317,7 +419,7 @@ class WorkerPool:
             with self._changed:
                 self._count -= 1
                 if isinstance(error, ScriptLoadError):
-                    self._load_error, self._load_failed_at = str(error), time.monotonic()
+                    self._load_error, self._load_failed_at = error, time.monotonic()
                 self._changed.notify_all()
             raise
 

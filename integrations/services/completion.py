@@ -91,19 +91,26 @@ def completion_options(*, installation: Installation, property_name: str) -> lis
     version = runnable_version(installation.integration)
     if version is None:
         raise ClientFault("no_script", "the integration has no code to run")
-    answer = call_runtime(
-        completion_event(installation, path), version=version, installation=installation
+
+    def read(answer) -> list[dict]:
+        if answer.status != 200:
+            reason = f"the integration answered HTTP {answer.status} on {path}"
+            message = _message_in(answer.body)
+            raise IntegrationFault("invalid_answer", f"{reason}: {message}" if message else reason)
+        try:
+            return options_from_answer(answer.body)
+        except ValueError as error:
+            raise IntegrationFault(
+                "invalid_answer", f"the integration's answer on {path} is invalid: {error}"
+            ) from error
+
+    return call_runtime(
+        completion_event(installation, path),
+        version=version,
+        installation=installation,
+        kind="completion",
+        read=read,
     )
-    if answer.status != 200:
-        reason = f"the integration answered HTTP {answer.status} on {path}"
-        message = _message_in(answer.body)
-        raise IntegrationFault("invalid_answer", f"{reason}: {message}" if message else reason)
-    try:
-        return options_from_answer(answer.body)
-    except ValueError as error:
-        raise IntegrationFault(
-            "invalid_answer", f"the integration's answer on {path} is invalid: {error}"
-        ) from error
 
 
 def _message_in(body: bytes) -> str:

@@ -95,11 +95,9 @@ def component_render(
         action=action,
         context=_ui_context(installation, instance),
     )
-    answer = call_runtime(event, version=version, installation=installation)
-    body = _answer_body(answer)
-    if answer.status == 404 and body.get("error") == "unknown_component":
-        raise Http404(f"the integration's code has no component {component_id!r}")
-    element, state = _checked_answer(body)
+    element, state = call_runtime(
+        event, version=version, installation=installation, read=_rendered(component_id)
+    )
     if stored is None or (stored.props, stored.state) != (props, state):
         _store(installation, component_id, instance, stored, props=props, state=state)
     return RenderedComponent(instance=instance, element=element, state=state, props=props)
@@ -142,6 +140,19 @@ def _ui_context(installation: Installation, instance: str) -> dict:
     if installation.site_id:
         context["siteId"] = installation.site_id
     return context
+
+
+def _rendered(component_id: str):
+    """Reads a render's answer: its element and state (a failure here is the call's error in
+    the integration's log)."""
+
+    def read(answer) -> tuple[dict, dict]:
+        body = _answer_body(answer)
+        if answer.status == 404 and body.get("error") == "unknown_component":
+            raise Http404(f"the integration's code has no component {component_id!r}")
+        return _checked_answer(body)
+
+    return read
 
 
 def _answer_body(answer) -> dict:

@@ -2,18 +2,20 @@
 
 The runtime host starts it inside its sandbox (``integrations/runtime/sandbox.py``) as
 ``python -I -S -c BOOTSTRAP <settings JSON>``. Protocol: one JSON object per line on the
-worker's stdin and stdout (integration code cannot print into it: its stdout goes to stderr),
-bodies in base64.
+worker's stdin and stdout (integration code cannot print into it: its stdout goes to stderr,
+a pipe the host reads apart and returns with each call), bodies in base64.
 
 - host -> worker, first: ``{"load": {"name", "folder", "script"}}`` (the bundle is unpacked
   read-only in ``folder``); worker -> host: ``{"loaded": true}`` or ``{"loaded": false,
-  "message"}``.
+  "message", "error"}``.
 - then, per call: ``{"call": {"event", "environment", "fetchBody"}}``. While it runs, the
   worker may send ``{"fetch": {"url", "method", "headers", "body"}}`` any number of times and
   reads ``{"fetched": {"status", "headers", "body"}}`` or ``{"fetched": {"error"}}`` back.
   Then worker -> host: ``{"status", "headers", "body", "outcome", "cpuSeconds", "retire"}``,
   where ``outcome`` is ``ok`` or ``integration_error`` and ``retire`` asks the host to replace
-  this worker (after a MemoryError, or when the call left processes behind).
+  this worker (after a MemoryError, or when the call left processes behind); a failed call's
+  answer has ``error`` too: the traceback, naming the author's files relative to the bundle.
+  What the code printed is flushed before the answer is sent, so the host has all of it.
 """
 
 import base64
@@ -26,17 +28,18 @@ import resource
 import sys
 import threading
 import time
-import traceback
 import types
 
 from .context import FetchError
 from .definition import Integration
 from .dispatch import Answer, Dispatcher
 from .http_messages import Response
+from .tracebacks import author_traceback
 
 PLATFORM_PACKAGES = {"docplatform", "webhooks", "marketplace", "integrations"}
 PR_SET_DUMPABLE = 4
 MESSAGE_LIMIT = 2000
+ERROR_LIMIT = 8192
 
 
 class PlatformImportBlocker(importlib.abc.MetaPathFinder):
@@ -180,11 +183,18 @@ def left_processes_behind() -> bool:
     return bool(pids - {1, os.getpid()})
 
 
-def serve(dispatcher: Dispatcher, name: str, channel: HostChannel, sandboxed: bool):
+def flush_output():
+    """What the code printed, out of Python's buffers and into the host's pipe."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):  # a stream the code closed or replaced
+            stream.flush()
+
+
+def serve(dispatcher: Dispatcher, folder: str, channel: HostChannel, sandboxed: bool):
     while (message := channel.receive()) is not None:
         call = message["call"]
         fetch_body = call.get("fetchBody")
-        outcome, retire = "ok", False
+        outcome, retire, error_text = "ok", False, None
         try:
             answer = dispatcher.dispatch(
                 call["event"],
@@ -193,20 +203,21 @@ def serve(dispatcher: Dispatcher, name: str, channel: HostChannel, sandboxed: bo
             )
         except (Exception, SystemExit) as error:
             outcome, retire = "integration_error", isinstance(error, MemoryError)
-            print(f"integration {name}: {call['event'].get('type')} failed", file=sys.stderr)
-            traceback.print_exc()
+            error_text = author_traceback(error, folder)[:ERROR_LIMIT]
             answer = Answer.json(500, {"error": "integration_error", "message": describe(error)})
         retire = retire or (sandboxed and left_processes_behind())
-        channel.send(
-            {
-                "status": answer.status,
-                "headers": answer.headers,
-                "body": base64.b64encode(answer.body).decode(),
-                "outcome": outcome,
-                "cpuSeconds": cpu_seconds(),
-                "retire": retire,
-            }
-        )
+        flush_output()
+        reply = {
+            "status": answer.status,
+            "headers": answer.headers,
+            "body": base64.b64encode(answer.body).decode(),
+            "outcome": outcome,
+            "cpuSeconds": cpu_seconds(),
+            "retire": retire,
+        }
+        if error_text:
+            reply["error"] = error_text
+        channel.send(reply)
         if retire:
             return
 
@@ -222,8 +233,10 @@ def main(settings: dict):
     try:
         integration = load(script["name"], script["folder"], script["script"])
     except (Exception, SystemExit) as error:
-        traceback.print_exc()
-        channel.send({"loaded": False, "message": describe(error)})
+        flush_output()
+        error_text = author_traceback(error, script["folder"])[:ERROR_LIMIT]
+        channel.send({"loaded": False, "message": describe(error), "error": error_text})
         return
+    flush_output()
     channel.send({"loaded": True})
-    serve(Dispatcher(integration, channel.fetch), script["name"], channel, settings["sandboxed"])
+    serve(Dispatcher(integration, channel.fetch), script["folder"], channel, settings["sandboxed"])

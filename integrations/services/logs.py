@@ -1,0 +1,118 @@
+"""Integration logs: one line per call of an integration's code, written by the runtime
+gateway (``gateway.client.call_runtime``, the one door every call goes through), one line per
+event an installation did not receive for lack of a scope, and the periodic purge.
+
+A log write never fails the call it records: a database error is logged and the call's own
+answer goes on.
+"""
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import DatabaseError, transaction
+from django.utils import timezone
+
+from ..models import Installation, IntegrationLog, IntegrationVersion
+from ..selectors import Undelivered
+
+logger = logging.getLogger(__name__)
+
+PURGE_BATCH = 5000
+CUT_MARK = "\n[cut]"
+
+
+def _storable(text: str | None, limit: int) -> str:
+    """``text`` as any database stores it (no NUL characters, no lone surrogates), at most
+    ``limit`` characters with a mark where it was cut."""
+    if not text:
+        return ""
+    text = text.replace("\x00", "\ufffd").encode("utf-8", "replace").decode("utf-8")
+    return text if len(text) <= limit else text[:limit] + CUT_MARK
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    """What the gateway knows of one call once it ended."""
+
+    version: IntegrationVersion
+    installation: Installation | None
+    kind: str
+    event: str
+    request: str
+    started_at: datetime
+    outcome: str
+    status: int | None
+    duration_ms: int | None
+    output: str = ""
+    error: str = ""
+
+
+def integration_log_record(record: CallRecord) -> IntegrationLog | None:
+    """Store one call's log line; None when the database refused it (logged, not raised)."""
+    line = IntegrationLog(
+        time=record.started_at,
+        kind=record.kind,
+        integration_id=record.version.integration_id,
+        installation=record.installation,
+        version=record.version.number,
+        event=_storable(record.event, 64)[:64],
+        request=_storable(record.request, 480)[:500],
+        outcome=record.outcome,
+        status=record.status if record.status is not None and 0 < record.status < 1000 else None,
+        duration_ms=max(0, record.duration_ms) if record.duration_ms is not None else None,
+        output=_storable(record.output, IntegrationLog.OUTPUT_LIMIT + 200),
+        error=_storable(record.error, IntegrationLog.ERROR_LIMIT),
+    )
+    try:
+        with transaction.atomic():  # a savepoint inside a caller's transaction
+            line.save()
+    except DatabaseError:
+        logger.exception("integration %s: the call's log line was not stored", line.integration_id)
+        return None
+    return line
+
+
+def integration_logs_not_delivered(event, undelivered: list[Undelivered]) -> None:
+    """One line per installation the event did not reach for lack of a scope, written in one
+    statement once the event is committed (an event rolled back reached nobody)."""
+    if not undelivered:
+        return
+    lines = [
+        IntegrationLog(
+            time=event.created_at or timezone.now(),
+            kind=IntegrationLog.Kind.NOT_DELIVERED,
+            integration_id=missing.integration_id,
+            installation_id=missing.installation_id,
+            version=missing.version,
+            event=event.type,
+            outcome=IntegrationLog.Outcome.NOT_DELIVERED,
+            error=missing.message,
+        )
+        for missing in undelivered
+    ]
+
+    def write():
+        try:
+            IntegrationLog.objects.bulk_create(lines)
+        except DatabaseError:
+            logger.exception("event %s: its not-delivered log lines were not stored", event.pk)
+
+    transaction.on_commit(write)
+
+
+def integration_logs_purge(now: datetime | None = None) -> int:
+    """Delete the log lines older than ``INTEGRATION_LOG_RETENTION_DAYS``, a batch at a time
+    (no long lock on a busy table); returns how many."""
+    cutoff = (now or timezone.now()) - timedelta(days=settings.INTEGRATION_LOG_RETENTION_DAYS)
+    deleted = 0
+    while True:
+        batch = list(
+            IntegrationLog.objects.filter(time__lt=cutoff).values_list("pk", flat=True)[
+                :PURGE_BATCH
+            ]
+        )
+        if not batch:
+            return deleted
+        deleted += IntegrationLog.objects.filter(pk__in=batch).delete()[0]
