@@ -49,7 +49,7 @@ def test_new_scaffolds_a_folder_that_check_accepts_as_it_is(tmp_path, capsys):
     assert list(manifest.configurations["account"]["properties"]) == ["greeting"]
     assert "secrets" not in manifest.raw  # only an example, as a comment
     assert "${{ env.API_KEY }}" in (folder / "service-manifest.yaml").read_text()
-    assert "python manage.py integration dev" in (folder / "README.md").read_text()
+    assert "docplatform-integration dev" in (folder / "README.md").read_text()
 
 
 def test_a_non_empty_folder_is_a_usage_error_unless_forced(tmp_path):

@@ -106,7 +106,7 @@ def test_the_console_script_new_scaffolds_what_check_accepts(tmp_path):
     assert made.returncode == 0, made.stderr
     assert made.stdout.splitlines() == [
         *(f"created {folder / name}" for name in ("service-manifest.yaml", "main.py", "README.md")),
-        f"next: docplatform-integration check {folder}",
+        f"next: docplatform-integration dev {folder}",
     ]
     checked = run([console, "check", str(folder)], env)
     assert (checked.returncode, checked.stdout) == (0, "release-notes: the manifest is valid\n")

@@ -4,8 +4,6 @@ Exit codes: 0 success (warnings may be printed), 1 the manifest or request was r
 2 a usage error (bad arguments, a path or env file that does not exist).
 """
 
-from pathlib import Path
-
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.management.base import BaseCommand, CommandError
@@ -27,7 +25,6 @@ from docplatform_sdk.cli import (
 
 from docplatform.models import Site, Space
 from docplatform.selectors import organization_by_ref
-from integrations.authoring.dev import DevSession, dev_run
 from integrations.policies import configuration_definition, definition_for_level, effective_status
 from integrations.selectors import installations_visible_to, integrations_visible_to
 from integrations.services import integration_publish, manifest_check
@@ -51,19 +48,6 @@ class Command(BaseCommand):
         actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
 
         add_new_arguments(actions.add_parser("new", help="Scaffold a new integration folder."))
-
-        dev = actions.add_parser(
-            "dev", help="Publish, install and republish on every change; print what it handles."
-        )
-        add_path_arguments(dev)
-        self._add_user_argument(dev, "The publishing and installing user (an admin).")
-        dev.add_argument(
-            "--org", help="The organization to install into (default: the owning one)."
-        )
-        dev.add_argument(
-            "--runtime-log",
-            help="The runtime host's log file: print this integration's requests and output.",
-        )
 
         check = actions.add_parser("check", help="Validate a manifest and report every problem.")
         add_path_arguments(check)
@@ -154,35 +138,7 @@ class Command(BaseCommand):
         written = scaffold(folder=folder, name=name, organization=organization, force=force)
         for path in written:
             self.stdout.write(f"created {path}")
-        self.stdout.write(
-            self.style.SUCCESS(f"next: python manage.py integration dev {folder} --as USERNAME")
-        )
-
-    def handle_dev(self, *, path, env_file, username, org, runtime_log, **options):
-        folder = existing_path(path)
-        if not folder.is_dir():
-            raise usage_error(f"{path}: dev takes an integration folder")
-        organization = organization_by_ref(org) if org else None
-        if org and organization is None:
-            raise usage_error(f"--org {org}: no such organization")
-        if runtime_log and not Path(runtime_log).is_file():
-            raise usage_error(f"--runtime-log {runtime_log}: no such file")
-        secrets_environment(env_file)  # a missing env file is a usage error at once
-
-        def say(line: str) -> None:
-            self.stdout.write(line)
-            self.stdout.flush()
-
-        dev_run(
-            DevSession(
-                folder=folder,
-                publisher=self._user(username),
-                organization=organization,
-                secrets_env=lambda: secrets_environment(env_file),
-                say=say,
-                runtime_log=Path(runtime_log) if runtime_log else None,
-            )
-        )
+        self.stdout.write(self.style.SUCCESS(f"next: docplatform-integration dev {folder}"))
 
     def handle_install(self, *, name, org, space, site, token, values, username, **options):
         user = self._user(username)

@@ -1,2 +1,3 @@
-"""Tools for integration authors: ``integration new`` (the scaffold), ``integration dev`` (the
-local loop) and the bundle the console script uploads."""
+"""Tools for integration authors, on their machine: the scaffold of ``new``, the bundle
+``publish`` uploads, the folder watcher of ``dev``, ``--set`` values and the local code
+check."""
