@@ -5,6 +5,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from . import events
+from .events.publisher import publish
 from .models import (
     ApiToken,
     Membership,
@@ -70,12 +71,13 @@ def organization_create(*, subdomain: str, title: str, admin=None) -> Organizati
 
 
 def worker_ping_request() -> WorkerPing:
-    """Queue a ping for a worker to answer once the row is committed."""
+    """Queue a ping for a worker to answer once the row is committed; raises
+    BrokerUnavailable (within the publish bound) when the broker cannot take it."""
     from .tasks import answer_worker_ping
 
     with transaction.atomic():
         ping = WorkerPing.objects.create()
-        transaction.on_commit(lambda: answer_worker_ping.delay(ping.pk))
+        transaction.on_commit(lambda: publish(answer_worker_ping.name, args=[ping.pk]))
     return ping
 
 

@@ -323,6 +323,23 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
     }
 else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+# A broker that is down, or that accepts connections and never answers, must not hold a
+# request: each try of a publish gives up after this many seconds (connecting, and each read
+# or write), with one retry (a pooled connection the broker dropped reconnects); what could
+# not be sent is the sweeper's. After a failure a process publishes nothing for
+# BROKER_BACKOFF_SECONDS (docplatform/events/publisher.py).
+BROKER_TIMEOUT_SECONDS = env_positive(float, "BROKER_TIMEOUT_SECONDS", 1.0)
+BROKER_BACKOFF_SECONDS = env_number(float, "BROKER_BACKOFF_SECONDS", 5.0)
+if CELERY_BROKER_URL.split(":", 1)[0] in ("redis", "rediss", "sentinel"):
+    CELERY_BROKER_TRANSPORT_OPTIONS |= {
+        "socket_connect_timeout": BROKER_TIMEOUT_SECONDS,
+        "socket_timeout": BROKER_TIMEOUT_SECONDS,
+    }
+elif CELERY_BROKER_URL.split(":", 1)[0] in ("amqp", "amqps", "pyamqp"):
+    # The handshake is bounded by CELERY_BROKER_CONNECTION_TIMEOUT, a publish's write here.
+    CELERY_BROKER_TRANSPORT_OPTIONS |= {"write_timeout": BROKER_TIMEOUT_SECONDS}
+CELERY_BROKER_CONNECTION_TIMEOUT = BROKER_TIMEOUT_SECONDS
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0}
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -356,15 +373,6 @@ CELERY_BEAT_SCHEDULE["sweep-deliveries"] = {
     "task": "docplatform.tasks.sweep_deliveries",
     "schedule": env_positive(float, "DELIVERY_SWEEP_INTERVAL_SECONDS", 10.0),
 }
-# A broker that is down must not hold a web request: give up publishing quickly (the
-# sweeper sends what could not be sent).
-CELERY_TASK_PUBLISH_RETRY_POLICY = {
-    "max_retries": 2,
-    "interval_start": 0,
-    "interval_step": 0.2,
-    "interval_max": 0.5,
-}
-CELERY_BROKER_CONNECTION_TIMEOUT = 3
 # Celery's Django fix-up closes the database connections around every task unless this is
 # set; then it closes them every this many tasks, and docplatform.celery drops a connection
 # that broke or outlived CONN_MAX_AGE before each task.

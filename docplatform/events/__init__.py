@@ -6,6 +6,7 @@
   that apps register in their ``AppConfig.ready()``; the host imports no plug-in app.
 - ``outbox``: ``fire``, queueing, drains, the sweeper, and claim / settle, the one API
   consumers work through deliveries with.
+- ``publisher``: every publish to the broker, bounded in time, with a breaker.
 """
 
 from .catalogue import (

@@ -110,6 +110,8 @@ class DrainRequest(models.Model):
     Producers send a drain only when the flag is clear: a burst of events then costs one
     task, not one per delivery, and what commits while a drain runs joins its next batch. A
     drain that caught up clears the flag, then claims once more for what committed before.
+    ``requested_at`` in the future marks a publish still in progress (until that deadline),
+    which another producer takes over (``outbox._drain_send``).
     """
 
     consumer = models.CharField(primary_key=True, max_length=16)

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
 
-from celery import current_app
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
@@ -30,6 +29,7 @@ from django.utils import timezone
 
 from .catalogue import payload as catalogue_payload
 from .models import Delivery, DrainRequest, Event
+from .publisher import BrokerUnavailable, publish, raise_if_broker_down
 from .registry import consumer_for, consumer_named, routers
 
 logger = logging.getLogger(__name__)
@@ -98,21 +98,23 @@ def _deliveries_create(event: Event, installation) -> list[Delivery]:
 
 def _enqueue_after_commit(event_id: str, work: list[tuple[int, str]]) -> None:
     """Drained consumers get one drain request each; of the others' deliveries, few are queued
-    at once and a large fan-out is handed to one task."""
-    drained = {name for _, name in work if consumer_named(name).drain_task_name}
-    for name in sorted(drained):
-        drain_request(name)
-    work = [(delivery_id, name) for delivery_id, name in work if name not in drained]
-    if not work:
-        return
-    if len(work) <= settings.DELIVERY_INLINE_FANOUT:
-        deliveries_enqueue(work)
-        return
+    at once and a large fan-out is handed to one task.
+
+    A broker that fails or hangs costs the commit one bounded wait (see ``publisher``) and one
+    warning; what was not sent is the sweeper's.
+    """
     try:
-        current_app.send_task(ENQUEUE_EVENT_TASK, args=[event_id])
-    except Exception:
+        drained = {name for _, name in work if consumer_named(name).drain_task_name}
+        for name in sorted(drained):
+            _drain_send(name)
+        work = [(delivery_id, name) for delivery_id, name in work if name not in drained]
+        if len(work) <= settings.DELIVERY_INLINE_FANOUT:
+            _send(work, countdown=None, sent=[])
+        else:
+            publish(ENQUEUE_EVENT_TASK, args=[event_id])
+    except BrokerUnavailable as exc:
         logger.warning(
-            "broker unavailable: event %s is left to the sweeper", event_id, exc_info=True
+            "broker unavailable (%s): event %s's deliveries are left to the sweeper", exc, event_id
         )
 
 
@@ -124,32 +126,39 @@ def deliveries_enqueue(work: list[tuple[int, str]], *, countdown: float | None =
     drained consumer (unless a ``countdown`` asks for the delivery's own task), else a task
     per delivery.
 
-    A broker failure is logged, not raised: the rows stay unqueued and the sweeper sends them
-    once the broker is back. Returns how many were sent.
+    A broker failure is logged (once), not raised: the rows stay unqueued and the sweeper
+    sends them once the broker is back. Returns how many were sent.
     """
-    sent = []
+    sent: list[int] = []
+    try:
+        _send(work, countdown=countdown, sent=sent)
+    except BrokerUnavailable as exc:
+        logger.warning(
+            "broker unavailable (%s): %d deliveries are left to the sweeper",
+            exc,
+            len(work) - len(sent),
+        )
+    return len(sent)
+
+
+def _send(work: list[tuple[int, str]], *, countdown: float | None, sent: list[int]) -> None:
+    """deliveries_enqueue's work: appends to ``sent`` what was sent (and marks it queued), and
+    raises BrokerUnavailable at the first publish that fails."""
     drained = set()
     if countdown is None:
         drained = {name for _, name in work if consumer_named(name).drain_task_name}
-    for name in drained:
-        if drain_request(name, force=True):
-            sent += [delivery_id for delivery_id, consumer in work if consumer == name]
-    direct = [(delivery_id, name) for delivery_id, name in work if name not in drained]
     try:
-        for delivery_id, name in direct:
-            current_app.send_task(
-                consumer_named(name).task_name, args=[delivery_id], countdown=countdown
-            )
-            sent.append(delivery_id)
-    except Exception:
-        logger.warning(
-            "broker unavailable: %d deliveries are left to the sweeper",
-            len(work) - len(sent),
-            exc_info=True,
-        )
-    if sent:
-        Delivery.objects.filter(pk__in=sent).update(queued_at=timezone.now())
-    return len(sent)
+        for name in sorted(drained):
+            if _drain_send(name, force=True):
+                sent += [delivery_id for delivery_id, consumer in work if consumer == name]
+        for delivery_id, name in work:
+            if name not in drained:
+                task = consumer_named(name).task_name
+                publish(task, args=[delivery_id], countdown=countdown)
+                sent.append(delivery_id)
+    finally:
+        if sent:
+            Delivery.objects.filter(pk__in=sent).update(queued_at=timezone.now())
 
 
 def deliveries_enqueue_for_event(event_id: str) -> int:
@@ -163,42 +172,62 @@ def deliveries_enqueue_for_event(event_id: str) -> int:
 
 
 def drain_request(consumer: str, *, force: bool = False, args=()) -> bool:
-    """Queue a drain of the consumer's due deliveries, unless the drain request flag is set
-    (a drain is queued, or running and not yet caught up: it takes what commits meanwhile).
-    ``force`` sends one whatever the flag says (the sweeper's way: a flag may be stale, and a
-    drain with a backlog asks for help, passing the drain task's ``args``).
-
-    Setting the flag only when it is clear is one statement (an upsert, so a missing row is no
-    obstacle); RETURNING tells whether this call set it. A broker failure is logged and clears
-    the flag. Returns whether a drain was sent.
+    """Queue a drain of the consumer's due deliveries, unless one is queued, or running and
+    not yet caught up (it takes what commits meanwhile). ``force`` sends one whatever the
+    flag says (the sweeper's way: a flag may be stale, and a drain with a backlog asks for
+    help, passing the drain task's ``args``). A broker failure is logged, not raised.
+    Returns whether a drain was sent.
     """
-    if force:
-        DrainRequest.objects.update_or_create(
-            consumer=consumer, defaults={"requested_at": timezone.now()}
-        )
-    elif not _drain_flag_set(consumer):
-        return False
     try:
-        current_app.send_task(consumer_named(consumer).drain_task_name, args=list(args))
-    except Exception:
-        drain_release(consumer)
+        return _drain_send(consumer, force=force, args=args)
+    except BrokerUnavailable as exc:
         logger.warning(
-            "broker unavailable: %s deliveries are left to the sweeper", consumer, exc_info=True
+            "broker unavailable (%s): %s deliveries are left to the sweeper", exc, consumer
         )
         return False
+
+
+def _drain_send(consumer: str, *, force: bool = False, args=()) -> bool:
+    """drain_request's work, raising BrokerUnavailable.
+
+    **The drain request flag** (``DrainRequest.requested_at``) says whether a drain was sent
+    and has not caught up yet: then a commit sends none. It is set only once the drain is
+    known to be sent. Before the publish, the flag holds a time in the future (the publish's
+    deadline: a publish in progress); a producer finding that takes over and sends a drain of
+    its own, so a publish that hangs or fails in one process never holds up the others'
+    deliveries (a drain sent twice finds nothing the second time). After the publish, the
+    flag holds the time it was sent, unless a drain cleared it meanwhile; a failed publish
+    clears it. Setting and each of these changes are one statement each.
+    """
+    raise_if_broker_down()
+    now = timezone.now()
+    publishing = now + timedelta(seconds=4 * settings.BROKER_TIMEOUT_SECONDS)
+    if not _drain_flag_set(consumer, publishing, now=now, force=force):
+        return False
+    mine = DrainRequest.objects.filter(consumer=consumer, requested_at=publishing)
+    try:
+        publish(consumer_named(consumer).drain_task_name, args=args)
+    except BrokerUnavailable:
+        mine.update(requested_at=None)
+        raise
+    mine.update(requested_at=timezone.now())
     return True
 
 
-def _drain_flag_set(consumer: str) -> bool:
-    """Set the consumer's drain request flag if it is clear; whether this call set it."""
+def _drain_flag_set(consumer: str, publishing: datetime, *, now: datetime, force: bool) -> bool:
+    """Mark the consumer's drain as being published (``publishing``: its deadline) if no
+    drain was sent (the flag is clear, or another publish is in progress), or if ``force``;
+    whether this call marked it. One upsert: a missing row is no obstacle."""
     table = connection.ops.quote_name(DrainRequest._meta.db_table)
-    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    adapt = connection.ops.adapt_datetimefield_value
+    when = "" if force else f"WHERE {table}.requested_at IS NULL OR {table}.requested_at > %s "
+    parameters = [consumer, adapt(publishing)] + ([] if force else [adapt(now)])
     with connection.cursor() as cursor:
         cursor.execute(
             f"INSERT INTO {table} (consumer, requested_at) VALUES (%s, %s) "  # noqa: S608
             f"ON CONFLICT (consumer) DO UPDATE SET requested_at = excluded.requested_at "
-            f"WHERE {table}.requested_at IS NULL RETURNING consumer",
-            [consumer, now],
+            f"{when}RETURNING consumer",
+            parameters,
         )
         return cursor.fetchone() is not None
 

@@ -4,6 +4,7 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
+from docplatform.events.publisher import BrokerUnavailable
 from docplatform.models import WorkerPing
 from docplatform.services import worker_ping_request
 
@@ -15,7 +16,10 @@ class Command(BaseCommand):
         parser.add_argument("--timeout", type=float, default=10.0, help="Seconds to wait.")
 
     def handle(self, *args, timeout, **options):
-        ping = worker_ping_request()
+        try:
+            ping = worker_ping_request()
+        except BrokerUnavailable as exc:
+            raise CommandError(f"the broker is unavailable ({exc})") from exc
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             answered = WorkerPing.objects.filter(pk=ping.pk, answered_at__isnull=False).first()
