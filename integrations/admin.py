@@ -4,7 +4,13 @@ from django.contrib import admin, messages
 from django.utils.html import format_html
 from docplatform_sdk.manifest import CATEGORIES
 
-from .models import Installation, Integration, IntegrationAsset, IntegrationVersion
+from .models import (
+    Installation,
+    Integration,
+    IntegrationAsset,
+    IntegrationLog,
+    IntegrationVersion,
+)
 from .policies import effective_status, installation_scopes, new_permissions_notice
 from .selectors import json_list_has, shown_configuration
 from .services.installations import installation_pause, installation_resume
@@ -197,3 +203,56 @@ class InstallationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         statuses = [installation_resume(installation=i).status for i in queryset]
         summary = ", ".join(f"{statuses.count(s)} {s}" for s in sorted(set(statuses)))
         self.message_user(request, f"Resumed: {summary}.", messages.SUCCESS)
+
+
+@admin.register(IntegrationLog)
+class IntegrationLogAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    """Integration logs, as their owners see them through the API and the marketplace: read
+    only (the purge removes them after INTEGRATION_LOG_RETENTION_DAYS)."""
+
+    list_display = [
+        "time",
+        "integration",
+        "installation",
+        "version",
+        "kind",
+        "event_or_request",
+        "outcome",
+        "status",
+        "duration_ms",
+    ]
+    list_filter = ["kind", "outcome", "integration"]
+    search_fields = ["integration__name", "installation__id", "event", "request", "error"]
+    list_select_related = ["integration"]
+    date_hierarchy = "time"
+    fields = [
+        "time",
+        "integration",
+        "installation",
+        "version",
+        "kind",
+        "event",
+        "request",
+        "outcome",
+        "status",
+        "duration_ms",
+        "printed",
+        "error_text",
+    ]
+    readonly_fields = fields
+    show_full_result_count = False  # no COUNT(*) of a large table on each page
+
+    @admin.display(description="event or request")
+    def event_or_request(self, obj):
+        return obj.event or obj.request or "-"
+
+    @admin.display(description="output")
+    def printed(self, obj):
+        return format_html("<pre>{}</pre>", obj.output) if obj.output else "-"
+
+    @admin.display(description="error")
+    def error_text(self, obj):
+        return format_html("<pre>{}</pre>", obj.error) if obj.error else "-"
+
+    def has_delete_permission(self, request, obj=None):
+        return False

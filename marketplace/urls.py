@@ -6,6 +6,7 @@ from . import (
     component_views,
     delivery_views,
     installation_views,
+    log_views,
     token_views,
     views,
 )
@@ -19,7 +20,17 @@ organization_pages = [
         catalogue_views.IntegrationView.as_view(),
         name="integration",
     ),
+    path(
+        "integrations/<slug:name>/logs/",
+        log_views.IntegrationLogsView.as_view(),
+        name="integration-logs",
+    ),
     path("installations/", installation_views.InstallationListView.as_view(), name="installations"),
+    path(
+        "installations/<slug:installation_id>/logs/",
+        log_views.InstallationLogsView.as_view(),
+        name="installation-logs",
+    ),
     path(
         "installations/<slug:installation_id>/",
         installation_views.InstallationView.as_view(),

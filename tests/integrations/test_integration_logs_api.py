@@ -229,3 +229,19 @@ def test_text_any_database_stores_and_the_limits(setup):
     assert len(line.output) < IntegrationLog.OUTPUT_LIMIT + 300 and line.output.endswith("[cut]")
     assert len(line.error) < IntegrationLog.ERROR_LIMIT + 10
     assert len(line.request) <= 500
+
+
+def test_the_admin_shows_lines_read_only_and_escaped(setup, client):
+    line = record(setup["theirs"], output="<script>alert(1)</script>\n", error="boom")
+    operator = UserFactory(is_staff=True, is_superuser=True)
+    client.force_login(operator)
+    listing = client.get("/admin/integrations/integrationlog/", {"outcome": "ok"})
+    assert listing.status_code == 200
+    assert [row.pk for row in listing.context["cl"].result_list] == [line.pk]
+    detail = client.get(f"/admin/integrations/integrationlog/{line.pk}/change/")
+    assert detail.status_code == 200
+    assert b"&lt;script&gt;alert(1)&lt;/script&gt;" in detail.content
+    assert b"<script>alert(1)" not in detail.content
+    assert client.get("/admin/integrations/integrationlog/add/").status_code == 403
+    deleted = client.post(f"/admin/integrations/integrationlog/{line.pk}/delete/", {"post": "yes"})
+    assert deleted.status_code == 403 and IntegrationLog.objects.filter(pk=line.pk).exists()

@@ -1,0 +1,110 @@
+"""The Logs tab: an integration's log as its owners see it (every installation), and an
+installation's as its organization's admins see it. The same lines, filters and cursor as
+the REST API (``integrations.api.logs``), whose answers the page's follow mode polls.
+
+An integration of another organization, or an installation of another, is 404; a member who
+is no admin gets 403.
+"""
+
+from django.conf import settings
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+from django.urls import reverse
+
+from docplatform.selectors import is_organization_admin
+from integrations.api.logs import IntegrationLogFilter, LogFilter
+from integrations.models import Installation, Integration, IntegrationLog
+from integrations.selectors import installation_logs, integration_logs, log_page
+
+from .installation_views import InstallationPageMixin
+from .views import OrganizationView
+
+FILTERS = ("kind", "outcome", "since", "installation")
+
+
+class LogPageMixin:
+    def require_admin(self, organization, what: str):
+        if not is_organization_admin(user=self.request.user, organization=organization):
+            raise PermissionDenied(f"Only the organization's admins see {what}.")
+
+    def log_page(self, lines, query, *, title, api_url, context) -> dict:
+        """The page: the lines the filters select (the latest 100), or the filters' errors."""
+        status, page = 200, None
+        if query.is_valid():
+            data = query.validated_data
+            page = log_page(
+                lines,
+                since=data.get("since"),
+                kind=data.get("kind"),
+                outcome=data.get("outcome"),
+                limit=data["limit"],
+            )
+        else:
+            status = 400
+        filters = {name: self.request.GET.get(name, "") for name in FILTERS}
+        follow = {name: value for name, value in filters.items() if value and name != "since"}
+        return self.page(
+            "marketplace/logs.html",
+            {
+                "title": title,
+                "lines": page.lines if page else [],
+                "next": page.next if page else "",
+                "errors": query.errors if status == 400 else {},
+                "filters": filters,
+                "follow_query": follow,
+                "kinds": IntegrationLog.Kind.choices,
+                "outcomes": IntegrationLog.Outcome.choices,
+                "api_url": api_url,
+                "retention_days": settings.INTEGRATION_LOG_RETENTION_DAYS,
+                **context,
+            },
+            status=status,
+        )
+
+
+class InstallationLogsView(LogPageMixin, InstallationPageMixin, OrganizationView):
+    """GET: an installation's log, for the admins of its organization."""
+
+    def get(self, request, installation_id):
+        installation = self.installation(installation_id)
+        self.require_admin(self.organization, "an installation's logs")
+        return self.log_page(
+            installation_logs(installation),
+            LogFilter(data=request.GET),
+            title=installation.integration.title,
+            api_url=reverse("api:installation-logs", args=[installation.pk]),
+            context={"installation": installation, "integration": installation.integration},
+        )
+
+
+class IntegrationLogsView(LogPageMixin, OrganizationView):
+    """GET: an integration's log, every installation, for the admins of its organization."""
+
+    nav = "catalogue"
+
+    def get(self, request, name):
+        integration = Integration.objects.filter(name=name, organization=self.organization).first()
+        if integration is None:
+            raise Http404("No such integration of this organization.")
+        self.require_admin(self.organization, "an integration's logs")
+        query = IntegrationLogFilter(data=request.GET)
+        installation = None
+        if query.is_valid() and "installation" in query.validated_data:
+            installation = Installation.objects.filter(
+                pk=query.validated_data["installation"], integration=integration
+            ).first()
+            if installation is None:
+                raise Http404("No such installation of this integration.")
+        return self.log_page(
+            integration_logs(integration, installation),
+            query,
+            title=integration.title,
+            api_url=reverse("api:integration-logs", args=[integration.name]),
+            context={
+                "integration": integration,
+                "installations": integration.installations.select_related(
+                    "organization", "space", "site"
+                ),
+                "owner_view": True,
+            },
+        )
