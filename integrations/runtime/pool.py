@@ -4,7 +4,9 @@ A worker is a fresh interpreter (``python -I -S``) started in the host's sandbox
 (``sandbox.py``) with the bundle read-only at ``/bundle``. It loads the integration's code
 once and serves one call at a time; during a call it may ask the host to perform HTTP
 requests (``egress.py``). A call over its time limit, a crash or a garbled answer kills the
-worker and everything it started, and a replacement is started in the background. Pools of
+worker and everything it started, and a replacement is started in the background. What a
+worker prints (its stdout and stderr are one pipe, read apart from the protocol's) is kept
+with the call it was printed in, its first ``OUTPUT_LIMIT`` bytes. Pools of
 bundles no longer called are closed after ``pool_idle_seconds``, so the host's memory follows
 the versions in use, not every version ever published.
 """
