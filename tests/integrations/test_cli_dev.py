@@ -1,0 +1,104 @@
+"""The author's loop end to end, through real processes: a token made on the developer
+settings page, ``login``, ``new``, ``dev`` against a running platform (live web server,
+Celery worker, runtime host), an edit republished within a second, a content update whose
+handler's print shows in ``dev`` and in ``tail``, and a ``fetch`` through the public endpoint
+logged with its status."""
+
+import html
+import re
+import time
+
+import pytest
+import requests
+from django.test import Client
+
+from integrations.models import Installation
+from tests.factories import SpaceFactory
+from tests.integrations.cli_support import Author
+
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("celery_worker")]
+
+
+def token_from_developer_settings(user) -> str:
+    """Make a personal token as the person does: the developer settings page's form."""
+    browser = Client()
+    browser.force_login(user)
+    page = browser.get("/marketplace/settings/developer/").content.decode()
+    form_id = re.search(r'name="form_id" value="([^"]+)"', page)[1]
+    answer = browser.post(
+        "/marketplace/settings/developer/",
+        {"name": "my laptop", "expiration": "90", "form_id": form_id},
+    )
+    assert answer.status_code == 200
+    return html.unescape(
+        re.search(r'class="token-value">([^<]+)<', answer.content.decode())[1]
+    ).strip()
+
+
+def test_login_new_dev_edit_event_fetch_and_tail(tmp_path, runtime, live_server, org_admin):
+    api = live_server.url + "/api/v1"
+    author = Author(tmp_path / "home")
+    token = token_from_developer_settings(org_admin)
+    assert token.startswith("dpt_")
+
+    login = author.run("login", "--api", api, "--token", token)
+    assert login.returncode == 0, login.stderr
+    new = author.run("new", "greeter", "--organization", "acme")
+    assert new.returncode == 0, new.stderr
+    script = author.home / "greeter" / "main.py"
+
+    dev = author.start("dev", "greeter")
+    try:
+        dev.wait_for(r"^published greeter version 1$")
+        installation_id = dev.wait_for(r"^installed in acme: (\w+)$")[1]
+        dev.wait_for(rf"^installation {installation_id} is active$")
+        endpoint = dev.wait_for(r"^public endpoint: (\S+)$")[1]
+        dev.wait_for(r"^watching greeter for changes")
+
+        # A save is noticed within a second and published.
+        script.write_text(script.read_text().replace("content updated", "content changed"))
+        saved = time.monotonic()
+        dev.wait_for(r"^greeter changed: publishing$", timeout=5)
+        noticed = time.monotonic() - saved
+        assert noticed < 1, noticed
+        dev.wait_for(r"^published greeter version 2$")
+
+        # A broken save prints its problems; the session goes on.
+        working = script.read_text()
+        script.write_text(working + "\ndef broken(:\n")
+        dev.wait_for(r"^script: .*main\.py")
+        dev.wait_for(r"^not published: ")
+        script.write_text(working)
+        dev.wait_for(r"^greeter is unchanged: version 2 stays current$")
+
+        # A content update through the API: the handler's print shows in dev.
+        space = SpaceFactory(organization=org_admin.memberships.get().organization)
+        update = requests.post(
+            f"{api}/spaces/{space.id}/revisions/",
+            json={"pages": [{"path": "intro", "title": "Intro", "body": "Hi"}]},
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=20,
+        )
+        assert update.status_code == 201, update.text
+        revision = update.json()["id"]
+        dev.wait_for(r" event space_content_updated ok 200 \d+ ms v2$")
+        dev.wait_for(rf"^  \| space {space.id}: content changed, revision {revision}$")
+
+        # A fetch through the public endpoint, logged with its status.
+        answer = requests.get(endpoint + "/?name=Ada", timeout=20)
+        assert answer.json() == {"message": "Hello, Ada!"}
+        dev.wait_for(r" fetch GET / ok 200 \d+ ms v2$")
+    finally:
+        exit_code = dev.stop()
+    assert exit_code == 0
+    dev.wait_for(r"^stopped$", timeout=5)
+    assert Installation.objects.filter(integration__name="greeter").count() == 1
+
+    tail = author.run("tail", "greeter", "--no-follow", "--since", "1h")
+    assert tail.returncode == 0, tail.stderr
+    assert f"  | space {space.id}: content changed, revision {revision}" in tail.stdout
+    fetches = author.run("tail", "greeter", "--no-follow", "--kind", "fetch")
+    assert re.search(
+        rf"fetch GET / ok 200 \d+ ms v2 \[{installation_id}\]$", fetches.stdout, re.M
+    ), fetches.stdout
+    assert "space_content_updated" not in fetches.stdout
