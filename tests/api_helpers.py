@@ -7,7 +7,7 @@ from docplatform.events.models import Delivery, Event
 from docplatform.models import Page, Revision
 from integrations.models import Installation, Integration, IntegrationVersion
 from integrations.services import integration_publish
-from tests.integrations.conftest import minimal_manifest
+from tests.integrations.conftest import minimal_manifest, with_code
 
 API = "/api/v1"
 NOT_FOUND = {
@@ -41,6 +41,8 @@ def row_counts() -> dict:
 def publish_integration(folder, publisher, **manifest_fields) -> Integration:
     """Publish through the publish service from ``folder`` (a tmp_path subfolder)."""
     folder.mkdir(parents=True, exist_ok=True)
-    text = yaml.safe_dump(minimal_manifest(**manifest_fields), sort_keys=False)
-    (folder / "service-manifest.yaml").write_text(text)
+    manifest, files = with_code(minimal_manifest(**manifest_fields))
+    (folder / "service-manifest.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
+    for name, content in files.items():
+        (folder / name).write_text(content)
     return integration_publish(path=folder, publisher=publisher).version.integration

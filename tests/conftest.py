@@ -81,6 +81,14 @@ def runtime_host(tmp_path_factory):
     host.stop()
 
 
+@pytest.fixture(autouse=True)
+def code_checks_runtime(request, settings):
+    """Publishing code asks the runtime host to load it (the checks that run the code), and
+    refuses when it cannot: every test's platform reaches the session's real host unless the
+    test points RUNTIME_URL elsewhere itself."""
+    settings.RUNTIME_URL = request.getfixturevalue("runtime_host").url
+
+
 @pytest.fixture
 def origins(settings, live_server):
     """The live test server as the platform (``live_server.url``, on localhost) and as the

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from django.conf import settings
 from django.db import connection
 
 REPO = Path(__file__).resolve().parents[1]
@@ -32,6 +33,7 @@ def platform_env(**environment: str) -> dict[str, str]:
         "DJANGO_SETTINGS_MODULE": "tests.settings",
         "DATABASE_URL": database_url(),
         "PYTHONPATH": str(REPO),
+        "RUNTIME_URL": settings.RUNTIME_URL,  # publish loads the code there to check it
         **environment,
     }
 

@@ -16,11 +16,13 @@ from docplatform.api_inputs import QueryParameters
 from docplatform.api_schema import service_errors
 from docplatform.selectors import is_organization_admin, is_organization_member
 
+from ..gateway.failures import RuntimeFailure
 from ..models import Integration, IntegrationVersion
 from ..selectors import integration_catalogue, integrations_visible_to
 from ..services import integration_publish, integration_unpublish
 from ..services.installations import install_link_rotate
 from .bundles import MAX_BUNDLE_BYTES, MIB, extract_bundle, refused
+from .failures import failure_response
 
 # Room for the multipart envelope around the bundle itself.
 MULTIPART_OVERHEAD_BYTES = 64 * 1024
@@ -132,7 +134,10 @@ class IntegrationListApi(generics.ListAPIView):
         data.is_valid(raise_exception=True)
         with tempfile.TemporaryDirectory(prefix="docplatform-bundle-") as folder:
             root = extract_bundle(data.validated_data["bundle"], Path(folder))
-            result = integration_publish(path=root, publisher=request.user, env=None)
+            try:
+                result = integration_publish(path=root, publisher=request.user, env=None)
+            except RuntimeFailure as failure:  # the runtime host could not check the code
+                return failure_response(failure)
         return Response(
             PublishOutput(result).data,
             status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK,

@@ -8,14 +8,16 @@ envelope is sent again with the extension part ``bundle``.
 """
 
 import json
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import requests
 from django.conf import settings
-from docplatform_sdk import signing
+from docplatform_sdk import codebundle, signing
 from urllib3.filepost import encode_multipart_formdata
 
 from ..environment import environment_for, runtime_signing_key
@@ -155,11 +157,35 @@ def _post(version, event, environment, fetch_body, bundle) -> requests.Response:
         ) from exc
 
 
+#: Descriptions of code that loaded, by (runtime host, bundle digest), the least recently
+#: used dropped beyond ``DESCRIPTIONS_KEPT``: the same code always describes the same, so
+#: publishing unchanged code again (a manifest edit in ``dev``) loads nothing. A failure is
+#: never kept: it is asked again each time.
+DESCRIPTIONS_KEPT = 256
+_descriptions: OrderedDict[tuple[str, str], dict] = OrderedDict()
+_descriptions_lock = threading.Lock()
+
+
 def inspect_code(bundle: bytes) -> dict:
     """The runtime host's description of ``bundle``'s code, loaded once in its sandbox
     (``POST {RUNTIME_URL}/inspect``, the body signed as envelopes are): what publish checks
     against the manifest. PlatformFault when the host cannot be reached or does not answer
     one (the code is then not checked, so nothing is published)."""
+    key = (settings.RUNTIME_URL, codebundle.digest(bundle))
+    with _descriptions_lock:
+        if key in _descriptions:
+            _descriptions.move_to_end(key)
+            return _descriptions[key]
+    description = _inspect(bundle)
+    if isinstance(description.get("integration"), dict):
+        with _descriptions_lock:
+            _descriptions[key] = description
+            while len(_descriptions) > DESCRIPTIONS_KEPT:
+                _descriptions.popitem(last=False)
+    return description
+
+
+def _inspect(bundle: bytes) -> dict:
     headers = {
         "Content-Type": "application/json",
         signing.HEADER: signing.sign(bundle, runtime_signing_key()),

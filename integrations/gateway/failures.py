@@ -17,6 +17,7 @@ from typing import ClassVar
 STATUS: dict[str, int] = {
     # the platform's
     "runtime_unavailable": 502,
+    "code_checks_unavailable": 503,  # publish cannot load the code to check it
     # the integration's
     "integration_error": 502,
     "worker_crashed": 502,

@@ -1,11 +1,13 @@
 """The runtime host: a WSGI application serving the envelope protocol (DESIGN.md).
 
 ``POST /integrations/{name}/v1`` takes a signed envelope and answers with what the integration
-answered; ``GET /health`` says the host is up and how it confines integration code. Integration
-code runs in sandboxed worker processes (``pool.py``, ``sandbox.py``), never here, and reaches
-the network only through this host (``egress.py``). Production: ``gunicorn --worker-class
-gthread --threads 16 'integrations.runtime.host:create_app()'``; development and tests:
-``python -m integrations.runtime.host --port 8100``.
+answered; ``POST /inspect`` takes a signed bundle and describes its code loaded once in the
+sandbox (``inspection.py``, for publish's checks); ``GET /health`` says the host is up and
+how it confines integration code. Integration code runs in sandboxed worker processes
+(``pool.py``, ``sandbox.py``), never here, and reaches the network only through this host
+(``egress.py``). Production: ``gunicorn --worker-class gthread --threads 16
+'integrations.runtime.host:create_app()'``; development and tests: ``python -m
+integrations.runtime.host --port 8100``.
 
 Environment: ``RUNTIME_SIGNING_KEY`` (required; comma-separated keys during a rotation; or
 ``RUNTIME_SIGNING_KEY_FILE``, a file holding it), ``RUNTIME_SANDBOX`` (auto),
@@ -40,6 +42,7 @@ from docplatform_sdk import codebundle, signing
 
 from . import envelope, outbound
 from .egress import Egress, EgressSettings
+from .inspection import inspect_bundle
 from .pool import (
     ERROR_LIMIT,
     CallFailed,
@@ -258,6 +261,12 @@ class RuntimeHost:
         path, method = environ.get("PATH_INFO", ""), environ["REQUEST_METHOD"]
         if path == "/health" and method in ("GET", "HEAD"):
             return Reply.json(200, self.health(), outcome="ok")
+        if path == "/inspect":
+            if method != "POST":
+                reply = Reply.json(405, {"error": "method_not_allowed"})
+                reply.headers.append(("Allow", "POST"))
+                return reply
+            return self.inspect(environ)
         match = ENVELOPE_PATH.match(path)
         if match is None:
             return Reply.json(404, {"error": "not_found"})
@@ -274,6 +283,26 @@ class RuntimeHost:
             return self.run(match["name"], environ, described)
         except envelope.EnvelopeError as error:
             return Reply.json(error.status, error.body)
+
+    def inspect(self, environ) -> Reply:
+        """``POST /inspect``: a signed bundle (the body) loaded once in the sandbox, and
+        described (``inspection``) for the platform's publish to check against the manifest."""
+        try:
+            body = envelope.read_body(environ, self.config.max_envelope_bytes)
+            envelope.authenticate(
+                body,
+                environ.get("HTTP_X_SERVICE_SIGNATURE"),
+                self.config.signing_keys,
+                self.config.signature_tolerance,
+            )
+        except envelope.EnvelopeError as error:
+            return Reply.json(error.status, error.body)
+        try:
+            bundle = codebundle.decode(body)
+        except codebundle.BundleError as error:
+            return Reply.json(400, {"error": "malformed_bundle", "message": str(error)})
+        description = inspect_bundle(self.pools.settings, bundle)
+        return Reply.json(200, {"description": description}, outcome="ok")
 
     def run(self, name: str, environ, described: dict) -> Reply:
         body = envelope.read_body(environ, self.config.max_envelope_bytes)

@@ -11,6 +11,7 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import DatabaseError, IntegrityError, transaction
 from docplatform_sdk import codebundle
+from docplatform_sdk.codecheck import Description, DescriptionError, check_code, combined
 from docplatform_sdk.manifest import CheckResult, Manifest, check_manifest
 
 from docplatform.selectors import (
@@ -19,6 +20,8 @@ from docplatform.selectors import (
     organization_is_internal,
 )
 
+from ..gateway.client import inspect_code
+from ..gateway.failures import PlatformFault
 from ..models import Integration, IntegrationAsset, IntegrationVersion
 from ..policies import runnable_version
 from .consent import installation_scopes_narrow
@@ -45,6 +48,23 @@ def manifest_check(path: str | Path, *, env=None) -> CheckResult:
     return check_manifest(
         path, env=env, organization_is_internal=_organization_is_internal_if_reachable
     )
+
+
+def code_checked(result: CheckResult) -> CheckResult:
+    """A valid manifest's check with its code's (``docplatform_sdk.codecheck``). The runtime
+    host loads the code in its sandbox (never this process); PlatformFault when it cannot."""
+    manifest = result.manifest
+    description = None
+    if manifest.code is not None:
+        try:
+            description = Description.from_json(inspect_code(manifest.code.encode()))
+        except DescriptionError as error:
+            raise PlatformFault(
+                "code_checks_unavailable",
+                f"the code cannot be checked: the runtime host's description is malformed "
+                f"({error}); nothing was published",
+            ) from error
+    return combined(result, check_code(manifest, description))
 
 
 def problems_error(problems) -> ValidationError:
@@ -83,7 +103,8 @@ def integration_publish(*, path: str | Path, publisher, env=None) -> PublishResu
 
     ``env`` resolves ``${{ env.NAME }}`` secrets (the command-line publisher passes its process
     environment); the REST API passes None, so secrets must arrive resolved.
-    Raises ValidationError (field path -> reasons) or PermissionDenied.
+    Raises ValidationError (field path -> reasons), PermissionDenied, or PlatformFault when
+    the runtime host cannot check the code (nothing is published unchecked).
     """
     result = manifest_check(path, env=env)
     if not result.ok:
@@ -99,6 +120,9 @@ def integration_publish(*, path: str | Path, publisher, env=None) -> PublishResu
             f"{publisher.get_username()} is not an admin of organization "
             f"'{organization.subdomain}'; only its admins may publish its integrations"
         )
+    result = code_checked(result)
+    if not result.ok:
+        raise problems_error(result.errors)
     try:
         with transaction.atomic():
             version, created = _publish(manifest, organization, publisher)

@@ -101,8 +101,11 @@ def main(settings: dict):
     sys.meta_path.insert(0, worker.PlatformImportBlocker())
     try:
         description = describe_bundle(settings["folder"], settings["script"])
-        writer.write(json.dumps(description).encode() + b"\n")
-        writer.flush()
-    finally:
-        sys.stderr.flush()
-        os._exit(0)
+        line = json.dumps(description)
+    except BaseException as error:  # a bug of ours, or a description that is not JSON
+        traceback.print_exc()
+        line = json.dumps({"error": {"where": None, "message": f"cannot describe: {error!r}"}})
+    writer.write(line.encode() + b"\n")
+    writer.flush()
+    sys.stderr.flush()
+    os._exit(0)

@@ -25,6 +25,35 @@ def minimal_manifest(**overrides) -> dict:
     return {key: value for key, value in manifest.items() if value is not None}
 
 
+def with_code(manifest: dict) -> tuple[dict, dict[str, str]]:
+    """``manifest`` and the files to publish with it. A manifest that needs code (a block or a
+    configuration component, a button or a completion URL) and names no script gets one that
+    has it: publish loads the code and refuses such a manifest without it."""
+    if not isinstance(manifest, dict) or "script" in manifest:
+        return manifest, {}
+    configurations = manifest.get("configurations")
+    levels = [c for c in (configurations or {}).values() if isinstance(c, dict)]
+    if not isinstance(configurations, dict):
+        levels = []
+    components = [block["id"] for block in manifest.get("blocks") or () if "id" in block]
+    components += [level["componentId"] for level in levels if "componentId" in level]
+    properties = [p for level in levels for p in (level.get("properties") or {}).values()]
+    paths = any("completion_url" in p or "callback_url" in p for p in properties)
+    if not components and not paths:
+        return manifest, {}
+    script = (
+        "from docplatform_sdk import Response, block, create_component, create_integration\n\n"
+        "integration = create_integration(\n"
+        "    fetch=lambda request, context: Response.json({}),\n"
+        "    components=[\n"
+        "        create_component(name, render=lambda element, context: block())\n"
+        f"        for name in {components!r}\n"
+        "    ],\n"
+        ")\n"
+    )
+    return {**manifest, "script": "main.py"}, {"main.py": script}
+
+
 @pytest.fixture
 def write_integration(tmp_path):
     """Write an integration folder: a manifest (dict or text) and extra files."""
@@ -53,7 +82,8 @@ def publish(write_integration):
 
     def publish_(publisher, folder=None, **manifest_fields):
         name = manifest_fields.get("name", "hello")
-        root = write_integration(minimal_manifest(**manifest_fields), folder=folder or name)
+        manifest, files = with_code(minimal_manifest(**manifest_fields))
+        root = write_integration(manifest, files, folder=folder or name)
         return integration_publish(path=root, publisher=publisher).version.integration
 
     return publish_

@@ -16,6 +16,7 @@ from tests.factories import MembershipFactory, OrganizationFactory
 from tests.integrations.conftest import minimal_manifest, png_bytes
 
 REPO = Path(__file__).resolve().parents[2]
+SCRIPT = "from docplatform_sdk import create_integration\n\nintegration = create_integration()\n"
 pytestmark = pytest.mark.django_db
 
 
@@ -34,7 +35,7 @@ def test_publish_creates_the_integration_and_its_first_version(
             categories=["content"],
         ),
         files={
-            "main.py": "integration = None\n",
+            "main.py": SCRIPT,
             "icon.png": png_bytes(),
             "preview.png": png_bytes(1600, 800),
         },
@@ -48,7 +49,7 @@ def test_publish_creates_the_integration_and_its_first_version(
     assert version.number == 1
     assert json.loads(bytes(version.bundle)) == {
         "script": "main.py",
-        "files": {"main.py": "integration = None\n"},
+        "files": {"main.py": SCRIPT},
     }
     assert version.bundle_hash == hashlib.sha256(bytes(version.bundle)).hexdigest()
     assert version.script_path == "main.py"

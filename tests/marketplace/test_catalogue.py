@@ -333,7 +333,9 @@ def test_the_integration_page_lists_the_hosts_its_code_may_call(
     if network is not None:
         manifest["network"] = network
     (tmp_path / "service-manifest.yaml").write_text(yaml.safe_dump(manifest))
-    (tmp_path / "main.py").write_text("integration = None\n")
+    (tmp_path / "main.py").write_text(
+        "from docplatform_sdk import create_integration\n\nintegration = create_integration()\n"
+    )
     integration = integration_publish(path=tmp_path, publisher=org_admin).version.integration
     page = member_client.get(integration_url(integration.organization, integration)).content
     assert b"Network access" in page

@@ -4,6 +4,7 @@ Exit codes: 0 success (warnings may be printed), 1 the manifest or request was r
 2 a usage error (bad arguments, a path or env file that does not exist).
 """
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.management.base import BaseCommand, CommandError
@@ -25,6 +26,7 @@ from docplatform_sdk.cli import (
 
 from docplatform.models import Site, Space
 from docplatform.selectors import organization_by_ref
+from integrations.gateway.failures import RuntimeFailure
 from integrations.policies import configuration_definition, definition_for_level, effective_status
 from integrations.selectors import installations_visible_to, integrations_visible_to
 from integrations.services import integration_publish, manifest_check
@@ -106,6 +108,10 @@ class Command(BaseCommand):
             raise CommandError(f"{action} was refused", returncode=EXIT_REFUSED) from exc
         except (PermissionDenied, Http404) as exc:
             raise CommandError(str(exc), returncode=EXIT_REFUSED) from exc
+        except RuntimeFailure as exc:  # publish: the runtime host could not check the code
+            raise CommandError(
+                f"{exc.message} (RUNTIME_URL {settings.RUNTIME_URL})", returncode=EXIT_REFUSED
+            ) from exc
         except UsageError as exc:  # the console script's helpers (docplatform_sdk.cli)
             raise usage_error(str(exc)) from exc
         except Refused as exc:

@@ -44,13 +44,28 @@ UNCONFINED_NOTE = (
 )
 
 
+def load_timeout(say: Callable[[str], object]) -> float:
+    """``DOCPLATFORM_CHECK_TIMEOUT`` (seconds), else the runtime's call time limit."""
+    raw = os.environ.get("DOCPLATFORM_CHECK_TIMEOUT", "")
+    try:
+        value = float(raw) if raw else LOAD_TIMEOUT_SECONDS
+    except ValueError:
+        value = 0
+    if not 0 < value < float("inf"):
+        say(f"note: DOCPLATFORM_CHECK_TIMEOUT {raw!r} is not a number of seconds; using 10")
+        return LOAD_TIMEOUT_SECONDS
+    return value
+
+
 def inspect_locally(
     manifest: Manifest,
     *,
-    timeout: float = LOAD_TIMEOUT_SECONDS,
+    timeout: float | None = None,
     say: Callable[[str], object] = print,
 ) -> Description:
-    """The description of ``manifest``'s code (which it must have), loaded in a sandbox."""
+    """The description of ``manifest``'s code (which it must have), loaded in a sandbox
+    within ``timeout`` seconds (default: ``load_timeout``)."""
+    timeout = load_timeout(say) if timeout is None else timeout
     stage = Path(tempfile.mkdtemp(prefix="docplatform-check-"))
     try:
         _stage_sdk(stage / "sdk")
