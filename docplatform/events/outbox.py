@@ -17,6 +17,7 @@ delivery row itself.
 import logging
 import uuid
 from collections import defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
@@ -289,10 +290,12 @@ def deliveries_claim_due(
     *,
     limit: int,
     reads=ClaimReads(),
+    skip: Collection[int] = (),
 ) -> list[Delivery]:
     """Take the lease on up to ``limit`` due deliveries of a consumer, oldest first: open, held
-    by no worker, and not waiting for a retry's time. Concurrent drains skip each other's
-    rows (FOR UPDATE SKIP LOCKED; SQLite's transactions are serial anyway)."""
+    by no worker, and not waiting for a retry's time; never those in ``skip`` (the caller's
+    own, still being attempted). Concurrent drains skip each other's rows (FOR UPDATE SKIP
+    LOCKED; SQLite's transactions are serial anyway)."""
     now = timezone.now()
     due = (
         Delivery.objects.filter(consumer=consumer, status__in=Delivery.OPEN_STATUSES)
@@ -300,6 +303,8 @@ def deliveries_claim_due(
         .filter(Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now))
         .order_by("pk")
     )
+    if skip:
+        due = due.exclude(pk__in=list(skip))
     with transaction.atomic():
         ids = list(due.select_for_update(skip_locked=True).values_list("pk", flat=True)[:limit])
         if not ids:
@@ -322,10 +327,10 @@ def delivery_start(delivery_id: int, *, reads=ClaimReads()) -> Delivery | None:
     return _still_wanted([delivery])[0] if delivery else None
 
 
-def deliveries_start_due(consumer: str, *, limit: int, reads=ClaimReads()):
+def deliveries_start_due(consumer: str, *, limit: int, reads=ClaimReads(), skip=()):
     """Claim a batch of due deliveries (see deliveries_claim_due) and cancel those the routers
     no longer want. Returns (claimed count, deliveries to attempt)."""
-    claimed = deliveries_claim_due(consumer, limit=limit, reads=reads)
+    claimed = deliveries_claim_due(consumer, limit=limit, reads=reads, skip=skip)
     return len(claimed), [d for d in _still_wanted(claimed) if d is not None]
 
 
@@ -489,6 +494,8 @@ def _settle_at_once(results, now) -> list[tuple[Delivery, Result]]:
     when settled alone, and raises _LeaseLost (nothing written) when in a group."""
     groups = defaultdict(list)
     for delivery, result in results:
+        if delivery.lease_expires_at is None:  # not claimed, or settled already
+            continue
         changes = tuple(sorted(result.changes(now).items()))
         groups[(delivery.lease_expires_at, changes)].append((delivery, result))
     settled = []

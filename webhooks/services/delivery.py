@@ -123,7 +123,7 @@ def webhook_deliver_due(rank: int = 0) -> int:
         claimed = 0
         if free > 0:
             claimed, deliveries = deliveries_start_due(
-                WEBHOOK_CONSUMER, limit=free, reads=CLAIM_READS
+                WEBHOOK_CONSUMER, limit=free, reads=CLAIM_READS, skip=drain.attempting
             )
             if (
                 claimed == size
@@ -210,6 +210,12 @@ class _Drain:
     @property
     def in_flight(self) -> int:
         return len(self.futures)
+
+    @property
+    def attempting(self) -> list[int]:
+        """The deliveries whose attempt is in flight (should a lease run out meanwhile, the
+        drain does not claim them again)."""
+        return [job.delivery.pk for job in self.futures.values()]
 
     @property
     def busy(self) -> bool:
