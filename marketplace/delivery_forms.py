@@ -66,6 +66,8 @@ class TestEventForm(forms.Form):
 
 
 class ResendFailedForm(forms.Form):
+    prefix = "resend"  # its ``since`` is not the list filter's
+
     since = forms.DateTimeField(
         label="Failed since (UTC)",
         input_formats=TIME_FORMATS,

@@ -119,7 +119,7 @@ def chart(hours: list[dict]) -> dict:
                 "ok_height": ok,
                 "failed_y": CHART_HEIGHT - ok - failed,
                 "failed_height": failed,
-                "label": index % 6 == 0,
+                "label": index % 6 == 1,
                 "label_x": index * CHART_BAR + CHART_BAR // 2,
             }
         )

@@ -151,6 +151,11 @@ def test_filters_by_status_event_type_and_time(admin_client, hook, acme_space):
         assert response.status_code == 200, query
         assert listed(response) == expected, query
 
+    tomorrow = (timezone.now() + timedelta(days=1)).strftime("%Y-%m-%dT%H:%M")
+    response = admin_client.get(url("deliveries", hook), {"since": tomorrow})
+    assert listed(response) == []
+    assert "No delivery matches these filters." in response.content.decode()
+
 
 def test_each_row_shows_attempts_and_the_last_status_code(admin_client, hook):
     delivery = finished(webhook_ping_send(installation=hook), "succeeded")
@@ -392,12 +397,12 @@ def test_resend_failed_needs_a_valid_time_and_failed_deliveries(admin_client, ho
             "Nothing was resent: since: Give the time since when failed deliveries are sent again.",
         ),
         (
-            {"since": "last week"},
+            {"resend-since": "last week"},
             "Nothing was resent: since: Enter a date and time as YYYY-MM-DDTHH:MM (UTC).",
         ),
-        ({"since": "2999-01-01T00:00"}, "Nothing was resent: the time is in the future."),
+        ({"resend-since": "2999-01-01T00:00"}, "Nothing was resent: the time is in the future."),
         (
-            {"since": "2020-01-01T00:00"},
+            {"resend-since": "2020-01-01T00:00"},
             "Nothing was resent: no delivery failed since 01 Jan 2020 00:00 UTC.",
         ),
     ]:
@@ -419,7 +424,7 @@ def test_resend_failed_is_bounded_and_refuses_a_second_while_one_runs(
 
     with django_capture_on_commit_callbacks() as callbacks:  # the task is not run here
         response = admin_client.post(
-            url("delivery-resend-failed", hook), {"since": since}, follow=True
+            url("delivery-resend-failed", hook), {"resend-since": since}, follow=True
         )
     assert len(callbacks) == 1
     assert messages_of(response) == [
@@ -431,7 +436,9 @@ def test_resend_failed_is_bounded_and_refuses_a_second_while_one_runs(
     page = admin_client.get(url("deliveries", hook)).content.decode()
     assert "Resending: 0 of 3 done" in page
 
-    response = admin_client.post(url("delivery-resend-failed", hook), {"since": since}, follow=True)
+    response = admin_client.post(
+        url("delivery-resend-failed", hook), {"resend-since": since}, follow=True
+    )
     assert messages_of(response) == ["Nothing was resent: a resend is in progress (0 of 3 done)."]
 
 
@@ -444,7 +451,7 @@ def test_resend_failed_sends_them_again_and_shows_progress(admin_client, hook, r
     receiver.respond(200)
     receiver.requests.clear()
     since = (timezone.now() - timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M")
-    admin_client.post(url("delivery-resend-failed", hook), {"since": since})
+    admin_client.post(url("delivery-resend-failed", hook), {"resend-since": since})
     receiver.wait_for(5)
     wait_until(
         lambda: all(
@@ -555,5 +562,7 @@ def test_a_disabled_endpoint_gets_no_test_event_nor_resend(admin_client, hook):
         "re-enable it first."
     ]
     since = (timezone.now() - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M")
-    response = admin_client.post(url("delivery-resend-failed", hook), {"since": since}, follow=True)
+    response = admin_client.post(
+        url("delivery-resend-failed", hook), {"resend-since": since}, follow=True
+    )
     assert messages_of(response)[0].startswith("Nothing was resent: the endpoint is disabled")
