@@ -93,7 +93,7 @@ def call_runtime(
     log.answered(answer, duration_ms)
     outcome = answer.headers.get(OUTCOME_HEADER, "")
     if outcome in HOST_OUTCOMES:
-        failure = IntegrationFault.from_outcome(outcome, _message_of(answer))
+        failure = IntegrationFault.from_outcome(outcome, _message_of(answer), _body_of(answer))
         failure.duration_ms = duration_ms
         log.failed(failure)
         raise failure
@@ -127,12 +127,18 @@ def call_runtime(
     return value
 
 
+def _body_of(answer: requests.Response) -> dict | None:
+    """The answer's JSON object, if it is one."""
+    try:
+        body = answer.json()
+    except ValueError:
+        return None
+    return body if isinstance(body, dict) else None
+
+
 def _message_of(answer: requests.Response) -> str | None:
     """The integration's exception (``Type: message``) the host reported, if any."""
-    try:
-        message = answer.json().get("message")
-    except (ValueError, AttributeError):
-        return None
+    message = (_body_of(answer) or {}).get("message")
     return message if isinstance(message, str) else None
 
 

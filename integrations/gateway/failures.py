@@ -13,6 +13,8 @@ Three parties can be at fault, and callers act on which:
 
 from typing import ClassVar
 
+from docplatform_sdk.errors import exposed
+
 #: The HTTP status of every failure code, whichever party it belongs to.
 STATUS: dict[str, int] = {
     # the platform's
@@ -25,6 +27,7 @@ STATUS: dict[str, int] = {
     "invalid_answer": 502,
     "timeout": 504,
     "busy": 503,
+    "exposable": 422,  # the code raised ExposableError: its message is for people
     # the client's
     "installation_paused": 503,
     "no_script": 404,
@@ -80,8 +83,17 @@ class IntegrationFault(RuntimeFailure):
     party = "integration"
 
     @classmethod
-    def from_outcome(cls, outcome: str, detail: str | None = None) -> "IntegrationFault":
-        """The failure the runtime host reported as ``outcome`` (``timeout``, ...)."""
+    def from_outcome(
+        cls, outcome: str, detail: str | None = None, body: dict | None = None
+    ) -> "IntegrationFault":
+        """The failure the runtime host reported as ``outcome`` (``timeout``, ...). When the
+        code raised ExposableError (``body``: ``{"error": "exposable", "message"}``), its
+        message, one line of plain text, is the message people see; any other error's
+        ``detail`` stays in the integration's log."""
+        body = body if isinstance(body, dict) else {}
+        words = exposed(body["message"]) if isinstance(body.get("message"), str) else ""
+        if outcome == "integration_error" and body.get("error") == "exposable" and words:
+            return cls("exposable", words, detail)
         return cls(outcome, HOST_OUTCOMES[outcome], detail)
 
 

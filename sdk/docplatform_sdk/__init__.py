@@ -6,6 +6,7 @@ here imports Django or the platform.
 
 from .context import Context, Environment, PlatformAPI, PlatformAPIError
 from .definition import Component, Integration, create_component, create_integration
+from .errors import ExposableError
 from .http_messages import Request, Response
 from .markup import block, button, link, select, switch, text, text_input
 from .oauth import (
@@ -21,6 +22,7 @@ __all__ = [
     "Context",
     "CredentialsError",
     "Environment",
+    "ExposableError",
     "Integration",
     "OAuthHandler",
     "OAuthSetupError",

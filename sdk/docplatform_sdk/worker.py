@@ -33,6 +33,7 @@ import types
 from .context import FetchError
 from .definition import Integration
 from .dispatch import Answer, Dispatcher
+from .errors import error_body
 from .http_messages import Response
 from .tracebacks import author_traceback
 
@@ -204,7 +205,7 @@ def serve(dispatcher: Dispatcher, folder: str, channel: HostChannel, sandboxed: 
         except (Exception, SystemExit) as error:
             outcome, retire = "integration_error", isinstance(error, MemoryError)
             error_text = author_traceback(error, folder)[:ERROR_LIMIT]
-            answer = Answer.json(500, {"error": "integration_error", "message": describe(error)})
+            answer = Answer.json(500, error_body(error, describe(error)))
         retire = retire or (sandboxed and left_processes_behind())
         flush_output()
         reply = {
