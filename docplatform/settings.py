@@ -392,6 +392,9 @@ WEBHOOK_PARALLEL_DRAINS = env_positive(int, "WEBHOOK_PARALLEL_DRAINS", 4)
 # POSTs in flight per worker process, at most. At least WEBHOOK_PARALLEL_DRAINS times
 # WEBHOOK_BATCH_SIZE, so a batch never waits behind another batch's slow receivers.
 WEBHOOK_SENDERS = env_positive(int, "WEBHOOK_SENDERS", 200)
+# POSTs in flight to one receiver (host:port) per worker process, at most: a burst to one slow
+# URL takes no more senders than this; what is over it waits (postponed), it does not fail.
+WEBHOOK_RECEIVER_CONCURRENCY = env_positive(int, "WEBHOOK_RECEIVER_CONCURRENCY", 10)
 # CIDRs that webhook URLs may reach although they are not public (development, tests).
 WEBHOOK_ALLOWED_NETWORKS = env_networks("WEBHOOK_ALLOWED_NETWORKS")
 WEBHOOK_RETENTION_DAYS = env_positive(int, "WEBHOOK_RETENTION_DAYS", 30)
@@ -409,9 +412,6 @@ CELERY_BEAT_SCHEDULE["disable-failing-webhook-endpoints"] = {
 # "Resend all failed since ..." sends at most this many deliveries again per request.
 WEBHOOK_BULK_REDELIVERY_LIMIT = env_positive(int, "WEBHOOK_BULK_REDELIVERY_LIMIT", 1000)
 
-# POSTs in flight to one receiver (host:port) per worker process, at most: a burst to one slow
-# URL takes no more senders than this; what is over it waits (postponed), it does not fail.
-WEBHOOK_RECEIVER_CONCURRENCY = env_positive(int, "WEBHOOK_RECEIVER_CONCURRENCY", 10)
 # --- The integration runtime ---------------------------------------------------------------------
 # Where the platform is reached from outside (the API endpoint and installations' public
 # endpoints given to integration code) and where the runtime host listens.
@@ -459,6 +459,9 @@ RUNTIME_CONNECT_TIMEOUT = env_positive(float, "RUNTIME_CONNECT_TIMEOUT", 3.0)
 RUNTIME_RESPONSE_TIMEOUT = env_positive(float, "RUNTIME_RESPONSE_TIMEOUT", 15.0)
 # Deliveries wait 1x, 2x, 4x this before trying an unreachable runtime host again.
 RUNTIME_RETRY_BASE_DELAY = env_number(float, "RUNTIME_RETRY_BASE_DELAY", 2.0)
+# Event deliveries one integration may have running at once, across the workers: the rest are
+# postponed (about RUNTIME_RETRY_BASE_DELAY), so a hanging integration holds few worker slots.
+RUNTIME_INTEGRATION_CONCURRENCY = env_positive(int, "RUNTIME_INTEGRATION_CONCURRENCY", 4)
 # Requests relayed to an integration's public endpoint: body size and answer size limits.
 PUBLIC_ENDPOINT_MAX_BODY = env_positive(int, "PUBLIC_ENDPOINT_MAX_BODY", 1024 * 1024)
 # How long an OAuth state issued to an integration stays valid (seconds).

@@ -315,6 +315,23 @@ def deliveries_claim_due(
     return list(_claimed(reads).filter(pk__in=ids).order_by("pk"))
 
 
+def deliveries_held_before(delivery: Delivery, **same) -> int:
+    """How many deliveries of ``delivery``'s consumer that share ``same`` (field lookups) are
+    held by workers now and were claimed before it (an earlier lease; the same lease: a
+    smaller id): what a consumer bounds its work in flight by, across processes."""
+    lease = delivery.lease_expires_at
+    return (
+        Delivery.objects.filter(
+            consumer=delivery.consumer,
+            status__in=Delivery.OPEN_STATUSES,
+            lease_expires_at__gt=timezone.now(),
+            **same,
+        )
+        .filter(Q(lease_expires_at__lt=lease) | Q(lease_expires_at=lease, pk__lt=delivery.pk))
+        .count()
+    )
+
+
 def _claimed(reads: ClaimReads) -> QuerySet:
     return Delivery.objects.select_related(*reads.related).defer(*reads.deferred)
 

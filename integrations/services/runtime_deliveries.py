@@ -1,8 +1,16 @@
 """Runtime deliveries: platform events taken to the integration's code in the runtime host."""
 
+import random
+
 from django.conf import settings
 
-from docplatform.events.outbox import ClaimReads, Result, delivery_settle, delivery_start
+from docplatform.events.outbox import (
+    ClaimReads,
+    Result,
+    deliveries_held_before,
+    delivery_settle,
+    delivery_start,
+)
 
 from ..gateway.client import call_runtime
 from ..gateway.envelopes import platform_event
@@ -17,39 +25,42 @@ CLAIM_READS = ClaimReads(
     related=("event", "installation__integration__latest_version", "installation__parent"),
     deferred=("installation__integration__latest_version__bundle",),
 )
+#: The runtime host's answer when the integration's workers stayed busy: worth retrying.
+BUSY = "busy"
 
 
 def runtime_deliver(delivery_id: int) -> None:
     """Dispatch one event to the installation's integration and record the outcome.
 
-    The host unreachable: retried (2, 4, 8 s). The integration failing (an exception, a
-    crash, its time limit): recorded as failed with the reason, not retried — the code would
-    fail the same way.
+    The host unreachable or silent past ``RUNTIME_RESPONSE_TIMEOUT``, or the integration's
+    workers busy: retried (2, 4, 8 s). The integration failing (an exception, a crash, its
+    time limit): recorded as failed with the reason, not retried — the code would fail the
+    same way. An integration already running ``RUNTIME_INTEGRATION_CONCURRENCY`` deliveries
+    (a hanging one, say) gets no more worker slots: the delivery is postponed (not failed),
+    so other integrations' deliveries are not held up behind it.
     """
     delivery = delivery_start(delivery_id, reads=CLAIM_READS)
     if delivery is None:
         return
-    version = runnable_version(delivery.installation.integration)
+    integration = delivery.installation.integration
+    version = runnable_version(integration)
     if version is None:
         delivery_settle(
             delivery, Result.succeeded(outcome="the integration has no script: nothing to run")
         )
+        return
+    held = deliveries_held_before(delivery, installation__integration_id=integration.pk)
+    if held >= settings.RUNTIME_INTEGRATION_CONCURRENCY:
+        delay = settings.RUNTIME_RETRY_BASE_DELAY * random.uniform(0.5, 1.5)  # noqa: S311
+        delivery_settle(delivery, Result.postponed(retry_in=delay, requeue=True))
         return
     attempts = delivery.attempts + 1
     try:
         answer = call_runtime(
             platform_event(delivery), version=version, installation=delivery.installation
         )
-    except PlatformFault as failure:
-        if attempts <= MAX_RETRIES:
-            delay = settings.RUNTIME_RETRY_BASE_DELAY * 2 ** (attempts - 1)
-            result = Result.retry(retry_in=delay, error=failure.message, attempts=attempts)
-        else:
-            result = Result.failed(error=failure.message, attempts=attempts)
-    except IntegrationFault as failure:
-        result = Result.failed(
-            error=failure.explained[:2000], attempts=attempts, duration_ms=failure.duration_ms
-        )
+    except (PlatformFault, IntegrationFault) as failure:
+        result = _failed(failure, attempts)
     else:
         handled = answer.status == 200 and answer.json().get("handled") is True
         result = Result.succeeded(
@@ -58,3 +69,20 @@ def runtime_deliver(delivery_id: int) -> None:
             duration_ms=answer.duration_ms,
         )
     delivery_settle(delivery, result)
+
+
+def _failed(failure: PlatformFault | IntegrationFault, attempts: int) -> Result:
+    """A retry for what may pass (the host unreachable, the integration's workers busy);
+    else, or after the last retry, failed."""
+    passing = isinstance(failure, PlatformFault) or failure.code == BUSY
+    if passing and attempts <= MAX_RETRIES:
+        delay = settings.RUNTIME_RETRY_BASE_DELAY * 2 ** (attempts - 1)
+        return Result.retry(
+            retry_in=delay,
+            error=failure.explained[:2000],
+            attempts=attempts,
+            duration_ms=failure.duration_ms,
+        )
+    return Result.failed(
+        error=failure.explained[:2000], attempts=attempts, duration_ms=failure.duration_ms
+    )
