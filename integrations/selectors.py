@@ -308,7 +308,10 @@ def installation_logs(installation: Installation) -> QuerySet:
 
 
 def _of_installation(installation: Installation) -> Q:
-    return Q(installation=installation) | Q(installation__parent=installation)
+    """The installation and the space and site installations under it (a few ids: the lines
+    are then read through their installation index)."""
+    family = Installation.objects.filter(Q(pk=installation.pk) | Q(parent=installation))
+    return Q(installation__in=family.values("pk"))
 
 
 @dataclass(frozen=True)

@@ -245,3 +245,14 @@ def test_the_admin_shows_lines_read_only_and_escaped(setup, client):
     assert client.get("/admin/integrations/integrationlog/add/").status_code == 403
     deleted = client.post(f"/admin/integrations/integrationlog/{line.pk}/delete/", {"post": "yes"})
     assert deleted.status_code == 403 and IntegrationLog.objects.filter(pk=line.pk).exists()
+
+
+def test_the_purge_runs_periodically_as_a_task(setup, settings):
+    from integrations.tasks import purge_logs
+
+    schedule = settings.CELERY_BEAT_SCHEDULE["purge-integration-logs"]
+    assert schedule["task"] == purge_logs.name == "integrations.tasks.purge_logs"
+    record(setup["theirs"], when=timezone.now() - timedelta(days=30), output="stale\n")
+    kept = record(setup["theirs"], output="kept\n")
+    assert purge_logs.apply().get() == 1
+    assert list(IntegrationLog.objects.values_list("pk", flat=True)) == [kept.pk]
