@@ -16,7 +16,8 @@ from datetime import UTC, datetime, time, timedelta
 from django.core.exceptions import PermissionDenied
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -34,6 +35,7 @@ UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
 LARGEST_CURSOR = 2**63 - 1
 
 
+@extend_schema_field(OpenApiTypes.STR)
 class SinceField(serializers.Field):
     """A time (ISO 8601; without a zone it is UTC) or a duration back from now (``30s``,
     ``15m``, ``2h``, ``7d``)."""
