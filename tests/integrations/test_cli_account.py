@@ -165,3 +165,38 @@ def test_a_broken_config_file_is_named(author, api, token):
     # Logging in again replaces it.
     assert author.run("login", "--api", api, "--token", token).returncode == 0
     assert author.run("whoami").returncode == 0
+
+
+def on_a_terminal(author, *args: str, **env: str) -> bytes:
+    """What ``args`` print on a terminal (a pseudo-terminal of their own)."""
+    pid, terminal = pty.fork()
+    if pid == 0:
+        command = [str(CONSOLE_SCRIPT), *args]
+        os.execve(command[0], command, author_env(author.home, **env))  # noqa: S606 - no shell wanted
+    shown = drain_until_closed(terminal)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, shown
+    return shown
+
+
+def drain_until_closed(fd: int, timeout: float = 30) -> bytes:
+    data = b""
+    while select.select([fd], [], [], timeout)[0]:
+        try:
+            chunk = os.read(fd, 4096)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def test_colours_only_on_a_terminal_and_never_with_no_color(author, api, token, org_admin):
+    assert author.run("login", "--api", api, "--token", token).returncode == 0
+    assert "\033[" not in author.run("whoami").stdout  # a pipe: no colours
+    coloured = on_a_terminal(author, "whoami")
+    assert f"\033[1m{org_admin.username}\033[0m".encode() in coloured
+    plain = on_a_terminal(author, "whoami", NO_COLOR="1")
+    assert b"\033[" not in plain
+    assert org_admin.username.encode() in plain

@@ -102,3 +102,33 @@ def test_login_new_dev_edit_event_fetch_and_tail(tmp_path, runtime, live_server,
         rf"fetch GET / ok 200 \d+ ms v2 \[{installation_id}\]$", fetches.stdout, re.M
     ), fetches.stdout
     assert "space_content_updated" not in fetches.stdout
+
+
+def test_dev_usage_errors_exit_2(tmp_path):
+    author = Author(tmp_path / "home")
+    folder = author.home / "x"
+    assert author.run("new", str(folder), "--organization", "acme").returncode == 0
+    api = ["--api", "http://127.0.0.1:9/api/v1", "--token", "dpt_x"]
+    for arguments, message in [
+        (["dev", str(tmp_path / "missing"), *api], "no such file or folder"),
+        (["dev", str(folder / "main.py"), *api], "dev takes an integration folder"),
+        (["dev", str(folder), "--env-file", "/nope", *api], "--env-file /nope: no such file"),
+        (["dev", str(folder)], "not logged in: run docplatform-integration login"),
+    ]:
+        done = author.run(*arguments)
+        assert (done.returncode, message in done.stderr) == (2, True), (arguments, done)
+
+
+def test_dev_keeps_going_while_the_platform_cannot_be_reached(tmp_path):
+    author = Author(tmp_path / "home")
+    assert author.run("new", "x", "--organization", "acme").returncode == 0
+    dev = author.start("dev", "x", "--api", "http://127.0.0.1:9/api/v1", "--token", "dpt_x")
+    try:
+        dev.wait_for(r"^not published: http://127\.0\.0\.1:9/api/v1 cannot be reached")
+        dev.wait_for(r"^watching x for changes")
+        (author.home / "x" / "main.py").write_text("integration = None\n")
+        dev.wait_for(r"^x changed: publishing$")
+        dev.wait_for(r"^not published: ")
+    finally:
+        assert dev.stop() == 0
+    dev.wait_for(r"^stopped$", timeout=5)
