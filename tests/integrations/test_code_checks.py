@@ -380,6 +380,16 @@ def test_manage_py_publish_names_the_runtime_it_could_not_reach(org_admin, tmp_p
     )
 
 
+def test_manage_py_check_loads_the_code_in_the_runtime_host(tmp_path):
+    fields, files, errors, _ = CASES["a load error names the author's file and line"]
+    result = manage_py("integration", "check", str(write(tmp_path / "hello", fields, files)))
+    assert result.returncode == 1
+    assert result.stdout.splitlines() == errors
+    assert (
+        result.stderr.strip().splitlines()[-1] == "CommandError: 1 problem(s) found in the manifest"
+    )
+
+
 def test_the_inspect_operation_takes_only_signed_bundles(runtime_host):
     bundle = CodeBundle(script="main.py", files={"main.py": "integration = 1\n"}).encode()
     unsigned = requests.post(f"{runtime_host.url}/inspect", data=bundle, timeout=10)

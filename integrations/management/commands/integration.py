@@ -37,6 +37,7 @@ from integrations.services.installations import (
     installation_resume,
     installation_uninstall,
 )
+from integrations.services.publishing import code_checked
 
 
 def usage_error(message: str) -> CommandError:
@@ -108,7 +109,7 @@ class Command(BaseCommand):
             raise CommandError(f"{action} was refused", returncode=EXIT_REFUSED) from exc
         except (PermissionDenied, Http404) as exc:
             raise CommandError(str(exc), returncode=EXIT_REFUSED) from exc
-        except RuntimeFailure as exc:  # publish: the runtime host could not check the code
+        except RuntimeFailure as exc:  # check, publish: the runtime host could not check code
             raise CommandError(
                 f"{exc.message} (RUNTIME_URL {settings.RUNTIME_URL})", returncode=EXIT_REFUSED
             ) from exc
@@ -121,6 +122,8 @@ class Command(BaseCommand):
 
     def handle_check(self, *, path, env_file, **options):
         result = manifest_check(existing_path(path), env=secrets_environment(env_file))
+        if result.ok:  # then its code, loaded by the runtime host as publish does
+            result = code_checked(result)
         report(result, say=self.stdout.write)
         self.stdout.write(self.style.SUCCESS(f"{result.manifest.name}: the manifest is valid"))
 
