@@ -254,5 +254,5 @@ def test_the_purge_runs_periodically_as_a_task(setup, settings):
     assert schedule["task"] == purge_logs.name == "integrations.tasks.purge_logs"
     record(setup["theirs"], when=timezone.now() - timedelta(days=30), output="stale\n")
     kept = record(setup["theirs"], output="kept\n")
-    assert purge_logs.apply().get() == 1
+    assert purge_logs() == 1
     assert list(IntegrationLog.objects.values_list("pk", flat=True)) == [kept.pk]
