@@ -11,7 +11,7 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import DatabaseError, IntegrityError, transaction
 from docplatform_sdk import codebundle
-from docplatform_sdk.codecheck import Description, DescriptionError, check_code, combined
+from docplatform_sdk.codecheck import check_code, combined, description_from
 from docplatform_sdk.manifest import CheckResult, Manifest, check_manifest
 
 from docplatform.selectors import (
@@ -21,7 +21,6 @@ from docplatform.selectors import (
 )
 
 from ..gateway.client import inspect_code
-from ..gateway.failures import PlatformFault
 from ..models import Integration, IntegrationAsset, IntegrationVersion
 from ..policies import runnable_version
 from .consent import installation_scopes_narrow
@@ -56,14 +55,7 @@ def code_checked(result: CheckResult) -> CheckResult:
     manifest = result.manifest
     description = None
     if manifest.code is not None:
-        try:
-            description = Description.from_json(inspect_code(manifest.code.encode()))
-        except DescriptionError as error:
-            raise PlatformFault(
-                "code_checks_unavailable",
-                f"the code cannot be checked: the runtime host's description is malformed "
-                f"({error}); nothing was published",
-            ) from error
+        description = description_from(inspect_code(manifest.code.encode()))
     return combined(result, check_code(manifest, description))
 
 

@@ -67,6 +67,19 @@ class Description:
         )
 
 
+#: The code wrote something else than a description where only the loader writes.
+GARBLED = "loading it wrote something that is not a description of the code"
+
+
+def description_from(data) -> Description:
+    """The description in ``data``, else a failure of the code (only code that writes where
+    the loader writes can garble it)."""
+    try:
+        return Description.from_json(data)
+    except DescriptionError:
+        return Description.failed(GARBLED)
+
+
 def _optional_text(value) -> str | None:
     if value is None or isinstance(value, str):
         return value

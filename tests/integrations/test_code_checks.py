@@ -93,6 +93,14 @@ CASES = {
         ["main.py:1: ModuleNotFoundError: No module named 'yaml'"],
         [],
     ),
+    "code that writes where the loader writes garbles nothing but its own check": (
+        WITH_SCRIPT,
+        {"main.py": "import os\n\nfor fd in range(3, 16):\n    try:\n"
+         "        os.write(fd, b'{\"integration\": {\"events\": [1]}}\\n')\n"
+         "    except OSError:\n        pass\nos._exit(0)\n"},
+        ["main.py: loading it wrote something that is not a description of the code"],
+        [],
+    ),
     "no module-level integration": (
         WITH_SCRIPT,
         {"main.py": HEADER + "app = create_integration()\n"},

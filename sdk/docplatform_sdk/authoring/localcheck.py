@@ -23,7 +23,7 @@ import oauthlib
 
 import docplatform_sdk
 
-from ..codecheck import Description, DescriptionError
+from ..codecheck import Description, description_from
 from ..inspection import BOOTSTRAP
 from ..manifest import Manifest
 
@@ -166,9 +166,10 @@ def _run(command: list[str], stage: Path, timeout: float, script: str):
             return None, said.splitlines()[0]
         return Description.failed(_ended(process.returncode, said), script), None
     try:
-        return Description.from_json(json.loads(lines[-1])), None
-    except (ValueError, DescriptionError):
-        return Description.failed("loading it printed no description of the code", script), None
+        data = json.loads(lines[-1])
+    except ValueError:
+        data = None
+    return description_from(data), None
 
 
 def _ended(returncode: int, said: str) -> str:
