@@ -6,6 +6,7 @@ import json
 
 import pytest
 import yaml
+from docplatform_sdk.cli.installing import CONFIGURATION_LEVELS
 
 from docplatform.services import api_token_create
 from integrations.environment import installation_public_endpoint
@@ -185,3 +186,7 @@ def test_only_the_owning_admins_unpublish(
     assert refused.returncode == 1
     assert refused.stdout == "only the admins of organization 'acme' manage hello\n"
     assert Integration.objects.filter(name="hello").exists()
+
+
+def test_the_console_script_reads_each_level_with_the_platforms_configuration():
+    assert CONFIGURATION_LEVELS == Installation.CONFIGURATION_LEVELS

@@ -2,8 +2,8 @@
 configuration given as ``--set KEY=VALUE`` (typed by the manifest's configuration)."""
 
 from ..authoring.values import values_from_texts
-from .api import ApiRefused, Platform
-from .errors import UsageError
+from .api import Platform
+from .errors import Refused, UsageError
 from .output import print_json, say
 from .session import add_api_arguments, platform_for
 
@@ -37,7 +37,7 @@ def configuration_values(
         for field, reasons in problems.items():
             for reason in reasons:
                 platform.show(f"{field}: {reason}")
-        raise ApiRefused("install was refused: fix the values above", 400, [])
+        raise Refused("install was refused: fix the values above")
     return values
 
 
