@@ -20,9 +20,11 @@ from pathlib import Path
 from docplatform_sdk.codebundle import CodeBundle
 from docplatform_sdk.inspection import BOOTSTRAP
 
-from .pool import STARTUP_SECONDS, WorkerSettings
+from .pool import WorkerSettings
 
 DESCRIPTION_LIMIT = 256 * 1024
+#: Starting the sandboxed process, on top of the call time limit the code's loading has.
+STARTUP_SECONDS = 2
 
 
 def inspect_bundle(settings: WorkerSettings, bundle: CodeBundle) -> dict:

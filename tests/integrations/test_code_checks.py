@@ -349,6 +349,19 @@ def test_publish_loads_the_code_in_the_sandbox_never_on_the_web_tier(org_admin, 
 
 
 @pytest.mark.django_db
+def test_publish_stops_code_that_never_finishes_loading(org_admin):
+    files = {
+        MANIFEST: yaml.safe_dump(minimal_manifest(**WITH_SCRIPT)),
+        "main.py": "while True:\n    pass\n",
+    }
+    response = upload(api_client(org_admin), zip_bundle(files))
+    assert response.status_code == 400
+    [error] = response.json()["errors"]
+    # The session's runtime host gives a call 3 s (tests/conftest.py).
+    assert (error["attr"], error["detail"]) == ("main.py", "did not finish loading within 3 s")
+
+
+@pytest.mark.django_db
 def test_publish_is_refused_while_the_runtime_host_is_unreachable(org_admin, settings):
     settings.RUNTIME_URL = "http://127.0.0.1:9"
     files = {MANIFEST: yaml.safe_dump(minimal_manifest(**WITH_SCRIPT)), "main.py": HEADER}
