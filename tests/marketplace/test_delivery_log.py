@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from docplatform.events.models import Delivery
-from docplatform.events.outbox import Result, delivery_settle
+from docplatform.events.outbox import Result, delivery_claim, delivery_settle
 from integrations.models import Integration
 from integrations.services.installations import installation_create, installation_pause
 from tests.conftest import wait_until
@@ -61,8 +61,9 @@ def messages_of(response) -> list[str]:
 
 
 def finished(delivery, status, *, at=None):
-    """Settle a (pending, unclaimed) delivery as a worker would."""
+    """Claim and settle a pending delivery as a worker would (no worker runs here)."""
     at = at or timezone.now()
+    delivery = delivery_claim(delivery.pk)
     if status == "succeeded":
         delivery_settle(delivery, Result.succeeded(outcome="HTTP 200", attempts=1, at=at))
     else:

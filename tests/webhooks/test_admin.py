@@ -6,7 +6,7 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 
 from docplatform.events.models import Delivery
-from docplatform.events.outbox import Result, delivery_settle
+from docplatform.events.outbox import Result, delivery_claim, delivery_settle
 from docplatform.services import space_content_update
 from integrations.models import Installation
 from integrations.services.installations import (
@@ -68,7 +68,7 @@ def messages_of(response) -> list[str]:
 
 def test_the_delivery_log_filters_and_searches(operator_client, hook, space):
     ping = webhook_ping_send(installation=hook)
-    failed = webhook_ping_send(installation=hook)
+    failed = delivery_claim(webhook_ping_send(installation=hook).pk)
     delivery_settle(failed, Result.failed(error="", outcome="HTTP 404"))
     space_content_update(space=space, pages=[{"path": "p", "title": "P", "body": "b"}])
     update = Delivery.objects.get(event__type="space_content_updated")
