@@ -200,3 +200,13 @@ def test_colours_only_on_a_terminal_and_never_with_no_color(author, api, token, 
     plain = on_a_terminal(author, "whoami", NO_COLOR="1")
     assert b"\033[" not in plain
     assert org_admin.username.encode() in plain
+
+
+def test_a_token_sent_in_clear_to_another_host_is_warned_about(author):
+    done = author.run("whoami", "--api", "http://docplatform.invalid/api/v1", "--token", "dpt_x")
+    assert done.returncode == 1
+    assert (
+        "warning: http://docplatform.invalid/api/v1 is plain http: the token travels in clear; "
+        "use https"
+    ) in done.stderr
+    assert "http://docplatform.invalid/api/v1 cannot be reached (ConnectionError)" in done.stderr
