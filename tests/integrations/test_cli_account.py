@@ -1,11 +1,13 @@
 """``docplatform-integration login``, ``logout`` and ``whoami`` against a live server: the
 token is checked before it is saved, saved for the user only, and sent to its own API only."""
 
+import http.server
 import json
 import os
 import pty
 import select
 import stat
+import threading
 
 import pytest
 
@@ -210,3 +212,31 @@ def test_a_token_sent_in_clear_to_another_host_is_warned_about(author):
         "use https"
     ) in done.stderr
     assert "http://docplatform.invalid/api/v1 cannot be reached (ConnectionError)" in done.stderr
+
+
+class OtherService(http.server.BaseHTTPRequestHandler):
+    """Some other JSON service, at the URL an author gave by mistake."""
+
+    def do_GET(self):
+        body = b'{"status": "up"}'
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args):
+        pass
+
+
+def test_another_service_at_the_url_is_not_taken_for_the_platform(author):
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), OtherService)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        other = f"http://127.0.0.1:{server.server_address[1]}/api/v1"
+        done = author.run("login", "--api", other, "--token", "dpt_x")
+    finally:
+        server.shutdown()
+    assert done.returncode == 1
+    assert f"error: {other}/me/ is not a docplatform API: check --api" in done.stderr
+    assert not author.config_file.exists()

@@ -16,19 +16,38 @@ TOKEN_PROMPT = "Personal API token (marketplace > Developer settings > Make toke
 def read_token() -> str:
     """The token from a prompt that does not echo it; from stdin's first line when stdin is
     not a terminal (``... | docplatform-integration login``)."""
-    if sys.stdin.isatty():
-        return getpass.getpass(TOKEN_PROMPT)
-    return sys.stdin.readline()
+    try:
+        return getpass.getpass(TOKEN_PROMPT) if sys.stdin.isatty() else sys.stdin.readline()
+    except EOFError:
+        return ""
 
 
 def read_api() -> str:
     if not sys.stdin.isatty():
         raise UsageError("give the API's URL with --api or DOCPLATFORM_API")
-    return input("API URL (https://HOST/api/v1): ")
+    try:
+        return input("API URL (https://HOST/api/v1): ")
+    except EOFError:
+        return ""
+
+
+def caller(platform: Platform, *, action: str) -> dict:
+    """``GET /me/``: the caller and their organizations; Refused when the answer is not the
+    platform's (another service at that URL)."""
+    me = platform.get("me/", action=action)
+    if not (
+        isinstance(me, dict)
+        and isinstance(me.get("username"), str)
+        and isinstance(me.get("organizations"), list)
+    ):
+        raise Refused(f"{platform.api}/me/ is not a docplatform API: check --api")
+    return me
 
 
 def run_login(options) -> None:
     api = options.api or os.environ.get("DOCPLATFORM_API") or read_api()
+    if not api.strip():
+        raise UsageError("give the API's URL with --api or DOCPLATFORM_API")
     credentials = Credentials(
         api=normalized_api(api),
         token=(options.token or os.environ.get("DOCPLATFORM_TOKEN") or read_token()).strip(),
@@ -36,7 +55,7 @@ def run_login(options) -> None:
     if not credentials.token:
         raise UsageError("no token given: make one in the marketplace's Developer settings")
     try:
-        me = Platform(credentials, show=lambda line: None).get("me/", action="login")
+        me = caller(Platform(credentials, show=lambda line: None), action="login")
     except ApiRefused as exc:
         if exc.status in (401, 403):
             raise Refused(
@@ -56,7 +75,7 @@ def run_logout(options) -> None:
 
 def run_whoami(options) -> None:
     platform = platform_for(options)
-    me = platform.get("me/", action="whoami")
+    me = caller(platform, action="whoami")
     if options.json:
         print_json(
             {"username": me["username"], "organizations": me["organizations"], "api": platform.api}
