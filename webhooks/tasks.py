@@ -26,9 +26,10 @@ def disable_failing_endpoints() -> int:
     return len(endpoints_disable_failing())
 
 
-@shared_task(name="webhooks.tasks.redeliver_failed")
+@shared_task(name="webhooks.tasks.redeliver_failed", acks_late=True)
 def redeliver_failed(job_id: int) -> int:
-    """A "Resend all failed since ..." request (a BulkRedelivery's id)."""
+    """A "Resend all failed since ..." request (a BulkRedelivery's id); acknowledged once
+    done, so a worker that dies meanwhile leaves it to another, which resumes."""
     from .services.redelivery import bulk_redelivery_run
 
     return bulk_redelivery_run(job_id).done

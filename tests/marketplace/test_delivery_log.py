@@ -110,9 +110,13 @@ def test_a_delivery_of_another_installation_is_404(admin_client, hook, site_hook
 
 
 def test_the_installation_page_links_admins_to_the_log(admin_client, member_client, hook):
-    link = f'href="{url("deliveries", hook)}"'
-    assert link in admin_client.get(url("installation", hook)).content.decode()
-    assert link not in member_client.get(url("installation", hook)).content.decode()
+    ping = webhook_ping_send(installation=hook)
+    links = [f'href="{url("deliveries", hook)}"', f'href="{url("delivery", hook, ping.pk)}"']
+    admin_page = admin_client.get(url("installation", hook)).content.decode()
+    member_page = member_client.get(url("installation", hook)).content.decode()
+    for link in links:
+        assert link in admin_page and link not in member_page
+    assert str(ping.event_uuid) in member_page  # members still see the recent deliveries
 
 
 # --- The list ----------------------------------------------------------------------------------

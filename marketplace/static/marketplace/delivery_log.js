@@ -22,9 +22,11 @@
         var bar = box.querySelector("progress");
         bar.max = job.total;
         bar.value = job.done;
-        box.querySelector(".progress-text").textContent = job.finished
-          ? "Done: " + job.done + " of " + job.total
-          : "Resending: " + job.done + " of " + job.total + " done";
+        box.querySelector(".progress-text").textContent = !job.finished
+          ? "Resending: " + job.done + " of " + job.total + " done"
+          : job.done < job.total
+            ? "Stopped at " + job.done + " of " + job.total + ": ask again to resend the rest"
+            : "Done: " + job.done + " of " + job.total;
         box.querySelector(".progress-detail").textContent =
           "(now " + job.succeeded + " succeeded, " + job.failed + " failed, " + job.open +
           " in progress" + (job.skipped ? ", " + job.skipped + " skipped: no longer failed" : "") + ")";
