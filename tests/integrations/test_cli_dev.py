@@ -12,9 +12,11 @@ import pytest
 import requests
 from django.test import Client
 
+from docplatform.services import api_token_create
 from integrations.models import Installation
 from tests.factories import SpaceFactory
 from tests.integrations.cli_support import Author
+from tests.integrations.conftest import minimal_manifest
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("celery_worker")]
 
@@ -132,3 +134,40 @@ def test_dev_keeps_going_while_the_platform_cannot_be_reached(tmp_path):
     finally:
         assert dev.stop() == 0
     dev.wait_for(r"^stopped$", timeout=5)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_dev_installs_with_the_values_given_and_says_what_is_missing(
+    tmp_path, live_server, org_admin, write_integration
+):
+    author = Author(tmp_path / "home")
+    token = api_token_create(user=org_admin, name="laptop")[1]
+    login = author.run("login", "--api", live_server.url + "/api/v1", "--token", token)
+    assert login.returncode == 0, login.stderr
+    required = {
+        "account": {
+            "properties": {"api_key": {"type": "string", "title": "Key", "description": "d"}},
+            "required": ["api_key"],
+        }
+    }
+    script = "from docplatform_sdk import create_integration\nintegration = create_integration()\n"
+    for name, values, status in [
+        ("keyed", ["--set", "api_key=k-1"], "active"),
+        ("keyless", [], "pending"),
+    ]:
+        folder = write_integration(
+            minimal_manifest(name=name, script="main.py", configurations=required),
+            files={"main.py": script},
+            folder=name,
+        )
+        dev = author.start("dev", str(folder), *values)
+        try:
+            installation_id = dev.wait_for(r"^installed in acme: (\w+)$")[1]
+            dev.wait_for(rf"^installation {installation_id} is {status}$")
+            if status == "pending":
+                dev.wait_for(r"^  configuration\.api_key: is required$")
+            dev.wait_for(r"^watching ")
+        finally:
+            assert dev.stop() == 0
+        configuration = Installation.objects.get(pk=installation_id).configuration
+        assert configuration == ({"api_key": "k-1"} if values else {})

@@ -14,7 +14,7 @@ from ..authoring.watch import FolderWatcher
 from .api import ApiRefused, Platform
 from .errors import Refused, UsageError
 from .folder import add_path_arguments, existing_path, secrets_environment
-from .installing import install, installation_lines
+from .installing import add_set_argument, install, installation_lines
 from .logs import LogFollower, item_lines
 from .output import say
 from .publishing import publish_folder
@@ -28,12 +28,19 @@ class DevSession:
     """One ``dev`` run: ``organization`` installs it (None: the owning one)."""
 
     def __init__(
-        self, platform: Platform, folder: Path, env_file: str | None, organization: str | None
+        self,
+        platform: Platform,
+        folder: Path,
+        *,
+        env_file: str | None = None,
+        organization: str | None = None,
+        values: list[str] = (),
     ):
         self.platform = platform
         self.folder = folder
         self.env_file = env_file
         self.organization = organization
+        self.values = list(values)  # --set KEY=VALUE, for the installation dev makes
         self.watcher = FolderWatcher(folder)
         self.name: str | None = None
         self.installation: dict | None = None
@@ -71,7 +78,9 @@ class DevSession:
             None,
         )
         if installation is None:
-            installation = install(self.platform, self.name, organization=organization)
+            installation = install(
+                self.platform, self.name, organization=organization, items=self.values
+            )
             say(f"installed in {organization}: {installation['id']}", "ok")
         self.installation = installation
         first, *reasons = installation_lines(installation)
@@ -112,7 +121,13 @@ def run_dev(options) -> None:
     if not folder.is_dir():
         raise UsageError(f"{options.path}: dev takes an integration folder")
     secrets_environment(options.env_file)  # a missing env file is a usage error at once
-    session = DevSession(platform_for(options), folder, options.env_file, options.organization)
+    session = DevSession(
+        platform_for(options),
+        folder,
+        env_file=options.env_file,
+        organization=options.organization,
+        values=options.values,
+    )
     try:
         session.run()
     except KeyboardInterrupt:
@@ -129,5 +144,6 @@ def add_parsers(actions) -> None:
         "--organization",
         help="Install into this organization (id or subdomain; default: the owning one).",
     )
+    add_set_argument(dev)  # for the installation dev makes, when it makes one
     add_api_arguments(dev)
     dev.set_defaults(run=run_dev)

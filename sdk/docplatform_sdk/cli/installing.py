@@ -92,6 +92,19 @@ def run_install(options) -> None:
     say(f"public endpoint: {installation['publicEndpoint']}")
 
 
+def add_set_argument(parser) -> None:
+    """``--set KEY=VALUE`` (repeatable): configuration values of the installation made."""
+    parser.add_argument(
+        "--set",
+        dest="values",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="A configuration value (repeatable), read by its property's type; an empty "
+        "VALUE unsets it.",
+    )
+
+
 def add_parsers(actions) -> None:
     parser = actions.add_parser(
         "install", help="Install an integration into an organization, a space or a site."
@@ -101,14 +114,7 @@ def add_parsers(actions) -> None:
     where.add_argument("--organization", help="Install into this organization (id or subdomain).")
     where.add_argument("--space", help="Install into this space (id); its organization's.")
     where.add_argument("--site", help="Install into this site (id); its organization's.")
-    parser.add_argument(
-        "--set",
-        dest="values",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="A configuration value (repeatable), read by its property's type.",
-    )
+    add_set_argument(parser)
     parser.add_argument(
         "--install-token", help="The install link token of an unlisted integration."
     )
