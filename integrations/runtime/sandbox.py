@@ -28,8 +28,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import docplatform_sdk
-import oauthlib
+from docplatform_sdk.staging import copy_runtime_sdk
 
 logger = logging.getLogger("integrations.runtime")
 
@@ -239,13 +238,7 @@ def _stage(worker: int | None) -> str:
         prefix="docplatform-runtime-", dir=os.environ.get("RUNTIME_STAGE_DIR", "/tmp")
     )
     os.chmod(stage, 0o755)
-    sdk = Path(stage, "sdk")
-    for package in (docplatform_sdk, oauthlib):
-        shutil.copytree(
-            Path(package.__file__).parent,
-            sdk / package.__name__,
-            ignore=shutil.ignore_patterns("__pycache__", "manifest", "authoring", "cli.py"),
-        )
+    copy_runtime_sdk(Path(stage, "sdk"))
     for folder, _subfolders, files in os.walk(stage):
         os.chmod(folder, 0o755)
         for name in files:

@@ -19,13 +19,10 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-import oauthlib
-
-import docplatform_sdk
-
 from ..codecheck import Description, description_from
 from ..inspection import BOOTSTRAP
 from ..manifest import Manifest
+from ..staging import copy_runtime_sdk
 
 LOAD_TIMEOUT_SECONDS = 10  # the runtime's call time limit (RUNTIME_CALL_TIMEOUT)
 MEBIBYTE = 1024 * 1024
@@ -68,7 +65,7 @@ def inspect_locally(
     timeout = load_timeout(say) if timeout is None else timeout
     stage = Path(tempfile.mkdtemp(prefix="docplatform-check-"))
     try:
-        _stage_sdk(stage / "sdk")
+        copy_runtime_sdk(stage / "sdk")
         bundle = stage / "bundle"
         bundle.mkdir()
         manifest.code.write(bundle)
@@ -86,16 +83,6 @@ def inspect_locally(
         return _run(_python(settings), stage, timeout, manifest.code.script)[0]
     finally:
         shutil.rmtree(stage, ignore_errors=True)
-
-
-def _stage_sdk(target: Path) -> None:
-    """What the runtime's sandbox holds of the SDK: the runtime part and oauthlib."""
-    for package in (docplatform_sdk, oauthlib):
-        shutil.copytree(
-            Path(package.__file__).parent,
-            target / package.__name__,
-            ignore=shutil.ignore_patterns("__pycache__", "manifest", "authoring", "cli.py"),
-        )
 
 
 def _settings(sdk_path: str, folder: str, manifest: Manifest, *, sandboxed: bool) -> dict:
