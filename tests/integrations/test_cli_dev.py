@@ -171,3 +171,11 @@ def test_dev_installs_with_the_values_given_and_says_what_is_missing(
             assert dev.stop() == 0
         configuration = Installation.objects.get(pk=installation_id).configuration
         assert configuration == ({"api_key": "k-1"} if values else {})
+    # Published, but not installable where asked: said so, and the session goes on.
+    dev = author.start("dev", str(tmp_path / "keyed"), "--organization", "nowhere")
+    try:
+        dev.wait_for(r"^keyed is unchanged: version 1 stays current$")
+        dev.wait_for(r"^not installed: dev was refused \(404\); tried again at the next save$")
+        dev.wait_for(r"^watching ")
+    finally:
+        assert dev.stop() == 0

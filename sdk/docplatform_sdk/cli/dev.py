@@ -51,17 +51,19 @@ class DevSession:
         and the session goes on, so saving a fix publishes it."""
         try:
             body = publish_folder(self.platform, self.folder, secrets_environment(self.env_file))
-            if self.name != body["integration"]:
-                self.name = body["integration"]
-                self.installation = None
-                started = self.platform.server_time.isoformat()
-                self.logs = LogFollower(
-                    self.platform, f"integrations/{self.name}/logs/", since=started
-                )
-            if self.installation is None:
-                self.install()
         except (Refused, UsageError) as exc:
             say(f"not published: {exc}; fix it and save", "error")
+            return
+        if self.name != body["integration"]:
+            self.name = body["integration"]
+            self.installation = None
+            started = self.platform.server_time.isoformat()
+            self.logs = LogFollower(self.platform, f"integrations/{self.name}/logs/", since=started)
+        if self.installation is None:
+            try:
+                self.install()
+            except Refused as exc:
+                say(f"not installed: {exc}; tried again at the next save", "error")
 
     def install(self) -> None:
         integration = self.platform.get(f"integrations/{self.name}/", action="dev")
