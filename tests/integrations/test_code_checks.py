@@ -145,6 +145,14 @@ CASES = {
          "create_component('my-block', render=...) in create_integration(components=[...])"],
         [],
     ),
+    "a fetch handler among the events": (
+        WITH_SCRIPT,
+        {"main.py": HEADER + "integration = create_integration(events={"
+         "'fetch': lambda request, context: None})\n"},
+        ["main.py: the handler for 'fetch' is never called: requests go to "
+         "create_integration(fetch=...)"],
+        [],
+    ),
     "a handler whose event the scopes do not grant is a warning naming the scope": (
         {**WITH_SCRIPT, "scopes": ["site:views:read"]},
         {"main.py": HEADER + "integration = create_integration(events={"
