@@ -305,14 +305,29 @@ def deliveries_claim_due(
     )
     if skip:
         due = due.exclude(pk__in=list(skip))
-    with transaction.atomic():
-        ids = list(due.select_for_update(skip_locked=True).values_list("pk", flat=True)[:limit])
-        if not ids:
-            return []
-        Delivery.objects.filter(pk__in=ids).update(
-            lease_expires_at=now + timedelta(seconds=settings.DELIVERY_LEASE_SECONDS)
-        )
+    ids = _lease(due, limit, until=now + timedelta(seconds=settings.DELIVERY_LEASE_SECONDS))
+    if not ids:
+        return []
     return list(_claimed(reads).filter(pk__in=ids).order_by("pk"))
+
+
+def _lease(due: QuerySet, limit: int, *, until: datetime) -> list[int]:
+    """Set the lease of the first ``limit`` of ``due`` in one statement, and their ids: an
+    UPDATE whose subquery locks them, skipping rows other drains locked (FOR UPDATE SKIP
+    LOCKED, where the database has it: SQLite's writes are serial anyway). One round trip,
+    where a transaction of a SELECT and an UPDATE took four: a drain claims often."""
+    subquery, parameters = due.values("pk")[:limit].query.sql_with_params()
+    if connection.features.has_select_for_update_skip_locked:
+        subquery += " FOR UPDATE SKIP LOCKED"
+    table = connection.ops.quote_name(Delivery._meta.db_table)
+    pk = connection.ops.quote_name(Delivery._meta.pk.column)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE {table} SET lease_expires_at = %s "  # noqa: S608
+            f"WHERE {pk} IN ({subquery}) RETURNING {pk}",
+            [connection.ops.adapt_datetimefield_value(until), *parameters],
+        )
+        return [row[0] for row in cursor.fetchall()]
 
 
 def deliveries_held_before(delivery: Delivery, **same) -> int:

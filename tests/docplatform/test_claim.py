@@ -1,0 +1,90 @@
+"""Claiming due deliveries: one statement takes the leases, concurrent drains never take the
+same delivery, and what is not due (leased, waiting for its retry, closed) is left."""
+
+import threading
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from docplatform.events.models import Delivery
+from docplatform.events.outbox import deliveries_claim_due
+from docplatform.models import Revision
+from docplatform.services import space_content_update
+from integrations.models import Integration
+from integrations.services.installations import installation_create
+from tests.factories import SpaceFactory
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture
+def due(private_broker, org_admin, organization, settings):
+    """Twenty open webhook deliveries, due (the drains sent for them go to a private broker
+    that no worker reads)."""
+    settings.WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.0/8"]
+    space = SpaceFactory(organization=organization)
+    space.current_revision = Revision.objects.create(space=space, message="first")
+    space.save()
+    installation_create(
+        user=org_admin,
+        integration=Integration.objects.get(name="webhook"),
+        organization=organization,
+        space=space,
+        configuration={"url": "http://127.0.0.1:9/hooks", "space_content_updated": True},
+    )
+    for n in range(20):
+        space_content_update(space=space, pages=[{"path": f"p{n}", "title": "P"}])
+    deliveries = Delivery.objects.filter(consumer="webhook", status="pending")
+    assert deliveries.count() == 20
+    return sorted(deliveries.values_list("pk", flat=True))
+
+
+def test_a_claim_is_one_statement_and_a_read(due):
+    with CaptureQueriesContext(connection) as queries:
+        claimed = deliveries_claim_due("webhook", limit=5)
+    assert [delivery.pk for delivery in claimed] == due[:5]  # oldest first
+    assert all(delivery.lease_expires_at > timezone.now() for delivery in claimed)
+    assert [query["sql"].split()[0] for query in queries.captured_queries] == ["UPDATE", "SELECT"]
+    assert claimed[0].event.type == "space_content_updated"  # read with its event
+
+    with CaptureQueriesContext(connection) as queries:
+        assert deliveries_claim_due("webhook", limit=50, skip=due[5:10]) != []
+        assert deliveries_claim_due("webhook", limit=50) != []  # the skipped ones
+        assert deliveries_claim_due("webhook", limit=50) == []
+    assert len(queries.captured_queries) == 5  # an empty claim is one statement
+
+
+def test_what_is_not_due_is_left(due):
+    later = timezone.now() + timedelta(minutes=5)
+    Delivery.objects.filter(pk=due[0]).update(lease_expires_at=later)  # another worker's
+    Delivery.objects.filter(pk=due[1]).update(status="retrying", next_attempt_at=later)
+    Delivery.objects.filter(pk=due[2]).update(status="succeeded")
+    Delivery.objects.filter(pk=due[3]).update(lease_expires_at=timezone.now() - timedelta(1))
+    claimed = [delivery.pk for delivery in deliveries_claim_due("webhook", limit=50)]
+    assert claimed == due[3:]  # a lease that ran out is free again
+
+
+def test_concurrent_claims_take_each_delivery_once(due):
+    taken, errors = [], []
+    start = threading.Barrier(4)
+
+    def drain():
+        try:
+            start.wait()
+            while claimed := deliveries_claim_due("webhook", limit=3):
+                taken.extend(delivery.pk for delivery in claimed)
+        except Exception as exc:
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=drain) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert errors == []
+    assert sorted(taken) == due
