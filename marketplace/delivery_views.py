@@ -24,7 +24,11 @@ from webhooks import selectors as webhook_selectors
 from webhooks.services.delivery import request_body
 from webhooks.services.endpoints import webhook_endpoint_reenable
 from webhooks.services.redelivery import bulk_redelivery_request
-from webhooks.services.sample_events import sample_event_payload, webhook_test_event_send
+from webhooks.services.sample_events import (
+    sample_event_payload,
+    sample_event_type_check,
+    webhook_test_event_send,
+)
 from webhooks.services_admin import webhook_admin_check
 
 from .delivery_forms import DeliveryFilterForm, ResendFailedForm, TestEventForm
@@ -182,25 +186,15 @@ class DeliveryResendView(DeliveryLogMixin, OrganizationView):
 
 
 class TestEventView(DeliveryLogMixin, OrganizationView):
-    """POST: send a test event of a type the installation receives."""
+    """POST: send a test event of a type the installation receives (the service says which)."""
 
     def post(self, request, installation_id):
         installation = self.webhook_installation(installation_id)
-        receivable = webhook_selectors.receivable_event_types(installation)
-        form = TestEventForm(request.POST, event_types=receivable)
-        if not form.is_valid():
-            given = request.POST.get("event_type", "")
-            messages.error(
-                request,
-                f"No test event was sent: event_type {given!r} is not an event this "
-                f"installation receives; one of {', '.join(receivable)}.",
-            )
-            return self.to_log(installation)
         try:
             delivery = webhook_test_event_send(
                 user=request.user,
                 installation=installation,
-                event_type=form.cleaned_data["event_type"],
+                event_type=request.POST.get("event_type", ""),
             )
         except ValidationError as error:
             messages.error(request, f"No test event was sent: {error.messages[0]}.")
@@ -219,11 +213,10 @@ class TestEventSampleView(DeliveryLogMixin, OrganizationView):
     def get(self, request, installation_id):
         installation = self.webhook_installation(installation_id)
         event_type = request.GET.get("type", "")
-        if event_type not in webhook_selectors.receivable_event_types(installation):
-            return JsonResponse(
-                {"type": [f"not an event this installation receives: {event_type!r}"]},
-                status=400,
-            )
+        try:
+            sample_event_type_check(installation, event_type)
+        except ValidationError as error:
+            return JsonResponse({"type": error.messages}, status=400)
         return JsonResponse(sample_event_payload(installation, event_type))
 
 

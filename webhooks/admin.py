@@ -1,5 +1,7 @@
 """The delivery log for operators: every delivery (runtime and webhook) with its webhook
-attempts, and the controls "Redeliver" and "Send a test ping".
+attempts (each in full on its own page: headers one per line, the response body), the
+controls "Redeliver" and "Send a test ping", webhook endpoints disabled after failing every
+attempt (with "Re-enable") and the bulk redeliveries asked for.
 
 Registered here rather than in the integrations app because the attempt log, redelivery and
 pings are the webhook integration's (DESIGN.md, "Layout"); the integrations app stays unaware

@@ -357,7 +357,12 @@ def test_the_sample_payload_preview(admin_client, site_hook, acme_space, acme_si
     assert set(sample) == {"siteId", "spaceId", "pageId", "feedback", "visitor", "url", "referrer"}
     response = admin_client.get(url("delivery-test-event-sample", site_hook), {"type": "site_view"})
     assert response.status_code == 400
-    assert response.json() == {"type": ["not an event this installation receives: 'site_view'"]}
+    assert response.json() == {
+        "type": [
+            "event_type 'site_view' is not an event this installation receives; "
+            "one of ping, page_feedback"
+        ]
+    }
 
 
 @pytest.mark.usefixtures("celery_worker")

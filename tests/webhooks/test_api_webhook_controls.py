@@ -9,7 +9,7 @@ from django.utils import timezone
 from docplatform_sdk.receiver import verify_signature
 
 from docplatform.events.models import Delivery
-from docplatform.events.outbox import Result, delivery_settle
+from docplatform.events.outbox import Result, delivery_claim, delivery_settle
 from integrations.models import Installation
 from integrations.services.installations import installation_create, installation_pause
 from tests.api_helpers import API, NOT_FOUND, api_client, error_attrs
@@ -62,7 +62,7 @@ ENDPOINTS = {
 @pytest.mark.parametrize("endpoint", list(ENDPOINTS))
 @pytest.mark.parametrize("caller", CALLERS)
 def test_who_may_call_each_endpoint(callers, hook, caller, endpoint):
-    delivery = webhook_ping_send(installation=hook)
+    delivery = delivery_claim(webhook_ping_send(installation=hook).pk)  # as a worker does
     delivery_settle(delivery, Result.succeeded(outcome="HTTP 200"))
     method, template, member_status, admin_status = ENDPOINTS[endpoint]
     url = API + template.format(delivery=delivery.pk, installation=hook.pk)

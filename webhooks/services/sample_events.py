@@ -31,20 +31,26 @@ def sample_event_payload(installation: Installation, event_type: str) -> dict:
     return CATALOGUE[event_type].sample(**known)
 
 
-def webhook_test_event_send(*, user, installation: Installation, event_type: str) -> Delivery:
-    """Send a test event of ``event_type`` to the installation (an admin of the installing
-    organization); its delivery."""
-    webhook_admin_check(user, installation, "send test events")
-    webhook_installation_check(installation)
+def sample_event_type_check(installation: Installation, event_type: str) -> None:
+    """Refuse a test event of a type the installation does not receive."""
     receivable = receivable_event_types(installation)
     if event_type not in receivable:
         raise ValidationError(
             {
                 "event_type": [
-                    f"not an event this installation receives; one of {', '.join(receivable)}"
+                    f"event_type {event_type!r} is not an event this installation receives; "
+                    f"one of {', '.join(receivable)}"
                 ]
             }
         )
+
+
+def webhook_test_event_send(*, user, installation: Installation, event_type: str) -> Delivery:
+    """Send a test event of ``event_type`` to the installation (an admin of the installing
+    organization); its delivery."""
+    webhook_admin_check(user, installation, "send test events")
+    webhook_installation_check(installation)
+    sample_event_type_check(installation, event_type)
     webhook_receiving_check(installation)
     with transaction.atomic():
         event = events.fire(
