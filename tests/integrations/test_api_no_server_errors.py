@@ -87,6 +87,7 @@ def world(publish, org_admin, org_member, organization):
         "installation_id": installation.id,
         "delivery_id": Delivery.objects.filter(installation=installation).first().id,
         "name": integration.name,
+        "number": integration.latest_version.number,
         "page": page,
         "token": installation.api_token,
         "property_name": "tracking_id",
