@@ -4,6 +4,7 @@ real worker and a real receiver: the list's filters, a delivery's attempts, a te
 Re-enable button. Screenshots land in /tmp/shots/ for a look."""
 
 import json
+import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from integrations.services.installations import installation_create
 from tests.conftest import wait_until
 from tests.factories import MembershipFactory, OrganizationFactory, SpaceFactory
 from tests.marketplace.test_browser import browser_page  # noqa: F401 - the fixture
-from webhooks.models import EndpointState
+from webhooks.models import DeliveryAttempt, EndpointState
 from webhooks.services.endpoints import endpoint_disable
 from webhooks.services_admin import webhook_ping_send
 
@@ -218,3 +219,33 @@ def test_the_disabled_endpoint_banner_and_re_enable(
     page.click("button:has-text('Send test ping')")
     (ping,) = receiver.wait_for(1)
     assert json.loads(ping.body)["type"] == "ping"
+
+
+def test_the_admins_attempt_table_fits_the_page(
+    live_server,
+    browser_page,  # noqa: F811
+    hook,
+    receiver,
+):
+    from django.contrib.auth import get_user_model
+
+    receiver.respond((503, {"X-Long": "v" * 600}, b"x" * 1000), 200)
+    delivery = settled(webhook_ping_send(installation=hook))
+    DeliveryAttempt.objects.filter(delivery=delivery).update(
+        url="https://hooks.example.com/" + "a" * 400, error="e" * 450
+    )
+    get_user_model().objects.create_superuser("operator", password="operator-password")
+
+    page = browser_page
+    page.goto(f"{live_server.url}/admin/login/")
+    page.fill("input[name=username]", "operator")
+    page.fill("input[name=password]", "operator-password")
+    page.click("input[type=submit]")
+    page.goto(f"{live_server.url}/admin/docplatform/delivery/{delivery.pk}/change/")
+    page.wait_for_selector(".delivery-attempts")
+    assert "Deliveries" in page.inner_text("#nav-sidebar, .breadcrumbs")
+    assert page.evaluate("document.documentElement.scrollWidth") <= 1280
+    attempts = page.inner_text(".delivery-attempts")
+    assert re.search(r"(?<![\d.])\d+\.\d s", attempts), "a delay to 0.1 s"
+    assert not re.search(r"\d\.\d{2,}", attempts), "never 16 digits"
+    page.screenshot(path=str(SHOTS / "admin-delivery.png"), full_page=True)
