@@ -240,3 +240,17 @@ def test_another_service_at_the_url_is_not_taken_for_the_platform(author):
     assert done.returncode == 1
     assert f"error: {other}/me/ is not a docplatform API: check --api" in done.stderr
     assert not author.config_file.exists()
+
+
+def test_ctrl_c_at_the_prompt_saves_nothing(author, api):
+    pid, terminal = pty.fork()
+    if pid == 0:
+        command = [str(CONSOLE_SCRIPT), "login", "--api", api]
+        os.execve(command[0], command, author_env(author.home))  # noqa: S606 - no shell wanted
+    read_until(terminal, b"Personal API token")
+    os.write(terminal, b"\x03")  # Ctrl-C, as the terminal sends it
+    shown = drain_until_closed(terminal)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 1, shown
+    assert b"error: interrupted" in shown
+    assert not author.config_file.exists()

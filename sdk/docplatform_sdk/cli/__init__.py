@@ -59,6 +59,10 @@ def parser() -> argparse.ArgumentParser:
     return root
 
 
+#: The commands that run until stopped (Ctrl-C, SIGTERM): stopping them is success.
+FOLLOWING = ("dev", "tail")
+
+
 def stop_on_sigterm(*_) -> None:
     raise KeyboardInterrupt
 
@@ -74,8 +78,11 @@ def main(argv: list[str] | None = None) -> int:
     except Refused as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_REFUSED
-    except KeyboardInterrupt:  # Ctrl-C ends tail and dev: nothing went wrong
-        return EXIT_OK
+    except KeyboardInterrupt:
+        if options.action in FOLLOWING:  # Ctrl-C is how they end: nothing went wrong
+            return EXIT_OK
+        print("error: interrupted", file=sys.stderr)
+        return EXIT_REFUSED
     return EXIT_OK
 
 
