@@ -10,8 +10,10 @@ import requests
 
 from docplatform.services import space_content_update
 from integrations.environment import installation_public_endpoint
+from integrations.gateway.failures import IntegrationFault
 from integrations.models import IntegrationLog
 from integrations.services import integration_publish
+from integrations.services.completion import completion_options
 from integrations.services.components import component_render
 from integrations.services.installations import installation_create
 from tests.api_helpers import API, NOT_FOUND, api_client
@@ -50,10 +52,18 @@ def render(element, context):
     return markup.block(markup.text("hello"))
 
 
+def render_nonsense(element, context):
+    print(WORD, "rendering nonsense")
+    return {{"type": "nonsense"}}
+
+
 integration = create_integration(
     fetch=fetch,
     events={{"space_content_updated": on_content_updated}},
-    components=[create_component("card", render=render)],
+    components=[
+        create_component("card", render=render),
+        create_component("broken", render=render_nonsense),
+    ],
 )
 """
 
@@ -237,3 +247,41 @@ def test_an_event_not_delivered_for_lack_of_a_scope_is_logged_once(
     )
     assert item["error"] == "not delivered: needs space:content:read"
     assert (item["status"], item["durationMs"], item["output"]) == (None, None, "")
+
+
+def test_an_answer_the_platform_cannot_use_is_the_calls_error(
+    runtime, write_integration, organization, org_admin
+):
+    options = {"type": "string", "title": "P", "description": "d", "completion_url": "/options"}
+    picky = publish_scripted(
+        write_integration,
+        org_admin,
+        "picky",
+        "acme",
+        blocks=[
+            {"id": "card", "title": "Card", "description": "A card."},
+            {"id": "broken", "title": "Broken", "description": "Renders nonsense."},
+        ],
+        configurations={"account": {"properties": {"project": options}}},
+    )
+    installation = installation_create(user=org_admin, integration=picky, organization=organization)
+    with pytest.raises(IntegrationFault):
+        component_render(installation=installation, component_id="broken", instance="b")
+    with pytest.raises(IntegrationFault):
+        completion_options(installation=installation, property_name="project")
+    items = logs(org_admin, f"{API}/installations/{installation.pk}/logs/", outcome="error")
+    rendered, completed = items["items"]
+    assert (rendered["kind"], rendered["request"], rendered["status"]) == (
+        "ui_render",
+        "render broken",
+        502,
+    )
+    assert "the component's element is not markup" in rendered["error"]
+    assert rendered["output"] == "picky rendering nonsense\n"
+    assert (completed["kind"], completed["request"], completed["status"]) == (
+        "completion",
+        "GET /options",
+        201,
+    )
+    assert completed["error"] == "the integration answered HTTP 201 on /options"
+    assert completed["output"] == "picky fetched GET /options\n"

@@ -54,6 +54,7 @@ def test_prints_of_every_kind_come_back_with_their_call(client):
         os.write(1, b"raw fd 1\\n")
         os.write(2, b"raw fd 2\\n")
         subprocess.run(["/bin/sh", "-c", "echo from a subprocess"], check=True)
+        os.write(1, b"\\xff\\xfe not UTF-8\\n")
         print("no newline at the end", end="")
         """
     )
@@ -61,7 +62,8 @@ def test_prints_of_every_kind_come_back_with_their_call(client):
     assert answer.status_code == 200, answer.text
     assert answer.json() == {"ok": True}
     assert output_of(answer) == (
-        "to stdout\nto stderr\nraw fd 1\nraw fd 2\nfrom a subprocess\nno newline at the end"
+        "to stdout\nto stderr\nraw fd 1\nraw fd 2\nfrom a subprocess\n"
+        "\ufffd\ufffd not UTF-8\nno newline at the end"
     )
     assert "X-Runtime-Error" not in answer.headers
     # The next call has its own output only.
