@@ -20,6 +20,7 @@ from .installation_views import InstallationPageMixin
 from .views import OrganizationView
 
 FILTERS = ("kind", "outcome", "since", "installation")
+INSTALLATION_CHOICES = 200
 
 
 class LogPageMixin:
@@ -95,6 +96,15 @@ class IntegrationLogsView(LogPageMixin, OrganizationView):
             ).first()
             if installation is None:
                 raise Http404("No such installation of this integration.")
+        # The latest installations to pick from (the one chosen among them); any other is
+        # narrowed to by its id, as the API's.
+        choices = list(
+            integration.installations.select_related("organization", "space", "site").order_by(
+                "-created_at"
+            )[:INSTALLATION_CHOICES]
+        )
+        if installation is not None and installation not in choices:
+            choices.insert(0, installation)
         return self.log_page(
             integration_logs(integration, installation),
             query,
@@ -102,9 +112,7 @@ class IntegrationLogsView(LogPageMixin, OrganizationView):
             api_url=reverse("api:integration-logs", args=[integration.name]),
             context={
                 "integration": integration,
-                "installations": integration.installations.select_related(
-                    "organization", "space", "site"
-                ),
+                "installations": choices,
                 "owner_view": True,
             },
         )

@@ -256,3 +256,13 @@ def test_the_purge_runs_periodically_as_a_task(setup, settings):
     kept = record(setup["theirs"], output="kept\n")
     assert purge_logs() == 1
     assert list(IntegrationLog.objects.values_list("pk", flat=True)) == [kept.pk]
+
+
+def test_uninstalling_removes_the_installations_lines(setup, owner):
+    from integrations.services.installations import installation_uninstall
+
+    record(setup["theirs"], output="theirs\n")
+    record(setup["theirs_in_space"], output="in their space\n")
+    kept = record(setup["ours"], output="ours\n")
+    installation_uninstall(installation=setup["theirs"])
+    assert list(IntegrationLog.objects.values_list("pk", flat=True)) == [kept.pk]
