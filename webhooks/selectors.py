@@ -1,6 +1,7 @@
 """Reads of the webhook integration: which installations send webhooks, the state of their
 signing secrets and endpoints, which events they may receive, and their delivery log."""
 
+import time
 from datetime import UTC, datetime, timedelta
 
 from django.db.models import Count, QuerySet
@@ -37,6 +38,34 @@ def signing_secrets_in_overlap(installation: Installation) -> QuerySet:
 def is_endpoint_disabled(installation_id: str) -> bool:
     """Whether the installation's endpoint is disabled (then no delivery is made to it)."""
     return EndpointState.objects.filter(pk=installation_id, disabled_at__isnull=False).exists()
+
+
+#: How long a process trusts its list of disabled endpoints (seconds).
+DISABLED_ENDPOINTS_TTL = 10.0
+_disabled_endpoints: tuple[float, frozenset[str]] = (0.0, frozenset())
+
+
+def maybe_disabled_endpoints() -> frozenset[str]:
+    """The installations whose endpoints were disabled a moment ago (read at most every
+    ``DISABLED_ENDPOINTS_TTL`` seconds per process): firing an event costs no query for
+    the others. Not in it: enabled, or disabled since (its open deliveries are cancelled by
+    the periodic task); in it: to be checked (``is_endpoint_disabled``), it may have been
+    re-enabled since."""
+    global _disabled_endpoints
+    read_at, ids = _disabled_endpoints
+    if time.monotonic() - read_at > DISABLED_ENDPOINTS_TTL:
+        ids = frozenset(
+            EndpointState.objects.filter(disabled_at__isnull=False).values_list("pk", flat=True)
+        )
+        _disabled_endpoints = (time.monotonic(), ids)
+    return ids
+
+
+def disabled_endpoints_forget() -> None:
+    """Read the disabled endpoints afresh next time (this process disabled or re-enabled
+    one)."""
+    global _disabled_endpoints
+    _disabled_endpoints = (0.0, frozenset())
 
 
 def endpoint_state(installation: Installation) -> EndpointState | None:

@@ -8,6 +8,8 @@ from datetime import timedelta
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from docplatform.events.models import Delivery
@@ -118,6 +120,16 @@ def test_a_re_enabled_endpoint_starts_its_streak_anew(hook, org_admin):
     with pytest.raises(ValidationError) as raised:
         endpoint_reenable(installation=hook, by=org_admin)
     assert raised.value.message_dict == {"endpoint": ["the endpoint is not disabled"]}
+
+
+def test_firing_to_an_enabled_endpoint_asks_nothing_about_endpoints(hook, space):
+    space_content_update(space=space, pages=PAGES)  # the list of disabled ones is read once
+    with CaptureQueriesContext(connection) as queries:
+        space_content_update(space=space, pages=PAGES)
+    assert (
+        Delivery.objects.filter(installation=hook, event__type="space_content_updated").count() == 2
+    )
+    assert not [q for q in queries.captured_queries if "webhooks_endpointstate" in q["sql"]]
 
 
 # --- What a disabled endpoint gets -------------------------------------------------------------

@@ -22,7 +22,7 @@ from docplatform.events.outbox import Result, delivery_claim, delivery_settle
 from integrations.models import Installation
 
 from ..models import DeliveryAttempt, EndpointState
-from ..selectors import is_endpoint_disabled
+from ..selectors import disabled_endpoints_forget, is_endpoint_disabled, maybe_disabled_endpoints
 from ..services_admin import webhook_admin_check
 from .delivery import WEBHOOK_CONSUMER
 from .publication import wants_event
@@ -34,9 +34,13 @@ SUCCEEDED = "succeeded"
 
 def endpoint_wants(recipient, event_type: str) -> bool:
     """The webhook consumer's ``wants``: the events the installation forwards
-    (``wants_event``), unless its endpoint is disabled."""
-    return wants_event(recipient, event_type) and not is_endpoint_disabled(
-        recipient.installation_id
+    (``wants_event``), unless its endpoint is disabled (checked with a query only for the
+    endpoints ``maybe_disabled_endpoints`` names: firing costs no query for the others)."""
+    if not wants_event(recipient, event_type):
+        return False
+    installation_id = recipient.installation_id
+    return installation_id not in maybe_disabled_endpoints() or not is_endpoint_disabled(
+        installation_id
     )
 
 
@@ -99,6 +103,8 @@ def endpoint_disable(*, installation: Installation, reason: str) -> EndpointStat
     state.disabled_reason = reason[:500]
     state.save(update_fields=["disabled_at", "disabled_reason"])
     logger.warning("webhook endpoint of %s disabled: %s", installation.pk, reason)
+    disabled_endpoints_forget()
+    transaction.on_commit(disabled_endpoints_forget)  # not what was read before the commit
     transaction.on_commit(lambda: _open_deliveries_cancel(installation.pk, reason))
     return state
 
@@ -131,6 +137,8 @@ def endpoint_reenable(*, installation: Installation, by=None) -> EndpointState:
     state.reenabled_at = timezone.now()
     state.reenabled_by = by
     state.save(update_fields=["disabled_at", "reenabled_at", "reenabled_by"])
+    disabled_endpoints_forget()
+    transaction.on_commit(disabled_endpoints_forget)
     return state
 
 
