@@ -479,6 +479,16 @@ class Result:
         return changes
 
 
+def _held(ids: list[int], lease: datetime | None) -> QuerySet:
+    """The deliveries still held with ``lease``; with none (settled without a claim: an
+    operator's action), those still open that no worker holds."""
+    if lease is None:
+        return Delivery.objects.filter(
+            pk__in=ids, lease_expires_at__isnull=True, status__in=Delivery.OPEN_STATUSES
+        )
+    return Delivery.objects.filter(pk__in=ids, lease_expires_at=lease)
+
+
 class _LeaseLost(Exception):
     """A group of deliveries settled in one statement held a delivery whose lease was lost."""
 
@@ -492,7 +502,8 @@ def deliveries_settle(results: list[tuple[Delivery, Result]]) -> list[Delivery]:
     """Write what consumers' work came to, then queue each retry at its countdown.
 
     **The lease rule**: a result is written only while the worker still holds the lease it
-    claimed the delivery with (``lease_expires_at`` as claimed, checked in the same UPDATE):
+    claimed the delivery with (``lease_expires_at`` as claimed, checked in the same UPDATE;
+    a delivery settled without a claim must be open and held by no worker):
     a delivery whose lease ran out and was claimed again is settled by its new holder only,
     once, and the late result is dropped (logged). Each delivery's new state and its ``log``
     rows are written in one transaction, so a failure loses both or neither. Deliveries with
@@ -526,17 +537,13 @@ def _settle_at_once(results, now) -> list[tuple[Delivery, Result]]:
     when settled alone, and raises _LeaseLost (nothing written) when in a group."""
     groups = defaultdict(list)
     for delivery, result in results:
-        if delivery.lease_expires_at is None:  # not claimed, or settled already
-            continue
         changes = tuple(sorted(result.changes(now).items()))
         groups[(delivery.lease_expires_at, changes)].append((delivery, result))
     settled = []
     with transaction.atomic():
         for (lease, changes), items in groups.items():
             ids = [delivery.pk for delivery, _ in items]
-            held = Delivery.objects.filter(pk__in=ids, lease_expires_at=lease).update(
-                **dict(changes)
-            )
+            held = _held(ids, lease).update(**dict(changes))
             if held == len(ids):
                 settled += items
             elif len(ids) > 1:  # which of them were lost is unknown: undo, and settle each

@@ -60,6 +60,11 @@ REFUSED = "refused URL: "
 #: How long a drain with POSTs in flight and nothing more to claim waits for one to end
 #: before it claims again (what committed meanwhile joins it within this time).
 DRAIN_POLL_SECONDS = 0.05
+#: How long an ended attempt may wait to be settled with others that end about together.
+SETTLE_LINGER_SECONDS = 0.05
+#: How long a claimed delivery waits in the drain for a slot of its receiver before it is
+#: postponed (its receiver is slow: it must not take the room of others).
+SLOT_WAIT_SECONDS = 0.1
 
 
 def classify_response(status_code: int | None) -> str:
@@ -106,9 +111,10 @@ def webhook_deliver(delivery_id: int) -> None:
 
 def webhook_deliver_due(rank: int = 0) -> int:
     """The drain: attempt every due webhook delivery until a claim finds none (or
-    ``WEBHOOK_DRAIN_SECONDS`` passed: then a new drain takes over). It keeps up to
-    ``WEBHOOK_BATCH_SIZE`` POSTs in flight, settles each delivery as its attempt ends and
-    claims more as they end, so a slow receiver holds up only its own deliveries. Until it
+    ``WEBHOOK_DRAIN_SECONDS`` passed: then a new drain takes over). It holds up to
+    ``WEBHOOK_BATCH_SIZE`` deliveries, POSTs them at once within each receiver's bound,
+    settles each as its attempt ends (those that end together, together) and claims more as
+    half its window frees, so a slow receiver holds up only its own deliveries. Until it
     caught up, its drain request stays set, so what commits meanwhile joins it (within
     ``DRAIN_POLL_SECONDS``) instead of queueing another task. A drain whose first claim is
     full asks another worker slot to share the backlog (``rank`` counts the drains before it,
@@ -117,32 +123,30 @@ def webhook_deliver_due(rank: int = 0) -> int:
     size = settings.WEBHOOK_BATCH_SIZE
     deadline = time.monotonic() + settings.WEBHOOK_DRAIN_SECONDS
     drain = _Drain()
-    claimed_so_far, released = 0, False
+    claimed_so_far, caught_up, released = 0, True, False
     while True:
-        free = size - drain.in_flight
+        free = size - drain.holding
         claimed = 0
-        if free > 0:
+        if free > 0 and (caught_up or 2 * free >= size):
             claimed, deliveries = deliveries_start_due(
                 WEBHOOK_CONSUMER, limit=free, reads=CLAIM_READS, skip=drain.attempting
             )
-            if (
-                claimed == size
-                and not claimed_so_far
-                and rank + 1 < settings.WEBHOOK_PARALLEL_DRAINS
-            ):
+            first_full = claimed == size and not claimed_so_far
+            if first_full and rank + 1 < settings.WEBHOOK_PARALLEL_DRAINS:
                 drain_request(WEBHOOK_CONSUMER, force=True, args=[rank + 1])
-            claimed_so_far += claimed - drain.start(deliveries)
+            claimed_so_far += claimed
+            caught_up = claimed < free
+            drain.start(deliveries)
         if time.monotonic() > deadline:
             drain.finish()
             drain_release(WEBHOOK_CONSUMER)
             drain_request(WEBHOOK_CONSUMER)  # the next drain takes over
-            return claimed_so_far
-        backlog = 0 < free == claimed
-        drain.settle_ended(wait=0.0 if backlog else DRAIN_POLL_SECONDS)
+            return claimed_so_far - drain.postponed_count
+        drain.step(wait=0.0 if claimed and not caught_up else drain.idle_wait())
         if claimed or drain.busy:
             continue
         if released:
-            return claimed_so_far
+            return claimed_so_far - drain.postponed_count
         drain_release(WEBHOOK_CONSUMER)  # then one more claim, for what committed before
         released = True
 
@@ -198,71 +202,94 @@ def _jobs(deliveries: list[Delivery], targets: dict) -> list[_Job]:
 
 
 class _Drain:
-    """A drain's attempts in flight in the sender threads, and the deliveries it postponed
-    because their receiver was at its bound (it comes back to them when they are due)."""
+    """A drain's deliveries: the attempts in flight in the sender threads, those waiting for
+    a slot of their receiver (a while; then postponed, and the drain comes back to them when
+    they are due), and the attempts that ended, to settle."""
 
     def __init__(self):
         self.targets: dict = {}  # one resolution per URL and drain
         self.futures: dict[Future, _Job] = {}
+        self.waiting: list[tuple[float, _Job]] = []  # (since, job), in claim order
+        self.ended: list[tuple[Delivery, DeliveryAttempt]] = []
+        self.ended_since = 0.0
         self.postponed: list[Delivery] = []
+        self.postponed_count = 0
         self.postponed_until = 0.0  # time.monotonic() when the last one comes due
 
     @property
-    def in_flight(self) -> int:
-        return len(self.futures)
+    def holding(self) -> int:
+        """The deliveries it holds that take room in its window: in flight or waiting."""
+        return len(self.futures) + len(self.waiting)
 
     @property
     def attempting(self) -> list[int]:
-        """The deliveries whose attempt is in flight (should a lease run out meanwhile, the
+        """The deliveries it holds and has not settled (should a lease run out meanwhile, the
         drain does not claim them again)."""
-        return [job.delivery.pk for job in self.futures.values()]
+        jobs = [*self.futures.values(), *(job for _, job in self.waiting)]
+        return [job.delivery.pk for job in jobs] + [delivery.pk for delivery, _ in self.ended]
 
     @property
     def busy(self) -> bool:
-        return bool(self.futures) or time.monotonic() < self.postponed_until
+        return self.holding > 0 or bool(self.ended) or time.monotonic() < self.postponed_until
 
-    def start(self, deliveries: list[Delivery]) -> int:
-        """POST each delivery in a sender thread, within its receiver's bound; postpone the
-        rest; a refused URL's attempt (nothing sent) is settled at once. Returns how many
-        were postponed."""
+    def start(self, deliveries: list[Delivery]) -> None:
+        """Attempt the claimed deliveries: each is POSTed in a sender thread when its receiver
+        has a slot; a refused URL's attempt (nothing sent) ends at once."""
         if not deliveries:
-            return 0
-        refused, postponed = [], []
+            return
+        now = time.monotonic()
         for job in _jobs(deliveries, self.targets):
             if job.receiver is None:
-                refused.append((job.delivery, job.run()))
-            elif slots.take(job.receiver):
-                self.futures[_senders().submit(job.run)] = job
+                self._ended(job.delivery, job.run(), now)
             else:
-                delay = slots.postpone(job.receiver)
-                postponed.append((job.delivery, Result.postponed(retry_in=delay, requeue=False)))
-                self.postponed_until = max(self.postponed_until, time.monotonic() + delay)
-        if postponed:
-            self.postponed += _settle_quietly(postponed)
-        _settle(refused)
-        return len(postponed)
+                self.waiting.append((now, job))
+        self._dispatch()
 
-    def settle_ended(self, *, wait: float) -> None:
-        """Settle the attempts that ended, waiting up to ``wait`` seconds for one to end (or,
-        with none in flight, for that long)."""
-        if not self.futures:
+    def step(self, *, wait: float) -> None:
+        """Take the attempts that ended (waiting up to ``wait`` seconds for one), give their
+        slots to waiting deliveries, postpone those that waited too long, and settle what
+        ended once enough did, or a moment after the first."""
+        if self.futures:
+            done, _ = futures_wait(self.futures, timeout=wait, return_when=FIRST_COMPLETED)
+        else:
             time.sleep(wait)
-            return
-        ended, _ = futures_wait(self.futures, timeout=wait, return_when=FIRST_COMPLETED)
-        results = []
-        for future in ended:
+            done = ()
+        now = time.monotonic()
+        for future in done:
             job = self.futures.pop(future)
             try:
-                results.append((job.delivery, future.result()))
+                self._ended(job.delivery, future.result(), now)
             except Exception:  # a fault of ours: the delivery is left to its lease
                 logger.exception("webhook delivery %s: the attempt failed", job.delivery.pk)
-        _settle(results)
+        self._dispatch()
+        self._postpone_overdue(now)
+        if self.ended and (
+            len(self.ended) >= settings.WEBHOOK_BATCH_SIZE
+            or now - self.ended_since >= SETTLE_LINGER_SECONDS
+            or not self.futures
+        ):
+            ended, self.ended = self.ended, []
+            _settle(ended)
+
+    def idle_wait(self) -> float:
+        """How long the drain may wait for an attempt to end before it has to act (claim,
+        settle, or postpone)."""
+        now = time.monotonic()
+        wakes = [now + DRAIN_POLL_SECONDS]
+        if self.ended:
+            wakes.append(self.ended_since + SETTLE_LINGER_SECONDS)
+        if self.waiting:
+            wakes.append(self.waiting[0][0] + SLOT_WAIT_SECONDS)
+        return max(0.0, min(wakes) - now)
 
     def finish(self) -> None:
-        """Before handing over: settle every attempt in flight, and make what this drain
+        """Before handing over: settle every attempt in flight, and make what waits or was
         postponed due now, so that the next drain takes it at once."""
         while self.futures:
-            self.settle_ended(wait=DRAIN_POLL_SECONDS)
+            self.step(wait=DRAIN_POLL_SECONDS)
+        self._postpone_overdue(float("inf"))
+        _settle(self.ended)
+        self.ended = []
         by_due = defaultdict(list)
         for delivery in self.postponed:
             by_due[delivery.next_attempt_at].append(delivery.pk)
@@ -272,6 +299,36 @@ class _Drain:
                 Delivery.objects.filter(
                     pk__in=ids, lease_expires_at=None, next_attempt_at=due
                 ).update(next_attempt_at=now)
+
+    def _ended(self, delivery: Delivery, attempt: DeliveryAttempt, now: float) -> None:
+        if not self.ended:
+            self.ended_since = now
+        self.ended.append((delivery, attempt))
+
+    def _dispatch(self) -> None:
+        """POST the waiting deliveries whose receiver has a slot, in claim order."""
+        still = []
+        for since, job in self.waiting:
+            if slots.take(job.receiver):
+                self.futures[_senders().submit(job.run)] = job
+            else:
+                still.append((since, job))
+        self.waiting = still
+
+    def _postpone_overdue(self, now: float) -> None:
+        """Postpone the deliveries that waited ``SLOT_WAIT_SECONDS`` for a slot: their
+        receiver is slow, and they must not take the room of others in the window."""
+        overdue = [job for since, job in self.waiting if now - since >= SLOT_WAIT_SECONDS]
+        if not overdue:
+            return
+        self.waiting = [(since, job) for since, job in self.waiting if job not in overdue]
+        results = []
+        for job in overdue:
+            delay = slots.postpone(job.receiver)
+            results.append((job.delivery, Result.postponed(retry_in=delay, requeue=False)))
+            self.postponed_until = max(self.postponed_until, time.monotonic() + delay)
+        self.postponed += _settle_quietly(results)
+        self.postponed_count += len(results)
 
 
 def _settle(ended: list[tuple[Delivery, DeliveryAttempt]]) -> None:
