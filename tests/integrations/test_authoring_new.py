@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.core.management import call_command
 from docplatform_sdk.manifest import check_manifest
 
@@ -20,7 +21,8 @@ def run_command(*args) -> subprocess.CompletedProcess:
         capture_output=True,
         text=True,
         cwd=REPO,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
+        # check loads the code in the runtime host (the session's, tests/conftest.py)
+        env={**os.environ, "PYTHONPATH": str(REPO), "RUNTIME_URL": settings.RUNTIME_URL},
         timeout=60,
     )
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from django.conf import settings
 from docplatform_sdk.authoring.bundle import integration_bundle
 from docplatform_sdk.manifest import check_manifest
 
@@ -50,7 +51,8 @@ def manage_py(*args: str, **env: str) -> subprocess.CompletedProcess:
         capture_output=True,
         text=True,
         cwd=REPO,
-        env={**os.environ, **env},
+        # check loads the code in the runtime host (the session's, tests/conftest.py)
+        env={**os.environ, "RUNTIME_URL": settings.RUNTIME_URL, **env},
         timeout=60,
     )
 
