@@ -3,21 +3,18 @@ per receiver), classify each attempt's outcome and settle its delivery as the at
 (done, or retried on the schedule) with the attempt's log row; the test ping; purging
 finished deliveries."""
 
-import functools
 import json
 import logging
 import random
 import time
 from collections import defaultdict
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future
 from concurrent.futures import wait as futures_wait
-from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
 from django.db import DatabaseError
 from django.utils import timezone
-from docplatform_sdk import signing
 
 from docplatform import events
 from docplatform.events.models import Delivery
@@ -34,9 +31,10 @@ from docplatform.events.outbox import (
 from integrations.models import Installation
 
 from ..models import DeliveryAttempt
-from ..outbound import SendError, Target, UnsafeURL, check_url, post
+from ..outbound import UnsafeURL, check_url
 from .publication import PING
 from .receivers import slots
+from .sending import REFUSED, Job, senders
 from .signing_secrets import signing_secrets_for
 
 logger = logging.getLogger(__name__)
@@ -54,9 +52,6 @@ CLAIM_READS = ClaimReads(
     ),
 )
 MAX_RETRIES = 3
-RESPONSE_BODY_KEPT = 1024
-USER_AGENT = "docplatform-webhooks/1.0"
-REFUSED = "refused URL: "
 #: How long a drain with POSTs in flight and nothing more to claim waits for one to end
 #: before it claims again (what committed meanwhile joins it within this time).
 DRAIN_POLL_SECONDS = 0.05
@@ -151,41 +146,7 @@ def webhook_deliver_due(rank: int = 0) -> int:
         released = True
 
 
-@functools.cache
-def _senders() -> ThreadPoolExecutor:
-    """The threads that make a worker process's POSTs; they start as needed and are kept."""
-    return ThreadPoolExecutor(
-        max_workers=settings.WEBHOOK_SENDERS, thread_name_prefix="webhook-sender"
-    )
-
-
-@dataclass
-class _Job:
-    """One claimed delivery ready to be attempted: its signing secrets, and its URL checked
-    (or refused). ``receiver`` (``host:port``) is None for a refused URL: nothing is sent."""
-
-    delivery: Delivery
-    secrets: list[str]
-    target: Target | UnsafeURL
-
-    @property
-    def receiver(self) -> str | None:
-        if isinstance(self.target, UnsafeURL):
-            return None
-        return f"{self.target.host}:{self.target.port}"
-
-    def run(self) -> DeliveryAttempt:
-        """Attempt the delivery (in a sender thread: no database here), giving back its
-        receiver's slot when it ends."""
-        started = time.perf_counter()
-        try:
-            return _attempt(self.delivery, self.secrets, self.target)
-        finally:
-            if self.receiver:
-                slots.give_back(self.receiver, time.perf_counter() - started)
-
-
-def _jobs(deliveries: list[Delivery], targets: dict) -> list[_Job]:
+def _jobs(deliveries: list[Delivery], targets: dict) -> list[Job]:
     """The deliveries' jobs: one secrets query, one resolution per URL (``targets`` keeps
     them for the caller's next claims)."""
     secrets = signing_secrets_for([delivery.installation for delivery in deliveries])
@@ -197,7 +158,8 @@ def _jobs(deliveries: list[Delivery], targets: dict) -> list[_Job]:
                 targets[url] = check_url(url)
             except UnsafeURL as exc:
                 targets[url] = exc
-        jobs.append(_Job(delivery, secrets[delivery.installation_id], targets[url]))
+        body = request_body(delivery)
+        jobs.append(Job(delivery, body, secrets[delivery.installation_id], targets[url]))
     return jobs
 
 
@@ -208,8 +170,8 @@ class _Drain:
 
     def __init__(self):
         self.targets: dict = {}  # one resolution per URL and drain
-        self.futures: dict[Future, _Job] = {}
-        self.waiting: list[tuple[float, _Job]] = []  # (since, job), in claim order
+        self.futures: dict[Future, Job] = {}
+        self.waiting: list[tuple[float, Job]] = []  # (since, job), in claim order
         self.ended: list[tuple[Delivery, DeliveryAttempt]] = []
         self.ended_since = 0.0
         self.postponed: list[Delivery] = []
@@ -310,7 +272,7 @@ class _Drain:
         still = []
         for since, job in self.waiting:
             if slots.take(job.receiver):
-                self.futures[_senders().submit(job.run)] = job
+                self.futures[senders().submit(job.run)] = job
             else:
                 still.append((since, job))
         self.waiting = still
@@ -351,22 +313,6 @@ def _settle_quietly(results: list[tuple[Delivery, Result]]) -> list[Delivery]:
         return []
 
 
-def _attempt(delivery: Delivery, secrets: list[str], target) -> DeliveryAttempt:
-    """POST the delivery and record how it went in a new (unsaved) attempt."""
-    url = delivery.installation.configuration.get("url")
-    attempt = DeliveryAttempt(
-        delivery=delivery,
-        chain=delivery.chain,
-        number=delivery.attempts + 1,
-        started_at=timezone.now(),
-        url=str(url or "")[:2048],
-    )
-    started = time.perf_counter()
-    _send(delivery, secrets, target, attempt)
-    attempt.duration_ms = int((time.perf_counter() - started) * 1000)
-    return attempt
-
-
 def _result(delivery: Delivery, attempt: DeliveryAttempt) -> Result:
     """What the attempt makes of the delivery: done, or a retry after its delay. The attempt
     records the same: ``succeeded``, ``retry`` (with the delay) or ``failed`` (the last
@@ -388,30 +334,6 @@ def _result(delivery: Delivery, attempt: DeliveryAttempt) -> Result:
     attempt.outcome = "failed"
     gave_up = " after the last retry" if outcome == "retry" else ""
     return Result.failed(outcome=f"{detail}{gave_up}", error=detail, attempts=number, log=[attempt])
-
-
-def _send(delivery: Delivery, secrets: list[str], target, attempt: DeliveryAttempt) -> None:
-    """POST the delivery; fills the attempt's request headers and its response (or error)."""
-    if isinstance(target, UnsafeURL):
-        attempt.error = f"{REFUSED}{target}"[:500]
-        return
-    body = request_body(delivery)
-    headers = {
-        "Content-Type": "application/json",
-        "User-Agent": USER_AGENT,
-        signing.HEADER: signing.sign(body, secrets),
-        "X-Service-Event": delivery.event.type,
-        "X-Service-Delivery": str(delivery.event_uuid),
-    }
-    attempt.request_headers = {"Host": target.host_header, **headers}
-    try:
-        response = post(target, body=body, headers=headers, keep=RESPONSE_BODY_KEPT)
-    except SendError as exc:
-        attempt.error = str(exc)[:500]
-        return
-    attempt.status_code = response.status
-    attempt.response_headers = response.headers
-    attempt.response_body = response.body_start.decode("utf-8", errors="replace")
 
 
 def webhook_ping(*, installation: Installation):

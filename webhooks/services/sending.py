@@ -1,0 +1,99 @@
+"""Sending webhook deliveries: the threads that POST them, and one attempt of one delivery
+(signed, within its receiver's slot, recorded in an unsaved attempt row). No database here:
+this runs in the sender threads."""
+
+import functools
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.utils import timezone
+from docplatform_sdk import signing
+
+from docplatform.events.models import Delivery
+
+from ..models import DeliveryAttempt
+from ..outbound import SendError, Target, UnsafeURL, post
+from .receivers import slots
+
+RESPONSE_BODY_KEPT = 1024
+USER_AGENT = "docplatform-webhooks/1.0"
+REFUSED = "refused URL: "
+
+
+@functools.cache
+def senders() -> ThreadPoolExecutor:
+    """The threads that make a worker process's POSTs; they start as needed and are kept."""
+    return ThreadPoolExecutor(
+        max_workers=settings.WEBHOOK_SENDERS, thread_name_prefix="webhook-sender"
+    )
+
+
+@dataclass
+class Job:
+    """One claimed delivery ready to be attempted: its body, its signing secrets, and its URL
+    checked (or refused). ``receiver`` (``host:port``) is None for a refused URL: nothing is
+    sent."""
+
+    delivery: Delivery
+    body: bytes
+    secrets: list[str]
+    target: Target | UnsafeURL
+
+    @property
+    def receiver(self) -> str | None:
+        if isinstance(self.target, UnsafeURL):
+            return None
+        return f"{self.target.host}:{self.target.port}"
+
+    def run(self) -> DeliveryAttempt:
+        """Attempt the delivery (in a sender thread: no database here), giving back its
+        receiver's slot when it ends."""
+        started = time.perf_counter()
+        try:
+            return _attempt(self)
+        finally:
+            if self.receiver:
+                slots.give_back(self.receiver, time.perf_counter() - started)
+
+
+def _attempt(job: Job) -> DeliveryAttempt:
+    """POST the delivery and record how it went in a new (unsaved) attempt."""
+    delivery = job.delivery
+    url = delivery.installation.configuration.get("url")
+    attempt = DeliveryAttempt(
+        delivery=delivery,
+        chain=delivery.chain,
+        number=delivery.attempts + 1,
+        started_at=timezone.now(),
+        url=str(url or "")[:2048],
+    )
+    started = time.perf_counter()
+    _send(job, attempt)
+    attempt.duration_ms = int((time.perf_counter() - started) * 1000)
+    return attempt
+
+
+def _send(job: Job, attempt: DeliveryAttempt) -> None:
+    """POST the delivery; fills the attempt's request headers and its response (or error)."""
+    delivery, body, target = job.delivery, job.body, job.target
+    if isinstance(target, UnsafeURL):
+        attempt.error = f"{REFUSED}{target}"[:500]
+        return
+    headers = {
+        "Content-Type": "application/json",
+        "User-Agent": USER_AGENT,
+        signing.HEADER: signing.sign(body, job.secrets),
+        "X-Service-Event": delivery.event.type,
+        "X-Service-Delivery": str(delivery.event_uuid),
+    }
+    attempt.request_headers = {"Host": target.host_header, **headers}
+    try:
+        response = post(target, body=body, headers=headers, keep=RESPONSE_BODY_KEPT)
+    except SendError as exc:
+        attempt.error = str(exc)[:500]
+        return
+    attempt.status_code = response.status
+    attempt.response_headers = response.headers
+    attempt.response_body = response.body_start.decode("utf-8", errors="replace")
