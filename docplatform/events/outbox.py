@@ -520,7 +520,10 @@ def deliveries_settle(results: list[tuple[Delivery, Result]]) -> list[Delivery]:
     if len(settled) < len(results):
         held = {delivery.pk for delivery, _ in settled}
         lost = [delivery.pk for delivery, _ in results if delivery.pk not in held]
-        logger.warning("deliveries %s: lease taken over, their late results dropped", lost)
+        logger.warning(
+            "deliveries %s: lease taken over (or settled already), their late results dropped",
+            lost,
+        )
     retries = []
     for delivery, result in settled:
         for field, value in result.changes(now).items():
