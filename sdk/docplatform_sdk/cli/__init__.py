@@ -84,7 +84,3 @@ def main(argv: list[str] | None = None) -> int:
         print("error: interrupted", file=sys.stderr)
         return EXIT_REFUSED
     return EXIT_OK
-
-
-if __name__ == "__main__":
-    sys.exit(main())
