@@ -94,7 +94,16 @@ class Delivery(models.Model):
         app_label = "docplatform"
         ordering = ["-created_at", "-id"]
         verbose_name_plural = "deliveries"
-        indexes = [models.Index(fields=["status", "queued_at"], name="delivery_open_idx")]
+        indexes = [
+            models.Index(fields=["status", "queued_at"], name="delivery_open_idx"),
+            # A drain's claim: a consumer's open deliveries, oldest first, without reading
+            # the closed ones or sorting all the open ones.
+            models.Index(
+                fields=["consumer", "id"],
+                condition=models.Q(status__in=["pending", "retrying"]),
+                name="delivery_due_idx",
+            ),
+        ]
         constraints = [
             models.UniqueConstraint(fields=["event", "installation"], name="one_delivery_per_event")
         ]

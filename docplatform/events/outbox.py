@@ -315,16 +315,19 @@ def _lease(due: QuerySet, limit: int, *, until: datetime) -> list[int]:
     """Set the lease of the first ``limit`` of ``due`` in one statement, and their ids: an
     UPDATE whose subquery locks them, skipping rows other drains locked (FOR UPDATE SKIP
     LOCKED, where the database has it: SQLite's writes are serial anyway). One round trip,
-    where a transaction of a SELECT and an UPDATE took four: a drain claims often."""
+    where a transaction of a SELECT and an UPDATE took four: a drain claims often. On
+    PostgreSQL the ids are an array (``= ANY(ARRAY(...))``): with ``IN`` the planner joins
+    the subquery against a scan of the whole table."""
     subquery, parameters = due.values("pk")[:limit].query.sql_with_params()
+    chosen = f"IN ({subquery})"
     if connection.features.has_select_for_update_skip_locked:
-        subquery += " FOR UPDATE SKIP LOCKED"
+        chosen = f"= ANY(ARRAY({subquery} FOR UPDATE SKIP LOCKED))"
     table = connection.ops.quote_name(Delivery._meta.db_table)
     pk = connection.ops.quote_name(Delivery._meta.pk.column)
     with connection.cursor() as cursor:
         cursor.execute(
             f"UPDATE {table} SET lease_expires_at = %s "  # noqa: S608
-            f"WHERE {pk} IN ({subquery}) RETURNING {pk}",
+            f"WHERE {pk} {chosen} RETURNING {pk}",
             [connection.ops.adapt_datetimefield_value(until), *parameters],
         )
         return [row[0] for row in cursor.fetchall()]
