@@ -108,6 +108,18 @@ class WholeNumberField(serializers.IntegerField):
         return super().to_internal_value(data)
 
 
+class TextField(serializers.CharField):
+    """Text in a JSON body: a number or a boolean is refused, not turned into text."""
+
+    default_error_messages = {"not_text": "give text (a JSON string), not {kind}"}
+    JSON_KINDS = {bool: "a boolean", int: "a number", float: "a number", dict: "an object"}
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("not_text", kind=self.JSON_KINDS.get(type(data), "this value"))
+        return super().to_internal_value(data)
+
+
 class EventTypeField(serializers.RegexField):
     """An event type as a filter: lower-case letters and underscores (``space_view``)."""
 

@@ -11,6 +11,8 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from docplatform.api_inputs import TextField
+
 from ..authentication import IsInstallation
 from ..services.oauth import (
     oauth_connect_complete,
@@ -40,7 +42,7 @@ class CompleteInput(StateInput):
         "expires_at}), and any other property values to set along."
     )
     externalIds = serializers.ListField(
-        child=serializers.CharField(max_length=200), required=False, max_length=100
+        child=TextField(max_length=200), required=False, max_length=100
     )
 
 

@@ -6,6 +6,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.views import APIView
 
+from docplatform.api_inputs import TextField
 from docplatform.api_schema import service_errors
 
 from ..authentication import IsInstallation
@@ -16,7 +17,7 @@ from .installations import ConfigurationField, InstallationOutput, installation_
 class OwnInstallationInput(serializers.Serializer):
     configuration = ConfigurationField(required=False)
     externalIds = serializers.ListField(
-        child=serializers.CharField(max_length=200), required=False, max_length=100
+        child=TextField(max_length=200), required=False, max_length=100
     )
 
     def validate(self, attrs):

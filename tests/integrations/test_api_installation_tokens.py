@@ -258,6 +258,8 @@ def test_the_own_installation_is_read_and_configured_through_the_setup_flow(inst
         ({}, ["non_field_errors"]),
         ({"externalIds": "one"}, ["externalIds"]),
         ({"externalIds": [{"id": 1}]}, ["externalIds.0"]),
+        ({"externalIds": ["ok", 7]}, ["externalIds.1"]),  # a number is not text
+        ({"externalIds": [True]}, ["externalIds.0"]),
         ({"configuration": {"api_key": 5}}, ["configuration.api_key"]),
         ({"configuration": {"oauth": {}}}, ["configuration.oauth"]),
         # one bad part refuses the whole edit
