@@ -3,15 +3,22 @@
 (function () {
   "use strict";
 
+  var sampleRequest = 0;  // only the latest choice's answer is shown (answers may cross)
+
   function showSample(form) {
     var select = form.querySelector("select[name=event_type]");
     var target = document.querySelector(".sample-payload");
     if (!select || !target) return;
+    var request = ++sampleRequest;
     var url = form.dataset.sampleUrl + "?type=" + encodeURIComponent(select.value);
     fetch(url, { credentials: "same-origin" })
       .then(function (response) { return response.json(); })
-      .then(function (payload) { target.textContent = JSON.stringify(payload, null, 2); })
-      .catch(function () { target.textContent = "The sample could not be loaded."; });
+      .then(function (payload) {
+        if (request === sampleRequest) target.textContent = JSON.stringify(payload, null, 2);
+      })
+      .catch(function () {
+        if (request === sampleRequest) target.textContent = "The sample could not be loaded.";
+      });
   }
 
   function pollProgress(box) {
