@@ -6,12 +6,14 @@ A real receiver; the drain and the retry tasks run here, where the worker would.
 """
 
 import pytest
+from django.utils import timezone
 from docplatform_sdk.receiver import verify_signature
 
 from docplatform.events.models import Delivery
 from docplatform.services import space_content_update
+from tests.conftest import wait_until
 from webhooks.models import DeliveryAttempt
-from webhooks.services.delivery import webhook_deliver, webhook_deliver_due
+from webhooks.services.delivery import webhook_deliver_due
 from webhooks.services.signing_secrets import signing_secret_current
 
 pytestmark = pytest.mark.usefixtures("transactional_db", "private_broker", "webhook_settings")
@@ -22,11 +24,13 @@ def update(space):
 
 
 def deliver_with_retries(delivery: Delivery) -> Delivery:
-    """The drain's attempt, then each retry task's, until the delivery is finished."""
+    """The drain's attempt, then each retry's (a drain at its countdown), until the delivery
+    is finished."""
     webhook_deliver_due()
     delivery.refresh_from_db()
     while delivery.status == "retrying":
-        webhook_deliver(delivery.pk)  # what the retry task at its countdown does
+        wait_until(lambda: Delivery.objects.get(pk=delivery.pk).next_attempt_at <= timezone.now())
+        webhook_deliver_due()
         delivery.refresh_from_db()
     return delivery
 

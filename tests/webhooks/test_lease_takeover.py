@@ -24,7 +24,7 @@ from docplatform.models import Revision
 from docplatform.services import space_content_update
 from tests.factories import SpaceFactory
 from webhooks.models import DeliveryAttempt
-from webhooks.services.delivery import CLAIM_READS, webhook_deliver, webhook_deliver_due
+from webhooks.services.delivery import CLAIM_READS, webhook_deliver_due
 
 pytestmark = pytest.mark.usefixtures("transactional_db", "private_broker")
 
@@ -102,9 +102,9 @@ def test_a_late_result_after_a_takeover_is_dropped(receiver, hooked, workers, ca
 
     first = workers(webhook_deliver_due)
     receiver.wait_for(1)
-    time.sleep(LEASE_SECONDS + 0.1)  # the lease ran out: the sweeper's task takes it over
+    time.sleep(LEASE_SECONDS + 0.1)  # the lease ran out: the drain the sweeper sends takes it
     with caplog.at_level(logging.WARNING, logger="docplatform.events.outbox"):
-        webhook_deliver(delivery.pk)
+        assert webhook_deliver_due() == 1
         delivery.refresh_from_db()
         assert (delivery.status, delivery.attempts) == ("succeeded", 1)
 
@@ -127,7 +127,7 @@ def test_a_result_settled_before_the_new_holder_is_dropped_and_the_holder_settle
     first = workers(webhook_deliver_due)
     receiver.wait_for(1)
     time.sleep(LEASE_SECONDS + 0.1)
-    second = workers(webhook_deliver, delivery.pk)  # claims it; its receiver answers later
+    second = workers(webhook_deliver_due)  # claims it; its receiver answers later
     receiver.wait_for(2)
     assert first.result() == 1  # ended at 1.5 s: its 200 is not the delivery's any more
     delivery.refresh_from_db()

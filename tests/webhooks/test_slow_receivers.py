@@ -7,10 +7,12 @@ worker would (on a broker of their own, so no worker takes it); one goes through
 real Celery worker.
 """
 
+import threading
 import time
 
 import pytest
 from django.db import transaction
+from django.utils import timezone
 
 from docplatform import settings as project_settings
 from docplatform.events.models import Delivery
@@ -27,6 +29,7 @@ from . import slow_servers
 slow_server = slow_servers.slow_server  # the fixtures
 unconnectable = slow_servers.unconnectable
 
+DRAIN = "webhooks.tasks.deliver_due"
 RETRY = "webhooks.tasks.deliver"
 
 
@@ -210,27 +213,37 @@ def test_a_burst_to_one_slow_receiver_takes_only_its_bound_of_senders(
 
 
 @pytest.mark.usefixtures("transactional_db", "webhook_settings")
-def test_a_retry_over_its_receivers_bound_waits_for_a_slot(
+def test_a_retry_goes_through_the_drain_and_its_receivers_bound(
     private_broker, receiver, hooked, settings
 ):
     settings.WEBHOOK_RECEIVER_CONCURRENCY = 1
+    settings.WEBHOOK_RETRY_BASE_DELAY = 0.5  # the first drain is over by then
+    receiver.respond(503, 200)
     space, installation = hooked(receiver.url)
     update(space)
-    private_broker.empty()
+    assert webhook_deliver_due() == 1
     (delivery,) = Delivery.objects.filter(installation=installation)
-    busy = f"127.0.0.1:{receiver.server.server_port}"
-    assert slots.take(busy)  # a POST of this process is in flight to the same receiver
-    try:
-        webhook_deliver(delivery.pk)
-    finally:
-        slots.give_back(busy, 0.5)
-    delivery.refresh_from_db()
-    assert (delivery.status, delivery.attempts, delivery.lease_expires_at) == ("pending", 0, None)
-    assert delivery.next_attempt_at is not None
-    assert private_broker.tasks("webhooks") == [RETRY]  # queued again at its countdown
-    assert receiver.requests == [] and not DeliveryAttempt.objects.exists()
+    assert delivery.status == "retrying"
+    assert private_broker.tasks("webhooks") == [DRAIN, RETRY]
+    private_broker.empty()
 
-    webhook_deliver(delivery.pk)  # the slot is free now
-    delivery.refresh_from_db()
-    assert (delivery.status, delivery.attempts) == ("succeeded", 1)
+    wait_until(lambda: Delivery.objects.get(pk=delivery.pk).next_attempt_at <= timezone.now())
+    webhook_deliver(delivery.pk)  # the retry task at its countdown: it asks for a drain
+    assert private_broker.tasks("webhooks") == [DRAIN]
     assert len(receiver.requests) == 1
+
+    busy = f"127.0.0.1:{receiver.server.server_port}"
+    assert slots.take(busy)  # another POST of this process to the receiver is in flight
+    freed = threading.Timer(0.3, slots.give_back, args=(busy, 0.3))
+    freed.start()
+    started = time.monotonic()
+    assert webhook_deliver_due() == 1  # it waited for the slot, was postponed, came back
+    freed.join()
+    assert time.monotonic() - started >= 0.3
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts) == ("succeeded", 2)
+    assert len(receiver.requests) == 2
+    assert list(DeliveryAttempt.objects.values_list("number", "outcome")) == [
+        (1, "retry"),
+        (2, "succeeded"),
+    ]

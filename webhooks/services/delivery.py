@@ -23,8 +23,6 @@ from docplatform.events.outbox import (
     Result,
     deliveries_settle,
     deliveries_start_due,
-    delivery_settle,
-    delivery_start,
     drain_release,
     drain_request,
 )
@@ -91,17 +89,11 @@ def request_body(delivery: Delivery) -> bytes:
 
 
 def webhook_deliver(delivery_id: int) -> None:
-    """One attempt of one delivery: a retry at its countdown, or one the sweeper sends. Over
-    its receiver's bound in this process, it is postponed and its task queued again."""
-    delivery = delivery_start(delivery_id, reads=CLAIM_READS)
-    if delivery is None:
-        return
-    (job,) = _jobs([delivery], {})
-    if job.receiver and not slots.take(job.receiver):
-        delay = slots.postpone(job.receiver)
-        delivery_settle(delivery, Result.postponed(retry_in=delay, requeue=True))
-        return
-    _settle([(job.delivery, job.run())])
+    """A delivery's retry at its countdown: the drain attempts it, within its receiver's bound,
+    so retries to a slow receiver take no more senders than first attempts (nor a worker slot
+    each). A drain is asked for unless one is queued or running, which claims the delivery:
+    it is due now. (``delivery_id`` names it in the queue; the drain finds it by its time.)"""
+    drain_request(WEBHOOK_CONSUMER)
 
 
 def webhook_deliver_due(rank: int = 0) -> int:
@@ -136,12 +128,12 @@ def webhook_deliver_due(rank: int = 0) -> int:
             drain.finish()
             drain_release(WEBHOOK_CONSUMER)
             drain_request(WEBHOOK_CONSUMER)  # the next drain takes over
-            return claimed_so_far - drain.postponed_count
+            return claimed_so_far - drain.reclaimed
         drain.step(wait=0.0 if claimed and not caught_up else drain.idle_wait())
         if claimed or drain.busy:
             continue
         if released:
-            return claimed_so_far - drain.postponed_count
+            return claimed_so_far - drain.reclaimed
         drain_release(WEBHOOK_CONSUMER)  # then one more claim, for what committed before
         released = True
 
@@ -175,7 +167,7 @@ class _Drain:
         self.ended: list[tuple[Delivery, DeliveryAttempt]] = []
         self.ended_since = 0.0
         self.postponed: list[Delivery] = []
-        self.postponed_count = 0
+        self.reclaimed = 0  # claims of deliveries it had postponed
         self.postponed_until = 0.0  # time.monotonic() when the last one comes due
 
     @property
@@ -199,6 +191,8 @@ class _Drain:
         has a slot; a refused URL's attempt (nothing sent) ends at once."""
         if not deliveries:
             return
+        postponed = {delivery.pk for delivery in self.postponed}
+        self.reclaimed += sum(delivery.pk in postponed for delivery in deliveries)
         now = time.monotonic()
         for job in _jobs(deliveries, self.targets):
             if job.receiver is None:
@@ -288,9 +282,10 @@ class _Drain:
         for job in overdue:
             delay = slots.postpone(job.receiver)
             results.append((job.delivery, Result.postponed(retry_in=delay, requeue=False)))
-            self.postponed_until = max(self.postponed_until, time.monotonic() + delay)
         self.postponed += _settle_quietly(results)
-        self.postponed_count += len(results)
+        # Due at their next_attempt_at (the settle's clock): poll a little past the last one.
+        last = max(result.retry_in for _, result in results) + DRAIN_POLL_SECONDS
+        self.postponed_until = max(self.postponed_until, time.monotonic() + last)
 
 
 def _settle(ended: list[tuple[Delivery, DeliveryAttempt]]) -> None:
