@@ -2,6 +2,7 @@
 a few bytes at a time, one that never answers, and an address whose connections never
 complete. They count what reached them and how many requests were open at once."""
 
+import contextlib
 import socket
 import threading
 import time
@@ -152,4 +153,35 @@ def unconnectable():
     queued = socket.create_connection(("127.0.0.1", port))
     yield f"http://127.0.0.1:{port}/hooks"
     queued.close()
+    listener.close()
+
+
+@pytest.fixture
+def tls_dripper():
+    """An https URL whose server drips its TLS handshake: a record header announcing 16 KB,
+    then a byte every 0.1 s (each read of the client's gets something, well within any
+    per-read timeout)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    stop = threading.Event()
+
+    def drip(connection: socket.socket) -> None:
+        with connection, contextlib.suppress(OSError):
+            connection.recv(65536)  # the ClientHello
+            connection.sendall(b"\x16\x03\x03\x40\x00")
+            while not stop.wait(0.1):
+                connection.sendall(b"\x02")
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                connection, _ = listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=drip, args=(connection,), daemon=True).start()
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield f"https://127.0.0.1:{listener.getsockname()[1]}/hooks"
+    stop.set()
     listener.close()

@@ -28,6 +28,7 @@ from . import slow_servers
 
 slow_server = slow_servers.slow_server  # the fixtures
 unconnectable = slow_servers.unconnectable
+tls_dripper = slow_servers.tls_dripper
 
 DRAIN = "webhooks.tasks.deliver_due"
 RETRY = "webhooks.tasks.deliver"
@@ -101,6 +102,18 @@ class TestEveryAttemptEndsByItsDeadline:
         attempt = attempt_of(installation)
         assert attempt.error == "timeout: no answer within 1 s"
         assert 1000 <= attempt.duration_ms < 1500
+
+    def test_a_tls_handshake_dripped_a_byte_at_a_time_is_cut_at_the_connect_timeout(
+        self, tls_dripper, hooked
+    ):
+        # Python's ssl bounds the whole handshake by the socket's timeout (the connect
+        # timeout here), not each read.
+        space, installation = hooked(tls_dripper)
+        update(space)
+        assert webhook_deliver_due() == 1
+        attempt = attempt_of(installation)
+        assert attempt.error.startswith("timeout:")
+        assert 500 <= attempt.duration_ms < 900
 
     def test_a_connection_that_never_completes_is_cut_at_the_connect_timeout(
         self, unconnectable, hooked
