@@ -7,13 +7,13 @@ import json
 import logging
 import random
 import time
-from collections import defaultdict
 from concurrent.futures import FIRST_COMPLETED, Future
 from concurrent.futures import wait as futures_wait
 from datetime import timedelta
 
 from django.conf import settings
 from django.db import DatabaseError
+from django.db.models import Q
 from django.utils import timezone
 
 from docplatform import events
@@ -130,7 +130,7 @@ def webhook_deliver_due(rank: int = 0) -> int:
             drain_request(WEBHOOK_CONSUMER)  # the next drain takes over
             return claimed_so_far - drain.reclaimed
         drain.step(wait=0.0 if claimed and not caught_up else drain.idle_wait())
-        if claimed or drain.busy:
+        if claimed or drain.busy or drain.postponed_pending():
             continue
         if released:
             return claimed_so_far - drain.reclaimed
@@ -186,13 +186,30 @@ class _Drain:
     def busy(self) -> bool:
         return self.holding > 0 or bool(self.ended) or time.monotonic() < self.postponed_until
 
+    def postponed_pending(self) -> bool:
+        """Whether a delivery it postponed still waits for its time (the drain stays for it)."""
+        if not self.postponed:
+            return False
+        return self._still_postponed().filter(next_attempt_at__gt=timezone.now()).exists()
+
+    def _still_postponed(self):
+        """The deliveries it postponed, still as it left them (not claimed again since)."""
+        match = Q(pk__in=[])
+        for delivery in self.postponed:
+            match |= Q(pk=delivery.pk, next_attempt_at=delivery.next_attempt_at)
+        return Delivery.objects.filter(
+            match, lease_expires_at=None, status__in=Delivery.OPEN_STATUSES
+        )
+
     def start(self, deliveries: list[Delivery]) -> None:
         """Attempt the claimed deliveries: each is POSTed in a sender thread when its receiver
         has a slot; a refused URL's attempt (nothing sent) ends at once."""
         if not deliveries:
             return
-        postponed = {delivery.pk for delivery in self.postponed}
-        self.reclaimed += sum(delivery.pk in postponed for delivery in deliveries)
+        claimed = {delivery.pk for delivery in deliveries}
+        still = [delivery for delivery in self.postponed if delivery.pk not in claimed]
+        self.reclaimed += len(self.postponed) - len(still)
+        self.postponed = still
         now = time.monotonic()
         for job in _jobs(deliveries, self.targets):
             if job.receiver is None:
@@ -246,15 +263,9 @@ class _Drain:
         self._postpone_overdue(float("inf"))
         _settle(self.ended)
         self.ended = []
-        by_due = defaultdict(list)
-        for delivery in self.postponed:
-            by_due[delivery.next_attempt_at].append(delivery.pk)
-        now = timezone.now()
-        for due, ids in by_due.items():
-            if due > now:  # still as postponed: not claimed again since
-                Delivery.objects.filter(
-                    pk__in=ids, lease_expires_at=None, next_attempt_at=due
-                ).update(next_attempt_at=now)
+        if self.postponed:
+            now = timezone.now()
+            self._still_postponed().filter(next_attempt_at__gt=now).update(next_attempt_at=now)
 
     def _ended(self, delivery: Delivery, attempt: DeliveryAttempt, now: float) -> None:
         if not self.ended:
