@@ -18,7 +18,7 @@ from django.shortcuts import redirect
 from django.utils.http import url_has_allowed_host_and_scheme
 from docplatform_sdk import signing
 
-from docplatform.events.outbox import delivery_redeliver
+from docplatform.events.leases import delivery_redeliver
 from integrations.models import Installation
 from webhooks import selectors as webhook_selectors
 from webhooks.services.delivery import request_body

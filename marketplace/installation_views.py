@@ -8,8 +8,8 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404
 from django.shortcuts import redirect
 
+from docplatform.events.leases import delivery_redeliver
 from docplatform.events.models import Delivery
-from docplatform.events.outbox import delivery_redeliver
 from docplatform.selectors import is_organization_admin
 from integrations.configuration import button_properties, properties_of
 from integrations.models import Installation

@@ -15,8 +15,8 @@ from django.core.exceptions import ValidationError
 from django.utils.html import format_html
 
 from docplatform.events import payload_for
+from docplatform.events.leases import delivery_redeliver
 from docplatform.events.models import Delivery
-from docplatform.events.outbox import delivery_redeliver
 from integrations.admin import ReadOnlyAdminMixin
 
 from .models import BulkRedelivery, DeliveryAttempt, EndpointState

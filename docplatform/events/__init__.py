@@ -4,8 +4,8 @@
 - ``models``: Event, Delivery, DrainRequest (registered with the docplatform app).
 - ``registry``: the routers (who receives an event) and the consumers (who takes deliveries)
   that apps register in their ``AppConfig.ready()``; the host imports no plug-in app.
-- ``outbox``: ``fire``, queueing, drains, the sweeper, and claim / settle, the one API
-  consumers work through deliveries with.
+- ``outbox``: ``fire``, queueing, drains, the sweeper.
+- ``leases``: claim / settle / redeliver, the one API consumers work through deliveries with.
 - ``publisher``: every publish to the broker, bounded in time, with a breaker.
 """
 

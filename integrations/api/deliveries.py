@@ -13,8 +13,8 @@ from rest_framework.views import APIView
 
 from docplatform.api_inputs import EventTypeField, QueryParameters
 from docplatform.api_schema import service_errors
+from docplatform.events.leases import delivery_redeliver
 from docplatform.events.models import Delivery
-from docplatform.events.outbox import delivery_redeliver
 from docplatform.events.registry import consumer_names
 
 from ..selectors import deliveries_visible_to

@@ -4,7 +4,7 @@ import random
 
 from django.conf import settings
 
-from docplatform.events.outbox import (
+from docplatform.events.leases import (
     ClaimReads,
     Result,
     deliveries_held_before,

@@ -9,8 +9,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from docplatform.events.leases import deliveries_claim_due
 from docplatform.events.models import Delivery
-from docplatform.events.outbox import deliveries_claim_due
 from docplatform.models import Revision
 from docplatform.services import space_content_update
 from integrations.models import Integration

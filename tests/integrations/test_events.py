@@ -4,8 +4,9 @@ import pytest
 from django.db import transaction
 
 from docplatform import events
+from docplatform.events.leases import delivery_claim
 from docplatform.events.models import Delivery, Event
-from docplatform.events.outbox import deliveries_sweep, delivery_claim
+from docplatform.events.outbox import deliveries_sweep
 from docplatform.services import (
     page_feedback_record,
     site_view_record,

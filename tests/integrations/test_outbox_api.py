@@ -7,14 +7,14 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from docplatform import events
-from docplatform.events.models import Delivery, Event
-from docplatform.events.outbox import (
+from docplatform.events.leases import (
     Result,
     deliveries_settle,
     deliveries_start_due,
     delivery_settle,
     delivery_start,
 )
+from docplatform.events.models import Delivery, Event
 from docplatform.events.registry import consumer_names, routers
 from docplatform.services import space_content_update
 from integrations.services.installations import installation_create, installation_pause

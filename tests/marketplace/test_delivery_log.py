@@ -10,8 +10,8 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
+from docplatform.events.leases import Result, delivery_claim, delivery_settle
 from docplatform.events.models import Delivery
-from docplatform.events.outbox import Result, delivery_claim, delivery_settle
 from integrations.models import Integration
 from integrations.services.installations import installation_create, installation_pause
 from tests.conftest import wait_until

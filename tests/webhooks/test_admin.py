@@ -5,8 +5,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
+from docplatform.events.leases import Result, delivery_claim, delivery_settle
 from docplatform.events.models import Delivery
-from docplatform.events.outbox import Result, delivery_claim, delivery_settle
 from docplatform.services import space_content_update
 from integrations.models import Installation
 from integrations.services.installations import (

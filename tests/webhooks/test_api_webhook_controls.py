@@ -8,8 +8,8 @@ import pytest
 from django.utils import timezone
 from docplatform_sdk.receiver import verify_signature
 
+from docplatform.events.leases import Result, delivery_claim, delivery_settle
 from docplatform.events.models import Delivery
-from docplatform.events.outbox import Result, delivery_claim, delivery_settle
 from integrations.models import Installation
 from integrations.services.installations import installation_create, installation_pause
 from tests.api_helpers import API, NOT_FOUND, api_client, error_attrs

@@ -8,8 +8,8 @@ import pytest
 from django.conf import settings as django_settings
 from django.utils import timezone
 
+from docplatform.events.leases import Result, delivery_claim, delivery_settle
 from docplatform.events.models import Delivery
-from docplatform.events.outbox import Result, delivery_claim, delivery_settle
 from tests.conftest import broker_unreachable
 from webhooks.models import BulkRedelivery
 from webhooks.services.redelivery import bulk_redelivery_request, bulk_redelivery_run

@@ -7,8 +7,8 @@ import stripe
 from docplatform_sdk.receiver import verify_signature
 
 from docplatform.events import Visitor
+from docplatform.events.leases import delivery_redeliver
 from docplatform.events.models import Delivery
-from docplatform.events.outbox import delivery_redeliver
 from docplatform.services import page_feedback_record, site_view_record, space_content_update
 from integrations.services.installations import installation_pause
 from tests.conftest import wait_until

@@ -12,8 +12,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from docplatform.events.leases import delivery_claim
 from docplatform.events.models import Delivery
-from docplatform.events.outbox import delivery_claim
 from docplatform.services import space_content_update
 from tests.api_helpers import API, NOT_FOUND, api_client, error_attrs
 from tests.conftest import wait_until

@@ -13,13 +13,13 @@ import time
 import pytest
 from django.db import connection, transaction
 
-from docplatform.events.models import Delivery
-from docplatform.events.outbox import (
+from docplatform.events.leases import (
     Result,
     deliveries_settle,
     deliveries_start_due,
     delivery_claim,
 )
+from docplatform.events.models import Delivery
 from docplatform.models import Revision
 from docplatform.services import space_content_update
 from tests.factories import SpaceFactory

@@ -17,15 +17,9 @@ from django.db.models import Q
 from django.utils import timezone
 
 from docplatform import events
+from docplatform.events.leases import ClaimReads, Result, deliveries_settle, deliveries_start_due
 from docplatform.events.models import Delivery
-from docplatform.events.outbox import (
-    ClaimReads,
-    Result,
-    deliveries_settle,
-    deliveries_start_due,
-    drain_release,
-    drain_request,
-)
+from docplatform.events.outbox import drain_release, drain_request
 from integrations.models import Installation
 
 from ..models import DeliveryAttempt
@@ -301,7 +295,7 @@ class _Drain:
 
 def _settle(ended: list[tuple[Delivery, DeliveryAttempt]]) -> None:
     """Settle deliveries whose attempt ended, each attempt row written with its delivery's
-    new state (see ``outbox.deliveries_settle``)."""
+    new state (see ``leases.deliveries_settle``)."""
     if ended:
         _settle_quietly([(delivery, _result(delivery, attempt)) for delivery, attempt in ended])
 

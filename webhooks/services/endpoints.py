@@ -17,8 +17,8 @@ from django.db import transaction
 from django.db.models import Max, Min
 from django.utils import timezone
 
+from docplatform.events.leases import Result, delivery_claim, delivery_settle
 from docplatform.events.models import Delivery
-from docplatform.events.outbox import Result, delivery_claim, delivery_settle
 from integrations.models import Installation
 
 from ..models import DeliveryAttempt, EndpointState

@@ -16,8 +16,8 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from docplatform.events.leases import delivery_redeliver
 from docplatform.events.models import Delivery
-from docplatform.events.outbox import delivery_redeliver
 from docplatform.events.publisher import BrokerUnavailable, publish
 from integrations.models import Installation
 

@@ -3,8 +3,8 @@
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from docplatform.events.leases import delivery_redeliver
 from docplatform.events.models import Delivery
-from docplatform.events.outbox import delivery_redeliver
 from integrations.models import Installation
 from webhooks.services.delivery import webhook_ping
 from webhooks.services.publication import WEBHOOK_INTEGRATION
