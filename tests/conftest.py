@@ -174,12 +174,13 @@ class PrivateBroker:
                 message.unlink()
 
     def tasks(self, queue: str) -> list[str]:
-        """The names of the tasks waiting in ``queue``."""
+        """The names of the tasks waiting in ``queue``, in the order they were sent."""
         import json
 
         if self.folder is None:
             client = self._redis()
-            raw = [m for key in client.keys(f"{queue}*") for m in client.lrange(key, 0, -1)]
+            # kombu pushes at the head of the list and takes from its tail: oldest last.
+            raw = [m for key in client.keys(f"{queue}*") for m in client.lrange(key, 0, -1)[::-1]]
         else:
             raw = [path.read_bytes() for path in sorted(self.folder.glob(f"*.{queue}.msg"))]
         return [json.loads(message)["headers"]["task"] for message in raw]
