@@ -49,6 +49,12 @@ class Loaded:
     errors: list[Problem]
 
 
+TOO_DEEP = f"values are nested more than {MAX_YAML_DEPTH} levels deep"
+#: libyaml's own nesting limit (1,000 levels, in the wheels of PyYAML 6.0.4) is met before ours
+#: where its scanner reads ahead through a run of ``[`` or ``{``; it is said as ours.
+_LIBYAML_TOO_DEEP = "exceeded maximum nesting depth"
+
+
 class _LimitExceeded(Exception):
     def __init__(self, mark: Any, message: str) -> None:
         super().__init__(message)
@@ -117,7 +123,7 @@ def _check_limits(text: str) -> None:
                 "alias bomb",
             )
         if len(stack) + height > MAX_YAML_DEPTH:
-            raise _LimitExceeded(mark, f"values are nested more than {MAX_YAML_DEPTH} levels deep")
+            raise _LimitExceeded(mark, TOO_DEEP)
 
     def attach(size: int, height: int) -> None:
         if stack:
@@ -199,6 +205,8 @@ def _yaml_error(exc: yaml.YAMLError, filename: str, text: str) -> Problem:
         if exc.problem and "another document" in exc.problem:
             message = "the file holds more than one YAML document; a manifest is one document"
         mark = exc.problem_mark or exc.context_mark
+        if _LIBYAML_TOO_DEEP in message:
+            return Problem(_at(filename, mark), TOO_DEEP)
         return Problem(_at(filename, mark), f"invalid YAML: {message}")
     if isinstance(exc, yaml.reader.ReaderError):
         position = max(0, min(exc.position, len(text)))

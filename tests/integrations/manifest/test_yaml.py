@@ -121,10 +121,12 @@ def test_deep_nesting_is_refused():
     assert errors(result) == [f"{F}:1:35: values are nested more than 32 levels deep"]
     deep_block = "".join("  " * i + f"k{i}:\n" for i in range(40))
     assert errors(check_text(deep_block))[0].endswith("values are nested more than 32 levels deep")
-    # very deep flow nesting is cut off early, whatever its length
-    assert errors(check_text("[" * 200_000)) == [
-        f"{F}:1:33: values are nested more than 32 levels deep"
-    ]
+    # very deep flow nesting is cut off early, whatever its length: by our count, or where
+    # libyaml's scanner reading ahead meets its own limit (1,000 levels, PyYAML 6.0.4)
+    [problem] = errors(check_text("[" * 200_000))
+    where, message = problem.split(": ", 1)
+    assert message == "values are nested more than 32 levels deep"
+    assert where in (f"{F}:1:33", f"{F}:1:1001")
 
 
 def test_deep_nesting_through_aliases_is_refused():
