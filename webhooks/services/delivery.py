@@ -240,7 +240,12 @@ class _Drain:
 
     def idle_wait(self) -> float:
         """How long the drain may wait for an attempt to end before it has to act (claim,
-        settle, or postpone)."""
+        settle, or postpone). Nothing when it holds nothing and waits for nothing it
+        postponed: it lets go of its drain request at once rather than keep it a while for
+        what may commit, as an event committed while a drain dozed waited for it (the latency
+        of a steady trickle of events: tens of ms)."""
+        if not self.busy and not self.postponed:
+            return 0.0
         now = time.monotonic()
         wakes = [now + DRAIN_POLL_SECONDS]
         if self.ended:
