@@ -3,13 +3,13 @@
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from django.db import connections
 from django.db.models import Exists, Max, OuterRef, Q, QuerySet
 
 from docplatform.events import EVENT_SCOPES, SPACE_EVENTS
 from docplatform.events.models import Delivery
 from docplatform.events.registry import Recipient
 from docplatform.models import Membership, Site, Space, hash_token
+from docplatform.queries import Prepared, stand_in
 
 from . import configuration as config_rules
 from .models import ComponentState, Installation, Integration, IntegrationLog, OAuthState
@@ -214,8 +214,8 @@ def event_routing(event) -> EventRouting:
 
 
 #: Stand-ins for an event's ids in the routing query compiled once (``_routing_query``).
-_ORGANIZATION_ID = "\x00organization\x00"
-_PLACE_ID = "\x00place\x00"
+_ORGANIZATION_ID = stand_in("organization")
+_PLACE_ID = stand_in("place")
 _ROUTING_COLUMNS = (
     "id",
     "level",
@@ -229,13 +229,7 @@ _ROUTING_COLUMNS = (
     "integration__latest_version__number",
     "integration__latest_version__script_path",
 )
-#: The JSON columns of a routing row, with the field that reads each.
-_ROUTING_JSON = {
-    4: Installation._meta.get_field("configuration"),
-    7: Integration._meta.get_field("scopes"),
-    8: Installation._meta.get_field("granted_scopes"),
-}
-_routing_queries: dict[tuple[str, bool], tuple[str, tuple]] = {}
+_routing_queries: dict[tuple[str, bool], Prepared] = {}
 
 
 def _routing_query(space_event: bool):
@@ -253,32 +247,20 @@ def _routing_query(space_event: bool):
     return Installation.objects.filter(local | (org_level & covered)).values_list(*_ROUTING_COLUMNS)
 
 
-def _routing_rows(event) -> list[tuple]:
+def _routing_rows(event) -> list[list]:
     """The rows of ``_routing_query`` for the event. The query is built and compiled once per
     database and kind of event, then run with the event's ids: building and compiling it at
     every event was more than half of firing's CPU (benchmarks/RESULTS.md, "Issue 12")."""
     space_event = event.type in SPACE_EVENTS
-    connection = connections[Installation.objects.db]
-    key = (connection.alias, space_event)
+    key = (Installation.objects.db, space_event)
     if key not in _routing_queries:
-        _routing_queries[key] = _routing_query(space_event).query.sql_with_params()
-    sql, params = _routing_queries[key]
-    ids = {
-        _ORGANIZATION_ID: event.organization_id,
-        _PLACE_ID: event.space_id if space_event else event.site_id,
-    }
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [ids.get(param, param) for param in params])
-        rows = cursor.fetchall()
-    return [
-        tuple(
-            _ROUTING_JSON[index].from_db_value(value, None, connection)
-            if index in _ROUTING_JSON
-            else value
-            for index, value in enumerate(row)
-        )
-        for row in rows
-    ]
+        _routing_queries[key] = Prepared(_routing_query(space_event))
+    return _routing_queries[key].rows(
+        {
+            _ORGANIZATION_ID: event.organization_id,
+            _PLACE_ID: event.space_id if space_event else event.site_id,
+        }
+    )
 
 
 def _undelivered(unscoped, reached: set[str], installed_locally: set[str]) -> list[Undelivered]:
