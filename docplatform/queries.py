@@ -2,14 +2,18 @@
 drain's claim), where building and compiling the ORM's query cost more than running it.
 
 A ``Prepared`` query is compiled from a queryset whose variable values are *stand-ins*
-(values no real query holds: see ``stand_in``); each run substitutes the real values for
-them in the compiled parameters. Rows are converted and turned into model instances (with
-their ``select_related`` relations) as Django's own iterables do, from the compiler's
-description of the query kept at compile time.
+(values no real query holds: ``stand_in``, ``stand_in_time``, lists through ``stand_ins``
+or ``values_of``); each run substitutes the real values for them in the compiled
+parameters. Rows are converted and turned into model instances (with their
+``select_related`` relations) as Django's own iterables do, from the compiler's description
+of the query kept at compile time. ``PreparedSQL`` is a statement written by hand, run the
+same way.
 """
 
 import json
+import zlib
 from collections.abc import Hashable, Mapping, Sequence
+from datetime import UTC, datetime
 
 from django.db import connections
 from django.db.models import QuerySet
@@ -22,6 +26,17 @@ def stand_in(name: str) -> str:
     return f"\x00{name}\x00"
 
 
+def stand_ins(name: str, count: int, *, numbers: bool = False) -> list:
+    """Stand-ins for the ``count`` values of a list, for ``field__in=`` in a query compiled
+    once per length (PostgreSQL plans a list of values faster than ``values_of``'s
+    subquery: where a statement is short, planning is most of its cost). ``numbers``: for
+    an integer field, negative numbers far below any id, apart for each name."""
+    if numbers:
+        base = -(2**62) - (zlib.crc32(name.encode()) << 20)
+        return [base - n for n in range(count)]
+    return [stand_in(f"{name}{n}") for n in range(count)]
+
+
 def values_of(name: str, db_type: str, *, using: str = "default") -> RawSQL:
     """A subquery of the values of a list given at each run as the stand-in ``name``, for
     ``field__in=``: an array on PostgreSQL (``db_type`` its element type), JSON on SQLite
@@ -31,17 +46,44 @@ def values_of(name: str, db_type: str, *, using: str = "default") -> RawSQL:
     return RawSQL("SELECT value FROM json_each(%s)", [stand_in(name)])
 
 
-class Prepared:
-    """A queryset's SQL and how to read its rows, compiled once for its database.
+def stand_in_time(n: int) -> datetime:
+    """A time stand-in: the ``n``-th second of year 1, which no real time holds."""
+    return datetime(1, 1, 1, 0, 0, n, tzinfo=UTC)
 
-    ``prefix`` and ``prefix_params`` put SQL before the query's own (a ``WITH`` clause)."""
 
-    def __init__(self, queryset: QuerySet, *, prefix: str = "", prefix_params: Sequence = ()):
-        self.alias = queryset.db
-        compiler = queryset.query.get_compiler(using=self.alias)
-        sql, params = compiler.as_sql()
-        self.sql = f"{prefix} {sql}" if prefix else sql
-        self.params = (*prefix_params, *params)
+class PreparedSQL:
+    """A statement (``sql``, ``params`` with stand-ins) run many times on one database."""
+
+    def __init__(self, sql: str, params: Sequence, *, using: str):
+        self.sql, self.params, self.alias = sql, tuple(params), using
+
+    def execute(self, values: Mapping[Hashable, object]) -> list[list]:
+        """Run it with ``values`` for the stand-ins; its rows as they come."""
+        connection = connections[self.alias]
+        adapt = connection.ops.adapt_datetimefield_value  # as the ORM passes times
+        values = {
+            stand: adapt(value) if isinstance(value, datetime) else value
+            for key, value in values.items()
+            # a time stand-in appears as given (in SQL written by hand) or as the ORM passed it
+            for stand in ([key, adapt(key)] if isinstance(key, datetime) else [key])
+        }
+        parameters = [
+            values.get(param, param) if isinstance(param, Hashable) else param
+            for param in self.params
+        ]
+        if connection.vendor != "postgresql":  # lists for values_of, as JSON
+            parameters = [json.dumps(p) if isinstance(p, list) else p for p in parameters]
+        with connection.cursor() as cursor:
+            cursor.execute(self.sql, parameters)
+            return [list(row) for row in cursor.fetchall()]
+
+
+class Prepared(PreparedSQL):
+    """A queryset's SQL and how to read its rows, compiled once for its database."""
+
+    def __init__(self, queryset: QuerySet):
+        compiler = queryset.query.get_compiler(using=queryset.db)
+        super().__init__(*compiler.as_sql(), using=queryset.db)
         select = compiler.select[: compiler.col_count]
         self.converters = list(compiler.get_converters([column for column, _, _ in select]).items())
         self.klass_info = compiler.klass_info
@@ -53,16 +95,8 @@ class Prepared:
 
     def rows(self, values: Mapping[Hashable, object]) -> list[list]:
         """Run it with ``values`` for the stand-ins; the rows, converted as the ORM would."""
+        rows = self.execute(values)
         connection = connections[self.alias]
-        parameters = [
-            values.get(param, param) if isinstance(param, Hashable) else param
-            for param in self.params
-        ]
-        if connection.vendor != "postgresql":  # lists for values_of, as JSON
-            parameters = [json.dumps(p) if isinstance(p, list) else p for p in parameters]
-        with connection.cursor() as cursor:
-            cursor.execute(self.sql, parameters)
-            rows = [list(row) for row in cursor.fetchall()]
         for position, (functions, expression) in self.converters:
             for row in rows:
                 value = row[position]

@@ -12,16 +12,15 @@ import logging
 from collections import defaultdict
 from collections.abc import Collection
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import connection, transaction
+from django.db import connections, transaction
 from django.db.models import Q, QuerySet
-from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
-from ..queries import Prepared, stand_in, values_of
+from ..queries import Prepared, PreparedSQL, stand_in, stand_in_time, stand_ins, values_of
 from .models import Delivery
 from .outbox import deliveries_enqueue
 from .registry import routers
@@ -64,79 +63,70 @@ def deliveries_claim_due(
     """Take the lease on up to ``limit`` due deliveries of a consumer, oldest first: open, held
     by no worker, and not waiting for a retry's time; never those in ``skip`` (the caller's
     own, still being attempted). Concurrent drains skip each other's rows (FOR UPDATE SKIP
-    LOCKED; SQLite's transactions are serial anyway)."""
+    LOCKED; SQLite's transactions are serial anyway).
+
+    Two statements compiled once (``docplatform.queries``): the leases, then the read of
+    what they took with its relations (none when nothing was due). Building and compiling
+    them at each claim was most of a drain's wait before its first POST (benchmarks/
+    RESULTS.md, "Issue 12"); one statement doing both costs PostgreSQL more to plan than
+    the round trip it saves, and an empty claim pays it too."""
     now = timezone.now()
     until = now + timedelta(seconds=settings.DELIVERY_LEASE_SECONDS)
-    if connection.vendor == "postgresql":
-        claimed = _claim_statement(limit, reads).instances(
-            {_CONSUMER: consumer, _NOW: now, _UNTIL: until, _SKIP: list(skip)}
-        )
-        for delivery in claimed:  # read as the statement found them, before its lease
-            delivery.lease_expires_at = until
-        return claimed
-    due = _due(consumer, now)
-    if skip:
-        due = due.exclude(pk__in=list(skip))
-    ids = _lease(due, limit, until=until)
-    if not ids:
-        return []
-    return list(_claimed(reads).filter(pk__in=ids).order_by("pk"))
-
-
-def _due(consumer: str, now: datetime) -> QuerySet:
-    """A consumer's due deliveries in claim order (on the partial index ``delivery_due_idx``)."""
-    return (
-        Delivery.objects.filter(consumer=consumer, status__in=Delivery.OPEN_STATUSES)
-        .filter(Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lt=now))
-        .filter(Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=now))
-        .order_by("pk")
+    leased = _lease_statement(limit).execute(
+        {_CONSUMER: consumer, _NOW: now, _UNTIL: until, _SKIP: list(skip)}
     )
+    if not leased:
+        return []
+    ids = [pk for (pk,) in leased]
+    values = dict(zip(stand_ins("id", len(ids), numbers=True), ids, strict=True))
+    return _read_statement(reads, len(ids)).instances(values)
 
 
-#: Stand-ins for a claim's values in its statement compiled once (``_claim_statement``).
-_CONSUMER, _SKIP = stand_in("consumer"), stand_in("skip")  # _SKIP: see values_of
-_NOW = datetime(1, 1, 1, 0, 0, 1, tzinfo=UTC)
-_UNTIL = datetime(1, 1, 1, 0, 0, 2, tzinfo=UTC)
-_claim_statements: dict[tuple, Prepared] = {}
+#: Stand-ins for a claim's values in its statements compiled once (lists: see values_of).
+_CONSUMER, _SKIP = stand_in("consumer"), stand_in("skip")
+_NOW, _UNTIL = stand_in_time(1), stand_in_time(2)
+_lease_statements: dict[tuple[str, int], PreparedSQL] = {}
+_read_statements: dict[tuple[str, ClaimReads, int], Prepared] = {}
 
 
-def _claim_statement(limit: int, reads: ClaimReads) -> Prepared:
-    """A claim on PostgreSQL, one statement compiled once per database, limit and reads: the
-    leases taken (an ``UPDATE`` of the first due ids, locked skipping other drains' rows) and
-    the deliveries read with their relations, in one round trip. The ids are an array
-    (``= ANY(ARRAY(...))``): with ``IN`` the planner joins the subquery against a scan of the
-    whole table. Building and compiling the claim and its read was most of a drain's wait
-    before its first POST (benchmarks/RESULTS.md, "Issue 12")."""
-    key = (connection.alias, limit, reads)
-    if key not in _claim_statements:
+def _lease_statement(limit: int) -> PreparedSQL:
+    """Set the lease of the first ``limit`` due deliveries and return their ids, in one
+    statement: an UPDATE whose subquery locks them (on the partial index
+    ``delivery_due_idx``). On PostgreSQL it skips rows other drains locked, and the ids are
+    an array (``= ANY(ARRAY(...))``): with ``IN`` the planner joins the subquery against a
+    scan of the whole table. SQLite's writes are serial: nothing to skip."""
+    alias = Delivery.objects.db
+    if (alias, limit) not in _lease_statements:
+        connection = connections[alias]
+        due = (
+            Delivery.objects.filter(consumer=_CONSUMER, status__in=Delivery.OPEN_STATUSES)
+            .filter(Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lt=_NOW))
+            .filter(Q(next_attempt_at__isnull=True) | Q(next_attempt_at__lte=_NOW))
+            .exclude(pk__in=values_of("skip", "bigint", using=alias))
+            .order_by("pk")
+        )
+        subquery, parameters = due.values("pk")[:limit].query.sql_with_params()
+        chosen = f"IN ({subquery})"
+        if connection.vendor == "postgresql":
+            chosen = f"= ANY(ARRAY({subquery} FOR UPDATE SKIP LOCKED))"
         table = connection.ops.quote_name(Delivery._meta.db_table)
         pk = connection.ops.quote_name(Delivery._meta.pk.column)
-        due = _due(_CONSUMER, _NOW).exclude(pk__in=values_of("skip", "bigint"))
-        subquery, parameters = due.values("pk")[:limit].query.sql_with_params()
-        leased = RawSQL(f"SELECT {pk} FROM leased", [])  # noqa: S608, S611 - names, no values
-        _claim_statements[key] = Prepared(
-            _claimed(reads).filter(pk__in=leased).order_by("pk"),
-            prefix=f"WITH leased AS (UPDATE {table} SET lease_expires_at = %s "  # noqa: S608
-            f"WHERE {pk} = ANY(ARRAY({subquery} FOR UPDATE SKIP LOCKED)) RETURNING {pk})",
-            prefix_params=[_UNTIL, *parameters],
-        )
-    return _claim_statements[key]
-
-
-def _lease(due: QuerySet, limit: int, *, until: datetime) -> list[int]:
-    """Set the lease of the first ``limit`` of ``due`` in one statement, and their ids (SQLite:
-    its writes are serial, so no rows need skipping). One round trip, where a transaction of
-    a SELECT and an UPDATE took four: a drain claims often."""
-    subquery, parameters = due.values("pk")[:limit].query.sql_with_params()
-    table = connection.ops.quote_name(Delivery._meta.db_table)
-    pk = connection.ops.quote_name(Delivery._meta.pk.column)
-    with connection.cursor() as cursor:
-        cursor.execute(
+        _lease_statements[alias, limit] = PreparedSQL(
             f"UPDATE {table} SET lease_expires_at = %s "  # noqa: S608
-            f"WHERE {pk} IN ({subquery}) RETURNING {pk}",
-            [connection.ops.adapt_datetimefield_value(until), *parameters],
+            f"WHERE {pk} {chosen} RETURNING {pk}",
+            [_UNTIL, *parameters],
+            using=alias,
         )
-        return [row[0] for row in cursor.fetchall()]
+    return _lease_statements[alias, limit]
+
+
+def _read_statement(reads: ClaimReads, count: int) -> Prepared:
+    """``count`` claimed deliveries, in id order, with what ``reads`` says."""
+    key = (Delivery.objects.db, reads, count)
+    if key not in _read_statements:
+        ids = stand_ins("id", count, numbers=True)
+        _read_statements[key] = Prepared(_claimed(reads).filter(pk__in=ids).order_by("pk"))
+    return _read_statements[key]
 
 
 def deliveries_held_before(delivery: Delivery, **same) -> int:

@@ -1,10 +1,21 @@
 """Querysets compiled once (``docplatform.queries``): each run gives what the same queryset
 built afresh gives, with its own values for the stand-ins, lists included."""
 
+from datetime import timedelta
+
 import pytest
+from django.db import connection
+from django.utils import timezone
 
 from docplatform.models import Space
-from docplatform.queries import Prepared, stand_in, values_of
+from docplatform.queries import (
+    Prepared,
+    PreparedSQL,
+    stand_in,
+    stand_in_time,
+    stand_ins,
+    values_of,
+)
 from tests.factories import SpaceFactory
 
 pytestmark = pytest.mark.django_db
@@ -30,3 +41,23 @@ def test_a_prepared_query_reads_as_the_orm_does(organization):
         Space.objects.filter(pk__in=values_of("ids", "text")).values_list("title", "created_at")
     ).rows({stand_in("ids"): ids[3:]})
     assert rows == [["S3", spaces[3].created_at]]
+    by_length = Prepared(Space.objects.filter(pk__in=stand_ins("id", 2)).order_by("title"))
+    found = by_length.instances(dict(zip(stand_ins("id", 2), ids[2:], strict=True)))
+    assert [space.title for space in found] == ["S2", "S3"]
+
+
+def test_times_stand_in_as_the_orm_and_hand_written_sql_pass_them(organization):
+    space = SpaceFactory(organization=organization)
+    made = stand_in_time(1)
+    query = Prepared(Space.objects.filter(created_at__lte=made).values_list("pk"))
+    assert query.rows({made: timezone.now()}) == [[space.pk]]
+    assert query.rows({made: space.created_at - timedelta(seconds=1)}) == []
+    table = connection.ops.quote_name(Space._meta.db_table)
+    update = PreparedSQL(
+        f"UPDATE {table} SET created_at = %s WHERE id = %s RETURNING id",  # noqa: S608
+        [made, stand_in("id")],
+        using="default",
+    )
+    earlier = space.created_at - timedelta(days=1)
+    assert update.execute({made: earlier, stand_in("id"): space.pk}) == [[space.pk]]
+    assert Space.objects.get(pk=space.pk).created_at == earlier

@@ -8,7 +8,7 @@ from django.db import transaction
 from django.db.models.functions import Now
 from django.utils import timezone
 
-from docplatform.queries import Prepared, stand_in, values_of
+from docplatform.queries import Prepared, stand_ins
 from integrations.models import Installation
 
 from ..models import SigningSecret, new_signing_secret
@@ -21,8 +21,11 @@ def signing_secrets_for(installations: list[Installation]) -> dict[str, list[str
     then any still in its overlap. One query for all, compiled once (a drain runs it before
     its first POST: building it took longer than running it)."""
     by_id = {installation.pk: installation for installation in installations}
+    if not by_id:
+        return {}
     current, overlapping = {}, defaultdict(list)
-    for installation_id, expires_at, secret in _secrets_query().rows({_INSTALLATIONS: [*by_id]}):
+    ids = dict(zip(stand_ins("installation", len(by_id)), by_id, strict=True))
+    for installation_id, expires_at, secret in _secrets_query(len(by_id)).rows(ids):
         if expires_at is None:
             current[installation_id] = secret
         else:
@@ -33,25 +36,22 @@ def signing_secrets_for(installations: list[Installation]) -> dict[str, list[str
     }
 
 
-_INSTALLATIONS = stand_in("installations")  # see values_of
-_secrets_queries: dict[str, Prepared] = {}
+_secrets_queries: dict[tuple[str, int], Prepared] = {}
 
 
-def _secrets_query() -> Prepared:
-    """The installations' secrets not expired, the current one (no expiry) first, then the
-    newest: (installation id, expires at, secret) rows. Expiry is checked on the database's
-    clock (an overlap lasts 24 hours)."""
-    alias = SigningSecret.objects.db
-    if alias not in _secrets_queries:
-        _secrets_queries[alias] = Prepared(
-            SigningSecret.objects.filter(
-                installation_id__in=values_of("installations", "text", using=alias)
-            )
+def _secrets_query(count: int) -> Prepared:
+    """The secrets not expired of ``count`` installations (``stand_ins("installation")``), the
+    current one (no expiry) first, then the newest: (installation id, expires at, secret)
+    rows. Expiry is checked on the database's clock (an overlap lasts 24 hours)."""
+    key = (SigningSecret.objects.db, count)
+    if key not in _secrets_queries:
+        _secrets_queries[key] = Prepared(
+            SigningSecret.objects.filter(installation_id__in=stand_ins("installation", count))
             .exclude(expires_at__lte=Now())
             .order_by("expires_at", "-created_at")
             .values_list("installation_id", "expires_at", "secret")
         )
-    return _secrets_queries[alias]
+    return _secrets_queries[key]
 
 
 @transaction.atomic
