@@ -14,6 +14,7 @@ class DocplatformConfig(AppConfig):
             ObjectIdConverter,
             OrganizationRefConverter,
         )
+        from .events import checks  # noqa: F401 - registers the outbox's system checks
 
         # The API's path converters, shared with the plug-in apps' routes.
         register_converter(ObjectIdConverter, "id")

@@ -12,10 +12,13 @@ from docplatform.events.registry import Consumer, Recipient, Router
 from .policies import is_paused, receives_event
 from .selectors import event_routing, recipient_of
 from .services.logs import integration_logs_not_delivered
+from .services.runtime_deliveries import longest_hold
 
 #: The default consumer: every installation's deliveries go to the integration runtime
 #: (which runs the integration's code), unless a built-in integration registered its own.
-RUNTIME_CONSUMER = Consumer(name="runtime", task_name="integrations.tasks.run_delivery")
+RUNTIME_CONSUMER = Consumer(
+    name="runtime", task_name="integrations.tasks.run_delivery", longest_hold=longest_hold
+)
 
 
 def installation_recipients(event, installation) -> list[Recipient]:

@@ -12,7 +12,7 @@ class WebhooksConfig(AppConfig):
         from integrations.configuration import register_configuration_check
         from integrations.policies import register_acting_levels
 
-        from .services.delivery import WEBHOOK_CONSUMER
+        from .services.delivery import WEBHOOK_CONSUMER, longest_hold
         from .services.endpoints import endpoint_wants
         from .services.publication import PING_EVENT, WEBHOOK_INTEGRATION, configuration_problems
 
@@ -23,6 +23,7 @@ class WebhooksConfig(AppConfig):
                 drain_task_name="webhooks.tasks.deliver_due",
                 # What the installation forwards, unless its endpoint is disabled.
                 wants=endpoint_wants,
+                longest_hold=longest_hold,
             ),
             integration=WEBHOOK_INTEGRATION,
         )

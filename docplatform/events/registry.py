@@ -44,6 +44,10 @@ def _wants_everything(recipient: Recipient, event_type: str) -> bool:
     return True
 
 
+def _held_briefly() -> float:
+    return 0.0
+
+
 @dataclass(frozen=True)
 class Consumer:
     name: str
@@ -51,6 +55,10 @@ class Consumer:
     #: (recipient, event type) -> whether it takes the event.
     wants: Callable[[Recipient, str], bool] = _wants_everything
     drain_task_name: str | None = None
+    #: () -> the longest, in seconds, a delivery it claimed may stay held before its result
+    #: is settled (its timeouts, read from the settings): the lease must be longer, or a
+    #: delivery still being attempted is claimed again and sent twice (``checks``).
+    longest_hold: Callable[[], float] = _held_briefly
 
 
 _ROUTERS: dict[str, Router] = {}

@@ -29,6 +29,12 @@ CLAIM_READS = ClaimReads(
 BUSY = "busy"
 
 
+def longest_hold() -> float:
+    """The longest a worker holds a runtime delivery it claimed: its call to the runtime host,
+    to the connect and response timeouts."""
+    return settings.RUNTIME_CONNECT_TIMEOUT + settings.RUNTIME_RESPONSE_TIMEOUT
+
+
 def runtime_deliver(delivery_id: int) -> None:
     """Dispatch one event to the installation's integration and record the outcome.
 

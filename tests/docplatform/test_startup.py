@@ -127,3 +127,24 @@ def test_good_values_are_read(environment, expected):
     done = run([sys.executable, "-c", code], production_env(**environment))
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == expected
+
+
+def test_a_lease_shorter_than_an_attempt_fails_the_checks():
+    """The lease must outlast each consumer's longest hold (its timeouts): otherwise a
+    delivery still being attempted is claimed again and sent twice. ``check`` (and
+    ``migrate``, ``runserver``) say so, naming the setting and the value needed."""
+    done = run(
+        [sys.executable, "manage.py", "check"],
+        production_env(DELIVERY_LEASE_SECONDS="15", WEBHOOK_RESPONSE_TIMEOUT="14"),
+    )
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    assert (
+        "(docplatform.E100) DELIVERY_LEASE_SECONDS (15 s) is shorter than a delivery of the "
+        "webhook consumer may be held (14.15 s, its timeouts) plus 2 s" in done.stderr
+    )
+    assert "Set DELIVERY_LEASE_SECONDS to 17 or more" in done.stderr
+    assert "runtime consumer" in done.stderr  # 18 s: 3 to connect, 15 to answer
+
+    done = run([sys.executable, "manage.py", "check"], production_env())
+    assert done.returncode == 0, done.stderr  # the defaults: a 40 s lease

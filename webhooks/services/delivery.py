@@ -54,6 +54,12 @@ SETTLE_LINGER_SECONDS = 0.05
 SLOT_WAIT_SECONDS = 0.1
 
 
+def longest_hold() -> float:
+    """The longest a drain holds a delivery it claimed: a wait for its receiver's slot, the
+    attempt to its deadline (connecting included), then the wait to settle with others."""
+    return SLOT_WAIT_SECONDS + settings.WEBHOOK_RESPONSE_TIMEOUT + SETTLE_LINGER_SECONDS
+
+
 def classify_response(status_code: int | None) -> str:
     """The one rule for a delivery attempt's outcome: ``succeeded``, ``retry`` or ``failed``.
 
