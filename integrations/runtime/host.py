@@ -19,7 +19,10 @@ it), ``RUNTIME_WORKER_PROCESSES`` (32), ``RUNTIME_WORKER_OPEN_FILES`` (256),
 pools), ``RUNTIME_POOL_IDLE_SECONDS`` (300), ``RUNTIME_MAX_ENVELOPE_MB`` (12),
 ``RUNTIME_SIGNATURE_TOLERANCE`` (300 s), ``RUNTIME_ALLOWED_NETWORKS`` (none: CIDRs that
 ``context.fetch`` may reach although not public), ``RUNTIME_FETCH_MAX_MB`` (10),
-``RUNTIME_FETCH_TIMEOUT`` (10 s in all per request; 3 s to connect).
+``RUNTIME_FETCH_TIMEOUT`` (10 s in all per request; 3 s to connect),
+``RUNTIME_INSPECT_CONCURRENCY`` (2 code checks loading code at once; one more waits up to
+``INSPECT_WAIT_SECONDS``, then is answered 503 ``busy``: publishing in a loop cannot take the
+host's processors from the integrations it runs).
 """
 
 import argparse
@@ -33,6 +36,7 @@ import os
 import re
 import signal
 import socketserver
+import threading
 import time
 from dataclasses import dataclass
 from http import HTTPStatus
@@ -80,6 +84,8 @@ UNFORWARDED_HEADERS = {
     ERROR_HEADER.lower(),
 }
 MEBIBYTE = 1024 * 1024
+#: How long a code check waits for one of the ``RUNTIME_INSPECT_CONCURRENCY`` slots.
+INSPECT_WAIT_SECONDS = 2.0
 
 
 @dataclass(frozen=True)
@@ -103,6 +109,7 @@ class HostConfig:
     allowed_networks: tuple = ()
     fetch_max_mb: float = 10
     fetch_timeout: float = 10
+    inspect_concurrency: int = 2
 
     @classmethod
     def from_environ(cls, environ=os.environ) -> "HostConfig":
@@ -147,6 +154,7 @@ class HostConfig:
             allowed_networks=tuple(networks),
             fetch_max_mb=number("RUNTIME_FETCH_MAX_MB", 10, float),
             fetch_timeout=number("RUNTIME_FETCH_TIMEOUT", 10, float),
+            inspect_concurrency=number("RUNTIME_INSPECT_CONCURRENCY", 2),
         )
 
 
@@ -216,6 +224,7 @@ class RuntimeHost:
             ),
             config.max_versions,
         )
+        self.inspections = threading.BoundedSemaphore(config.inspect_concurrency)
         self.egress = Egress(
             EgressSettings(
                 allowed_networks=list(config.allowed_networks),
@@ -301,7 +310,22 @@ class RuntimeHost:
             bundle = codebundle.decode(body)
         except codebundle.BundleError as error:
             return Reply.json(400, {"error": "malformed_bundle", "message": str(error)})
-        description = inspect_bundle(self.pools.settings, bundle)
+        if not self.inspections.acquire(timeout=INSPECT_WAIT_SECONDS):
+            reply = Reply.json(
+                503,
+                {
+                    "error": "busy",
+                    "message": f"{self.config.inspect_concurrency} code checks are running; "
+                    "try again in a moment",
+                },
+                outcome="busy",
+            )
+            reply.headers.append(("Retry-After", "1"))
+            return reply
+        try:
+            description = inspect_bundle(self.pools.settings, bundle)
+        finally:
+            self.inspections.release()
         return Reply.json(200, {"description": description}, outcome="ok")
 
     def run(self, name: str, environ, described: dict) -> Reply:

@@ -10,6 +10,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from docplatform.events.catalogue import CATALOGUE
 from integrations.environment import runtime_signing_key
 from integrations.models import Integration
 from tests.api_helpers import api_client
+from tests.conftest import wait_until
 from tests.integrations.conftest import minimal_manifest
 from tests.integrations.test_api_catalogue import upload, zip_bundle
 from tests.processes import manage_py
@@ -448,6 +450,64 @@ def test_the_inspect_operation_takes_only_signed_bundles(runtime_host):
         timeout=10,
     )
     assert signed.json() == {"description": {"integration": None, "found": "an int"}}
+
+
+def test_code_checks_at_once_are_bounded_and_the_rest_refused_as_busy(tmp_path, settings):
+    """A host loads at most RUNTIME_INSPECT_CONCURRENCY bundles at once: publishing in a loop
+    cannot take its processors from the integrations it runs. One more waits up to 2 s, then
+    is answered 503 busy, which publish reports as the code not checked (nothing published)."""
+    from integrations.gateway.client import inspect_code
+    from integrations.gateway.failures import PlatformFault
+    from tests.integrations.runtime.support import RunningHost
+
+    stage = Path(tempfile.mkdtemp(prefix="stage-", dir="/tmp"))  # open to the worker user
+    stage.chmod(0o755)
+    host = RunningHost(
+        runtime_signing_key(),
+        tmp_path / "host.log",
+        RUNTIME_INSPECT_CONCURRENCY="1",
+        RUNTIME_CALL_TIMEOUT="8",
+        RUNTIME_STAGE_DIR=str(stage),
+    )
+    settings.RUNTIME_URL = host.url
+    slow = CodeBundle(
+        script="main.py", files={"main.py": "import time\ntime.sleep(5)\nintegration = 1\n"}
+    ).encode()
+    quick = CodeBundle(script="main.py", files={"main.py": "integration = 2\n"}).encode()
+
+    def inspect(bundle):
+        return requests.post(
+            f"{host.url}/inspect",
+            data=bundle,
+            headers={signing.HEADER: signing.sign(bundle, runtime_signing_key())},
+            timeout=20,
+        )
+
+    try:
+        answers = {}
+        loading = threading.Thread(target=lambda: answers.update(slow=inspect(slow)))
+        loading.start()
+        wait_until(lambda: any(stage.glob("*/bundles/inspect-*")), timeout=10)  # it loads
+        busy = inspect(quick)
+        assert busy.status_code == 503
+        assert busy.headers["Retry-After"] == "1"
+        assert busy.json() == {
+            "error": "busy",
+            "message": "1 code checks are running; try again in a moment",
+        }
+        with pytest.raises(PlatformFault) as refused:
+            inspect_code(quick)
+        assert refused.value.code == "code_checks_unavailable"
+        assert str(refused.value) == (
+            "the code cannot be checked: the runtime host answered 503 busy; nothing was "
+            "published, try again later"
+        )
+        loading.join(timeout=20)
+        assert answers["slow"].json()["description"]["found"] == "an int"
+        assert inspect(quick).json() == {"description": {"integration": None, "found": "an int"}}
+    finally:
+        host.stop()
+        shutil.rmtree(stage, ignore_errors=True)
 
 
 # --- One home for the events and their scopes -----------------------------------------------
