@@ -1,6 +1,7 @@
 """Webhook deliveries through a real Celery worker to a real local HTTP receiver."""
 
 import json
+from datetime import timedelta
 
 import pytest
 import stripe
@@ -12,9 +13,14 @@ from docplatform.events.models import Delivery
 from docplatform.services import page_feedback_record, site_view_record, space_content_update
 from integrations.services.installations import installation_pause
 from tests.conftest import wait_until
+from tests.factories import SpaceFactory
 from webhooks.models import DeliveryAttempt, SigningSecret
 from webhooks.services.delivery import webhook_ping
-from webhooks.services.signing_secrets import signing_secret_current, signing_secret_rotate
+from webhooks.services.signing_secrets import (
+    signing_secret_current,
+    signing_secret_rotate,
+    signing_secrets_for,
+)
 
 pytestmark = pytest.mark.usefixtures("webhook_settings", "celery_worker")
 
@@ -194,6 +200,28 @@ def test_a_rotated_secret_signs_alongside_the_old_one_for_a_day(receiver, instal
     _, later = receiver.wait_for(2)
     assert later.headers["X-Service-Signature"].count("v1=") == 1
     verify_signature(later.body, later.headers["X-Service-Signature"], new)
+
+
+def test_the_secrets_that_sign_are_read_in_one_query(receiver, install_webhook, space):
+    """The current secret (no expiry), then those in their overlap, the expired ones left
+    out: one query for a batch's installations, compiled once."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+    from django.utils import timezone
+
+    first = install_webhook(space=space, url=receiver.url)
+    second = install_webhook(space=SpaceFactory(organization=space.organization), url=receiver.url)
+    old = signing_secret_current(first)
+    new = signing_secret_rotate(first)
+    signing_secret_rotate(second)
+    newest = signing_secret_rotate(second)
+    overlapping = SigningSecret.objects.filter(installation=second, expires_at__isnull=False)
+    ended = timezone.now() - timedelta(seconds=1)
+    assert overlapping.update(expires_at=ended) == 1  # its overlap is over
+    with CaptureQueriesContext(connection) as queries:
+        secrets = signing_secrets_for([first, second])
+    assert secrets == {first.pk: [new, old], second.pk: [newest]}
+    assert len(queries.captured_queries) == 1
 
 
 def test_pausing_cancels_a_delivery_waiting_for_its_retry(
