@@ -150,3 +150,23 @@ def test_a_drain_leaves_deliveries_that_wait_for_their_retry(
     assert Delivery.objects.get(consumer="webhook").status == "retrying"
     assert webhook_deliver_due() == 0  # not before its time
     assert len(receiver.requests) == 1
+
+
+def test_a_drain_with_nothing_in_flight_lets_go_at_once(
+    private_broker, receiver, hooked_space, monkeypatch
+):
+    """Once its claim finds nothing and no POST is in flight, a drain clears its request and
+    ends: it does not keep the request for a poll while events may commit (an event
+    committed then would wait for the poll). With the poll made 30 s long, a drain of one
+    delivery still ends at once, and the next commit queues a drain of its own."""
+    monkeypatch.setattr("webhooks.services.delivery.DRAIN_POLL_SECONDS", 30.0)
+    space, _ = hooked_space()
+    update(space)
+    private_broker.empty()
+    started = time.monotonic()
+    assert webhook_deliver_due() == 1
+    assert time.monotonic() - started < 10  # far below the poll
+    assert len(receiver.requests) == 1
+    assert DrainRequest.objects.get(consumer="webhook").requested_at is None
+    update(space)
+    assert private_broker.tasks("webhooks") == [DRAIN]
