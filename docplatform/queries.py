@@ -37,6 +37,11 @@ def stand_ins(name: str, count: int, *, numbers: bool = False) -> list:
     return [stand_in(f"{name}{n}") for n in range(count)]
 
 
+def stand_in_values(name: str, values: Sequence, *, numbers: bool = False) -> dict:
+    """The values of a run for the query compiled with ``stand_ins(name, len(values))``."""
+    return dict(zip(stand_ins(name, len(values), numbers=numbers), values, strict=True))
+
+
 def values_of(name: str, db_type: str, *, using: str = "default") -> RawSQL:
     """A subquery of the values of a list given at each run as the stand-in ``name``, for
     ``field__in=``: an array on PostgreSQL (``db_type`` its element type), JSON on SQLite

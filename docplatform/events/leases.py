@@ -20,7 +20,15 @@ from django.db import connections, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from ..queries import Prepared, PreparedSQL, stand_in, stand_in_time, stand_ins, values_of
+from ..queries import (
+    Prepared,
+    PreparedSQL,
+    stand_in,
+    stand_in_time,
+    stand_in_values,
+    stand_ins,
+    values_of,
+)
 from .models import Delivery
 from .outbox import deliveries_enqueue
 from .registry import routers
@@ -78,7 +86,7 @@ def deliveries_claim_due(
     if not leased:
         return []
     ids = [pk for (pk,) in leased]
-    values = dict(zip(stand_ins("id", len(ids), numbers=True), ids, strict=True))
+    values = stand_in_values("id", ids, numbers=True)
     return _read_statement(reads, len(ids)).instances(values)
 
 

@@ -13,6 +13,7 @@ from docplatform.queries import (
     PreparedSQL,
     stand_in,
     stand_in_time,
+    stand_in_values,
     stand_ins,
     values_of,
 )
@@ -42,7 +43,7 @@ def test_a_prepared_query_reads_as_the_orm_does(organization):
     ).rows({stand_in("ids"): ids[3:]})
     assert rows == [["S3", spaces[3].created_at]]
     by_length = Prepared(Space.objects.filter(pk__in=stand_ins("id", 2)).order_by("title"))
-    found = by_length.instances(dict(zip(stand_ins("id", 2), ids[2:], strict=True)))
+    found = by_length.instances(stand_in_values("id", ids[2:]))
     assert [space.title for space in found] == ["S2", "S3"]
 
 

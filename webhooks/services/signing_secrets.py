@@ -8,7 +8,7 @@ from django.db import transaction
 from django.db.models.functions import Now
 from django.utils import timezone
 
-from docplatform.queries import Prepared, stand_ins
+from docplatform.queries import Prepared, stand_in_values, stand_ins
 from integrations.models import Installation
 
 from ..models import SigningSecret, new_signing_secret
@@ -24,7 +24,7 @@ def signing_secrets_for(installations: list[Installation]) -> dict[str, list[str
     if not by_id:
         return {}
     current, overlapping = {}, defaultdict(list)
-    ids = dict(zip(stand_ins("installation", len(by_id)), by_id, strict=True))
+    ids = stand_in_values("installation", [*by_id])
     for installation_id, expires_at, secret in _secrets_query(len(by_id)).rows(ids):
         if expires_at is None:
             current[installation_id] = secret
