@@ -8,7 +8,7 @@ scopes allow (``installation_scopes`` on each view).
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
-from rest_framework import generics, serializers, status
+from rest_framework import exceptions, generics, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -17,6 +17,7 @@ from .api import organization_for, space_for, spaces_for
 from .api_permissions import IsPersonOrScopedInstallation
 from .api_schema import service_errors
 from .api_visitors import remember_visitor, visitor_from
+from .documents import access
 from .models import Page, Revision, Space
 from .principals import is_machine
 
@@ -62,6 +63,20 @@ class SpaceListApi(generics.ListAPIView):
         return Space.objects.filter(organization=organization_for(self.request, self.kwargs["org"]))
 
 
+def check_person_may(request, space, rule, refusal: str) -> None:
+    """A person (not an installation's token, whose scopes decide) may do this to the space
+    by their role in its organization (``documents.access``); else 403 naming why."""
+    if is_machine(request.user):
+        return
+    if not rule(access.role_in(request.user, space.organization_id)):
+        raise exceptions.PermissionDenied(refusal)
+
+
+class RevisionConflictError(exceptions.APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "conflict"
+
+
 class SpaceVisibilityInput(serializers.Serializer):
     visibility = serializers.ChoiceField(choices=Space.Visibility.choices)
 
@@ -79,6 +94,9 @@ class SpaceDetailApi(APIView):
     @extend_schema(request=SpaceVisibilityInput, responses=SpaceOutput)
     def patch(self, request, space_id):
         space = space_for(request, space_id)
+        check_person_may(
+            request, space, access.may_administer, "only the organization's admins may do this"
+        )
         data = SpaceVisibilityInput(data=request.data)
         data.is_valid(raise_exception=True)
         space = services.space_visibility_set(space=space, **data.validated_data)
@@ -94,6 +112,13 @@ class PageInput(serializers.Serializer):
 class RevisionInput(serializers.Serializer):
     message = serializers.CharField(max_length=500, allow_blank=True, default="")
     pages = serializers.ListField(child=PageInput(), allow_empty=False, max_length=1000)
+    baseRevision = serializers.CharField(
+        required=False,
+        max_length=32,
+        help_text="The revision these pages were edited from: when the space's current "
+        "revision is another one by now, nothing is written and the answer is 409 (nothing "
+        "another writer saved meanwhile is overwritten).",
+    )
 
 
 @service_errors("pages", methods=["post"])
@@ -113,14 +138,23 @@ class SpaceRevisionsApi(generics.ListAPIView):
     @extend_schema(request=RevisionInput, responses={201: RevisionOutput})
     def post(self, request, space_id):
         space = space_for(request, space_id)
+        check_person_may(request, space, access.may_edit, access.edit_refusal("reader"))
         data = RevisionInput(data=request.data)
         data.is_valid(raise_exception=True)
-        revision = services.space_content_update(
-            space=space,
-            pages=data.validated_data["pages"],
-            message=data.validated_data["message"],
-            author=None if is_machine(request.user) else request.user,
-        )
+        try:
+            revision = services.space_content_update(
+                space=space,
+                pages=data.validated_data["pages"],
+                message=data.validated_data["message"],
+                author=None if is_machine(request.user) else request.user,
+                based_on=data.validated_data.get("baseRevision"),
+            )
+        except services.RevisionConflict as conflict:
+            current = conflict.current.id if conflict.current else None
+            raise RevisionConflictError(
+                f"the space's current revision is {current} now, not baseRevision: read it and "
+                "apply your change to it"
+            ) from None
         return Response(RevisionOutput(revision).data, status=status.HTTP_201_CREATED)
 
 

@@ -39,8 +39,12 @@ class Organization(models.Model):
 
 class Membership(models.Model):
     class Role(models.TextChoices):
+        """Admins manage the organization (members, space settings); admins and members edit
+        its spaces; readers only read them."""
+
         ADMIN = "admin", "Admin"
         MEMBER = "member", "Member"
+        READER = "reader", "Reader"
 
     organization = models.ForeignKey(
         Organization, on_delete=models.CASCADE, related_name="memberships"
@@ -107,20 +111,41 @@ class Revision(models.Model):
 
 
 class Page(models.Model):
+    """One page of a revision. ``path`` places it in the navigation (``guide/install`` sits
+    under ``guide``); ``position`` orders it among the pages of its revision."""
+
     id = models.CharField(primary_key=True, max_length=32, default=new_id, editable=False)
     revision = models.ForeignKey(Revision, on_delete=models.CASCADE, related_name="pages")
     path = models.CharField(max_length=300)
     title = models.CharField(max_length=300)
     body = models.TextField(blank=True, help_text="Markdown.")
+    position = models.PositiveIntegerField(default=0)
 
     class Meta:
-        ordering = ["path"]
+        ordering = ["position", "path"]
         constraints = [
             models.UniqueConstraint(fields=["revision", "path"], name="unique_page_path")
         ]
 
     def __str__(self):
         return self.title
+
+
+class SpaceVisit(models.Model):
+    """When a visitor last opened a space's reader and ``space_view`` fired for it: at most
+    once per visitor, space and ``READER_VIEW_INTERVAL`` (``documents.services``)."""
+
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="+")
+    visitor = models.CharField(max_length=80, help_text="user:<id> or anon:<anonymous id>")
+    last_fired_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["space", "visitor"], name="one_visit_per_visitor")
+        ]
+
+    def __str__(self):
+        return f"{self.visitor} in {self.space_id}"
 
 
 class Site(models.Model):

@@ -1,5 +1,7 @@
 """Writes of the host platform."""
 
+import re
+
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -90,17 +92,46 @@ def worker_ping_answer(*, ping_id: int, worker: str) -> None:
 # --- Host actions: each one fires its event in the same transaction ---------------------------
 
 
+class RevisionConflict(Exception):
+    """A write based on a revision that is no longer the space's current one."""
+
+    def __init__(self, current: Revision | None):
+        super().__init__("the space changed since that revision")
+        self.current = current
+
+
 @transaction.atomic
-def space_content_update(*, space: Space, pages: list[dict], message: str = "", author=None):
-    """Write a new revision holding ``pages`` ({path, title, body}); fires
-    ``space_content_updated``."""
-    _check_pages(pages)
+def space_content_update(
+    *,
+    space: Space,
+    pages: list[dict],
+    message: str = "",
+    author=None,
+    based_on: str | None = None,
+):
+    """Write a new revision holding ``pages`` ({path, title, body}, in navigation order);
+    fires ``space_content_updated``. With ``based_on`` (a revision id), refuses with
+    RevisionConflict when the space's current revision is another one by then: the write
+    was made from content that changed meanwhile, and would overwrite it."""
+    check_pages(pages)
+    if len(message) > MAX_MESSAGE_LENGTH:
+        raise ValidationError({"message": [f"at most {MAX_MESSAGE_LENGTH} characters"]})
+    # The space's row is the lock: two writes to one space are made one after the other.
+    locked = Space.objects.select_for_update().get(pk=space.pk)
+    if based_on is not None and locked.current_revision_id != based_on:
+        raise RevisionConflict(locked.current_revision)
     revision = Revision.objects.create(
-        space=space, parent=space.current_revision, message=message, author=author
+        space=space, parent_id=locked.current_revision_id, message=message, author=author
     )
     Page.objects.bulk_create(
-        Page(revision=revision, path=page["path"], title=page["title"], body=page.get("body", ""))
-        for page in pages
+        Page(
+            revision=revision,
+            path=page["path"],
+            title=page["title"].strip(),
+            body=page.get("body", ""),
+            position=position,
+        )
+        for position, page in enumerate(pages)
     )
     space.current_revision = revision
     space.save(update_fields=["current_revision"])
@@ -114,23 +145,65 @@ def space_content_update(*, space: Space, pages: list[dict], message: str = "", 
     return revision
 
 
-def _check_pages(pages) -> None:
+MAX_MESSAGE_LENGTH = 500
+MAX_PAGES = 1000
+MAX_TITLE_LENGTH = 300
+MAX_PATH_LENGTH = 300
+#: A page's Markdown, in UTF-8 bytes.
+MAX_PAGE_BYTES = 512 * 1024
+PATH_SEGMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+#: Addresses of the reader that a page path would shadow (``/s/<space>/history``, ...): no
+#: path starts with these, and no part of one is ``edit``.
+RESERVED_PATHS = {"history", "settings", "new", "-"}
+RESERVED_SEGMENTS = {"edit"}
+
+
+def page_path_problem(path) -> str | None:
+    """Why ``path`` cannot name a page (segments of letters, digits, '.', '-', '_' joined by
+    '/'; none of the reader's own addresses), or None."""
+    if not isinstance(path, str) or not path.strip():
+        return "is required"
+    if len(path) > MAX_PATH_LENGTH:
+        return f"at most {MAX_PATH_LENGTH} characters"
+    segments = path.split("/")
+    if not all(PATH_SEGMENT.fullmatch(segment) for segment in segments):
+        return (
+            "letters, digits, '.', '-' and '_' in parts joined by '/', each starting with a "
+            "letter or digit (e.g. guide/install)"
+        )
+    if segments[0] in RESERVED_PATHS or RESERVED_SEGMENTS & set(segments):
+        return "history, settings, new and edit are the reader's own addresses"
+    return None
+
+
+def check_pages(pages) -> None:
     errors = {}
     if not isinstance(pages, list) or not pages:
         raise ValidationError({"pages": ["give at least one page"]})
+    if len(pages) > MAX_PAGES:
+        raise ValidationError({"pages": [f"at most {MAX_PAGES} pages"]})
     seen = set()
     for index, page in enumerate(pages):
         if not isinstance(page, dict):
             errors[f"pages.{index}"] = ["must be an object with path, title and body"]
             continue
-        for field in ("path", "title"):
-            if not isinstance(page.get(field), str) or not page[field].strip():
-                errors[f"pages.{index}.{field}"] = ["is required"]
-        if not isinstance(page.get("body", ""), str):
+        problem = page_path_problem(page.get("path"))
+        if problem:
+            errors[f"pages.{index}.path"] = [problem]
+        title = page.get("title")
+        if not isinstance(title, str) or not title.strip():
+            errors[f"pages.{index}.title"] = ["is required"]
+        elif len(title.strip()) > MAX_TITLE_LENGTH:
+            errors[f"pages.{index}.title"] = [f"at most {MAX_TITLE_LENGTH} characters"]
+        body = page.get("body", "")
+        if not isinstance(body, str):
             errors[f"pages.{index}.body"] = ["must be a string"]
-        if page.get("path") in seen:
-            errors[f"pages.{index}.path"] = [f"duplicates the path {page['path']!r}"]
-        seen.add(page.get("path"))
+        elif len(body.encode("utf-8", "surrogatepass")) > MAX_PAGE_BYTES:
+            errors[f"pages.{index}.body"] = [f"at most {MAX_PAGE_BYTES // 1024} KiB of Markdown"]
+        path = page.get("path")
+        if isinstance(path, str) and path in seen:
+            errors[f"pages.{index}.path"] = [f"duplicates the path {path!r}"]
+        seen.add(path if isinstance(path, str) else None)
     if errors:
         raise ValidationError(errors)
 

@@ -457,6 +457,9 @@ RUNTIME_URL = env.str("RUNTIME_URL", default="http://127.0.0.1:8100").rstrip("/"
 RUNTIME_SIGNING_KEY = env.str("RUNTIME_SIGNING_KEY", default="")
 RUNTIME_CONNECT_TIMEOUT = env_positive(float, "RUNTIME_CONNECT_TIMEOUT", 3.0)
 RUNTIME_RESPONSE_TIMEOUT = env_positive(float, "RUNTIME_RESPONSE_TIMEOUT", 15.0)
+# Seconds a page waits for its integration blocks (rendered at once); a block that has not
+# answered by then shows an inline box instead.
+BLOCK_RENDER_DEADLINE = env_positive(float, "BLOCK_RENDER_DEADLINE", 3.0)
 # Deliveries wait 1x, 2x, 4x this before trying an unreachable runtime host again.
 RUNTIME_RETRY_BASE_DELAY = env_number(float, "RUNTIME_RETRY_BASE_DELAY", 2.0)
 # Event deliveries one integration may have running at once, across the workers: the rest are

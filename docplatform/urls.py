@@ -14,6 +14,7 @@ urlpatterns = [
     path("", RedirectView.as_view(url="/marketplace/", permanent=False)),
     path("admin/", admin.site.urls),
     path("marketplace/", include("marketplace.urls")),
+    path("s/", include("docplatform.documents.urls")),
     path("api/v1/", include((api_v1, "api"))),
     path("api/", include("docplatform.api_docs_urls")),
 ]

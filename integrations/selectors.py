@@ -383,3 +383,17 @@ def log_page(
     if after is not None:
         return LogPage([], after)
     return LogPage([], lines.aggregate(newest=Max("pk"))["newest"] or 0)
+
+
+def installations_covering_space(space: Space) -> QuerySet:
+    """The installations whose integration reaches ``space``: its space installations, and its
+    organization's installations whose space selection covers it."""
+    covers = Q(level=Installation.Level.SPACE, space=space) | Q(
+        level=Installation.Level.ORGANIZATION, organization_id=space.organization_id
+    ) & (Q(space_selection=Installation.SpaceSelection.ALL) | Q(selected_spaces=space))
+    return (
+        Installation.objects.filter(covers)
+        .select_related("integration", "parent")
+        .distinct()
+        .order_by("integration__title", "-level")
+    )

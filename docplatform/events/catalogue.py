@@ -124,14 +124,20 @@ class Visitor:
     user_agent: str
     ip: str
     cookies: dict
+    #: The signed-in member reading a space in the platform's reader (an extension of the
+    #: specification's visitor: ``userId``, only when known).
+    user_id: str | None = None
 
     def as_payload(self) -> dict:
-        return {
+        payload = {
             "anonymousId": self.anonymous_id,
             "userAgent": self.user_agent,
             "ip": self.ip,
             "cookies": dict(self.cookies),
         }
+        if self.user_id is not None:
+            payload["userId"] = self.user_id
+        return payload
 
 
 def register(event: EventType) -> None:

@@ -79,52 +79,105 @@ def call_runtime(
     Every call is logged (``services.logs``), whatever its end: ``kind`` is ``event``,
     ``fetch`` or ``ui_render`` by the event's type unless given (``completion``, ``oauth``).
     """
-    environment = environment_for(version, installation)
-    log = CallLog(event, version, installation, kind, environment)
-    started = time.perf_counter()
-    try:
-        answer = _post(version, event, environment, fetch_body, bundle=None)
-        if answer.status_code == 409 and answer.headers.get(OUTCOME_HEADER) == "bundle_required":
-            answer = _post(version, event, environment, fetch_body, bundle=bytes(version.bundle))
-    except PlatformFault as failure:
-        log.failed(failure, duration_ms=int((time.perf_counter() - started) * 1000))
-        raise
-    duration_ms = int((time.perf_counter() - started) * 1000)
-    log.answered(answer, duration_ms)
-    outcome = answer.headers.get(OUTCOME_HEADER, "")
-    if outcome in HOST_OUTCOMES:
-        failure = IntegrationFault.from_outcome(outcome, _message_of(answer), _body_of(answer))
-        failure.duration_ms = duration_ms
-        log.failed(failure)
-        raise failure
-    if outcome != "ok":
-        # The envelope itself was refused (signature, shape, size): the platform's fault.
-        failure = PlatformFault(
-            "runtime_unavailable",
-            f"the runtime refused the envelope ({answer.status_code} {outcome or 'no outcome'})",
-        )
-        log.failed(failure, outcome=IntegrationLog.Outcome.REFUSED)
-        raise failure
-    result = RuntimeAnswer(
-        status=answer.status_code,
-        headers=dict(answer.headers),
-        body=answer.content,
-        duration_ms=duration_ms,
+    call = RuntimeCall(
+        event, version=version, installation=installation, fetch_body=fetch_body, kind=kind
     )
-    if read is None:
+    call.send()
+    return call.finish(read)
+
+
+class RuntimeCall:
+    """One call in three steps, so that several can be sent at once (a page's blocks):
+    made (reads the database: the environment), ``send`` (the HTTP round trip alone, no
+    database: safe in another thread), ``finish`` (on the caller's thread: the log line, the
+    answer read or the failure raised)."""
+
+    def __init__(self, event, *, version, installation=None, fetch_body=None, kind=None):
+        self.event, self.version, self.fetch_body = event, version, fetch_body
+        self.environment = environment_for(version, installation)
+        self.log = CallLog(event, version, installation, kind, self.environment)
+        self._started = time.perf_counter()
+        self._answer: requests.Response | None = None
+        self._failure: PlatformFault | None = None
+        self._duration_ms = 0
+
+    def send(self) -> None:
+        """The first POST (without the bundle); never raises."""
+        self._started = time.perf_counter()
+        try:
+            self._answer = _post(self.version, self.event, self.environment, self.fetch_body, None)
+        except PlatformFault as failure:
+            self._failure = failure
+        self._duration_ms = int((time.perf_counter() - self._started) * 1000)
+
+    def abandon(self, failure: RuntimeFailure) -> RuntimeFailure:
+        """The caller stopped waiting (its deadline): log the call as ``failure``."""
+        failure.duration_ms = int((time.perf_counter() - self._started) * 1000)
+        self.log.failed(failure, duration_ms=failure.duration_ms)
+        return failure
+
+    def finish(self, read: Callable[[RuntimeAnswer], Any] | None = None):
+        answer = self._answer
+        if self._failure is None and _wants_bundle(answer):
+            # The host does not have this version's code yet: send it along, once.
+            try:
+                answer = _post(
+                    self.version,
+                    self.event,
+                    self.environment,
+                    self.fetch_body,
+                    bundle=bytes(self.version.bundle),
+                )
+            except PlatformFault as failure:
+                self._failure = failure
+            self._duration_ms = int((time.perf_counter() - self._started) * 1000)
+        log, duration_ms = self.log, self._duration_ms
+        if self._failure is not None:
+            log.failed(self._failure, duration_ms=duration_ms)
+            raise self._failure
+        log.answered(answer, duration_ms)
+        outcome = answer.headers.get(OUTCOME_HEADER, "")
+        if outcome in HOST_OUTCOMES:
+            failure = IntegrationFault.from_outcome(outcome, _message_of(answer), _body_of(answer))
+            failure.duration_ms = duration_ms
+            log.failed(failure)
+            raise failure
+        if outcome != "ok":
+            # The envelope itself was refused (signature, shape, size): the platform's fault.
+            refused = f"{answer.status_code} {outcome or 'no outcome'}"
+            failure = PlatformFault(
+                "runtime_unavailable", f"the runtime refused the envelope ({refused})"
+            )
+            log.failed(failure, outcome=IntegrationLog.Outcome.REFUSED)
+            raise failure
+        result = RuntimeAnswer(
+            status=answer.status_code,
+            headers=dict(answer.headers),
+            body=answer.content,
+            duration_ms=duration_ms,
+        )
+        if read is None:
+            log.succeeded()
+            return result
+        try:
+            value = read(result)
+        except RuntimeFailure as failure:
+            failure.duration_ms = duration_ms
+            log.failed(failure)
+            raise
+        except Exception as error:
+            log.failed(error)
+            raise
         log.succeeded()
-        return result
-    try:
-        value = read(result)
-    except RuntimeFailure as failure:
-        failure.duration_ms = duration_ms
-        log.failed(failure)
-        raise
-    except Exception as error:
-        log.failed(error)
-        raise
-    log.succeeded()
-    return value
+        return value
+
+
+def _wants_bundle(answer: requests.Response | None) -> bool:
+    return (
+        answer is not None
+        and answer.status_code == 409
+        and answer.headers.get(OUTCOME_HEADER) == "bundle_required"
+    )
 
 
 def _body_of(answer: requests.Response) -> dict | None:

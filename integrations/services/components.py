@@ -7,20 +7,23 @@ handler, whose result with ``state`` replaces the state before the component ren
 ``{}`` (not handled) leaves it as it was. A failing component changes nothing.
 """
 
+import hashlib
 import json
 import re
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.http import Http404
 from django.utils import timezone
 
-from ..gateway.client import call_runtime
+from ..gateway.client import RuntimeCall, call_runtime
 from ..gateway.envelopes import ui_render_event
-from ..gateway.failures import ClientFault, IntegrationFault
+from ..gateway.failures import ClientFault, IntegrationFault, RuntimeFailure
 from ..models import ComponentState, Installation
 from ..policies import is_paused, runnable_version
 from ..selectors import manifest_component_ids
@@ -74,14 +77,7 @@ def component_render(
     stored then.
     """
     _check_input(instance=instance, props=props, action=action)
-    integration = installation.integration
-    if component_id not in manifest_component_ids(integration):
-        raise Http404(f"the integration has no component {component_id!r}")
-    version = runnable_version(integration)
-    if version is None:
-        raise Http404("the integration has no code to run")
-    if is_paused(installation):
-        raise ClientFault("installation_paused", "the installation is paused")
+    version = _renderable_version(installation, component_id)
     stored = ComponentState.objects.filter(
         installation=installation, component_id=component_id, instance=instance
     ).first()
@@ -101,6 +97,132 @@ def component_render(
     if stored is None or (stored.props, stored.state) != (props, state):
         _store(installation, component_id, instance, stored, props=props, state=state)
     return RenderedComponent(instance=instance, element=element, state=state, props=props)
+
+
+@dataclass(frozen=True)
+class ComponentRequest:
+    """One component instance to render without an action (a block of a page)."""
+
+    installation: Installation
+    component_id: str
+    instance: str
+    props: dict | None = None
+
+
+#: Renders of several blocks run here at once; each thread only waits on the runtime host.
+_render_pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix="component-render")
+
+
+def components_render(
+    requests: list[ComponentRequest], *, deadline: float
+) -> list[RenderedComponent | RuntimeFailure | Http404 | ValidationError]:
+    """Render several instances at once (a page's blocks), each result in the order asked:
+    the rendered component, or why it could not be (the exception, not raised).
+
+    An instance whose version, configuration, props and stored state were rendered before
+    is answered from the cache without calling the runtime (its render is a function of
+    them). The others are sent to the runtime host concurrently; one that has not answered
+    ``deadline`` seconds after they were sent is a ``timeout`` failure (logged so) and is
+    left to finish on its own.
+    """
+    results: list = [None] * len(requests)
+    stored = _stored_states(requests)
+    pending = []
+    for index, request in enumerate(requests):
+        try:
+            version = _renderable_version(request.installation, request.component_id)
+            _check_input(instance=request.instance, props=request.props, action=None)
+        except (Http404, ValidationError, RuntimeFailure) as error:
+            results[index] = error
+            continue
+        row = stored.get((request.installation.pk, request.component_id, request.instance))
+        props = request.props if request.props is not None else (row.props if row else {})
+        key = _cache_key(version, request, props, row.state) if row else None
+        element = cache.get(key) if key else None
+        if element is not None:
+            results[index] = RenderedComponent(request.instance, element, row.state, props)
+            continue
+        event = ui_render_event(
+            request.installation,
+            component_id=request.component_id,
+            props=props,
+            state=row.state if row else None,
+            action=None,
+            context=_ui_context(request.installation, request.instance),
+        )
+        call = RuntimeCall(event, version=version, installation=request.installation)
+        pending.append((index, request, version, row, props, call))
+    futures = {_render_pool.submit(entry[-1].send): entry for entry in pending}
+    done, _ = wait(futures, timeout=deadline)
+    for future, (index, request, version, row, props, call) in futures.items():
+        if future not in done:
+            results[index] = call.abandon(
+                IntegrationFault("timeout", f"the block did not answer within {deadline:g} s")
+            )
+            continue
+        try:
+            element, state = call.finish(_rendered(request.component_id))
+            if row is None or (row.props, row.state) != (props, state):
+                _store(
+                    request.installation,
+                    request.component_id,
+                    request.instance,
+                    row,
+                    props=props,
+                    state=state,
+                )
+        except (Http404, RuntimeFailure) as error:
+            results[index] = error
+            continue
+        cache.set(_cache_key(version, request, props, state), element, BLOCK_CACHE_SECONDS)
+        results[index] = RenderedComponent(request.instance, element, state, props)
+    return results
+
+
+#: How long a block's markup is kept for the same version, configuration, props and state.
+BLOCK_CACHE_SECONDS = 3600
+
+
+def _renderable_version(installation: Installation, component_id: str):
+    """The version that renders ``component_id`` for the installation, or why none does."""
+    integration = installation.integration
+    if component_id not in manifest_component_ids(integration):
+        raise Http404(f"the integration has no component {component_id!r}")
+    version = runnable_version(integration)
+    if version is None:
+        raise Http404("the integration has no code to run")
+    if is_paused(installation):
+        raise ClientFault("installation_paused", "the installation is paused")
+    return version
+
+
+def _stored_states(requests: list[ComponentRequest]) -> dict:
+    if not requests:
+        return {}
+    rows = ComponentState.objects.filter(
+        installation__in={request.installation.pk for request in requests},
+        instance__in={request.instance for request in requests},
+    )
+    return {(row.installation_id, row.component_id, row.instance): row for row in rows}
+
+
+def _cache_key(version, request: ComponentRequest, props: dict, state: dict) -> str:
+    """What a render depends on: the code, the installation's configuration (and its
+    organization installation's), the component, its props and state."""
+    installation = request.installation
+    parent = installation.parent if installation.parent_id else None
+    inputs = [
+        version.pk,
+        version.content_hash,
+        installation.pk,
+        installation.configuration,
+        parent.configuration if parent else None,
+        request.component_id,
+        props,
+        state,
+    ]
+    digest = hashlib.sha256(json.dumps(inputs, sort_keys=True, default=str).encode())
+    return f"component-render:{digest.hexdigest()}"
 
 
 def component_state_delete(*, installation: Installation, component_id: str, instance: str):

@@ -1,0 +1,108 @@
+"""The history of a space: its revisions, each readable as it was, compared with the one
+before it and restorable (a new revision with its content); and the space's settings."""
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.http import Http404
+from django.shortcuts import redirect
+from django.urls import reverse
+
+from ..models import Space
+from . import selectors, services
+from .reading import page_document, shown_html, table_of_contents
+from .views import PermissionDeniedPage, SpaceView
+
+
+class HistoryView(SpaceView):
+    tab = "history"
+
+    def get(self, request):
+        entries, older = selectors.history(self.space, before=request.GET.get("before"))
+        return self.page("docs/history.html", {"entries": entries, "older": older})
+
+
+class RevisionView(SpaceView):
+    """A revision read as it was: its navigation and one of its pages."""
+
+    tab = "history"
+
+    def get(self, request, revision_id, page_path=None):
+        revision = selectors.revision_of(self.space, revision_id)
+        page = selectors.page_in(revision.pk, page_path)
+        if page is None and page_path is not None:
+            raise Http404("No such page in this revision.")
+        roots, _ = selectors.navigation(revision.pk)
+        context = {"revision": revision, "roots": roots, "current_path": page and page.path}
+        if page is not None:
+            document = page_document(page)
+            place = self.block_place(page.path, interactive=False)
+            context |= {
+                "page_obj": page,
+                "content": shown_html(document, place),
+                "toc": table_of_contents(document),
+            }
+        return self.page("docs/revision.html", context)
+
+
+class RevisionDiffView(SpaceView):
+    tab = "history"
+
+    def get(self, request, revision_id):
+        revision = selectors.revision_of(self.space, revision_id)
+        changes = selectors.revision_diff(revision)
+        return self.page("docs/diff.html", {"revision": revision, "changes": changes})
+
+
+class RevisionRestoreView(SpaceView):
+    def post(self, request, revision_id):
+        self.require_editor()
+        revision = selectors.revision_of(self.space, revision_id)
+        restored = services.revision_restore(
+            space=self.space, revision=revision, author=request.user
+        )
+        messages.success(
+            request,
+            f"Revision {revision.pk[:8]} restored as the new revision {restored.pk[:8]}.",
+        )
+        return redirect(reverse("docs:history", args=[self.space.pk]))
+
+
+class SpaceSettingsView(SpaceView):
+    """The space's title and visibility, for the organization's admins."""
+
+    tab = "settings"
+
+    def get(self, request):
+        self._require_admin()
+        return self._form(self.space.title, self.space.visibility, {})
+
+    def post(self, request):
+        self._require_admin()
+        title = request.POST.get("title", "")
+        visibility = request.POST.get("visibility", "")
+        try:
+            services.space_settings_update(space=self.space, title=title, visibility=visibility)
+        except ValidationError as error:
+            return self._form(title, visibility, error.message_dict, status=400)
+        messages.success(request, "Settings saved.")
+        return redirect(reverse("docs:settings", args=[self.space.pk]))
+
+    def _require_admin(self):
+        if self.role is None:
+            raise Http404("No such space.")
+        if not selectors.access.may_administer(self.role):
+            raise PermissionDeniedPage(
+                "Only the organization's admins may change a space's settings."
+            )
+
+    def _form(self, title, visibility, errors, status=200):
+        return self.page(
+            "docs/settings.html",
+            {
+                "title_value": title,
+                "visibility_value": visibility,
+                "visibilities": Space.Visibility.choices,
+                "errors": errors,
+            },
+            status=status,
+        )

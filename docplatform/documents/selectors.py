@@ -1,0 +1,196 @@
+"""Reads of the documentation product: a space's navigation, its pages, its history and
+what each revision changed."""
+
+import difflib
+from dataclasses import dataclass, field
+
+from django.db.models import QuerySet
+from django.http import Http404
+
+from ..models import Page, Revision, Space
+from . import access
+
+HISTORY_PAGE_SIZE = 30
+
+
+def page_dicts(revision_id: str) -> list[dict]:
+    """A revision's pages as {path, title, body}, in navigation order."""
+    return list(
+        Page.objects.filter(revision_id=revision_id)
+        .order_by("position", "path")
+        .values("path", "title", "body")
+    )
+
+
+def space_for_reader(user, space_id: str) -> tuple[Space, str | None]:
+    """The space and the user's role in its organization; Http404 when the user may not read
+    it (a private space of another organization is as unknown as a missing one)."""
+    space = Space.objects.select_related("organization").filter(pk=space_id).first()
+    if space is None:
+        raise Http404("No such space.")
+    role = access.role_in(user, space.organization_id)
+    if not access.may_read(role, space):
+        raise Http404("No such space.")
+    return space, role
+
+
+@dataclass
+class NavItem:
+    """A page in the navigation, with the pages under it."""
+
+    path: str
+    title: str
+    children: list["NavItem"] = field(default_factory=list)
+    depth: int = 0
+
+
+def navigation(revision_id: str | None) -> tuple[list[NavItem], list[NavItem]]:
+    """(the tree of pages by path, every page in reading order). A page sits under the
+    nearest page whose path is a prefix of its own (``guide/install`` under ``guide``),
+    siblings in their navigation order."""
+    if revision_id is None:
+        return [], []
+    rows = Page.objects.filter(revision_id=revision_id).order_by("position", "path")
+    items = {path: NavItem(path, title) for path, title in rows.values_list("path", "title")}
+    roots: list[NavItem] = []
+    for path, item in items.items():
+        parent = _nearest_parent(path, items)
+        (items[parent].children if parent else roots).append(item)
+    ordered: list[NavItem] = []
+
+    def walk(level: list[NavItem], depth: int) -> None:
+        for item in level:
+            item.depth = depth
+            ordered.append(item)
+            walk(item.children, depth + 1)
+
+    walk(roots, 0)
+    return roots, ordered
+
+
+def _nearest_parent(path: str, items: dict) -> str | None:
+    parts = path.split("/")
+    for length in range(len(parts) - 1, 0, -1):
+        candidate = "/".join(parts[:length])
+        if candidate in items:
+            return candidate
+    return None
+
+
+def page_in(revision_id: str | None, path: str | None) -> Page | None:
+    """The page at ``path`` of the revision (the first in reading order when ``path`` is
+    None), or None."""
+    if revision_id is None:
+        return None
+    if path is not None:
+        return Page.objects.filter(revision_id=revision_id, path=path).first()
+    _, ordered = navigation(revision_id)
+    if not ordered:
+        return None
+    return Page.objects.filter(revision_id=revision_id, path=ordered[0].path).first()
+
+
+# --- History -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PageChange:
+    path: str
+    title: str
+    kind: str  # added, removed, changed, moved
+    lines: list[tuple[str, str]] = field(default_factory=list)  # (" "|"+"|"-"|"@", text)
+
+
+@dataclass(frozen=True)
+class HistoryEntry:
+    revision: Revision
+    changes: list[PageChange]
+    is_current: bool
+
+
+def history(space: Space, *, before: str | None = None) -> tuple[list[HistoryEntry], str | None]:
+    """A page of the space's revisions, newest first, each with the pages it changed against
+    its parent; and the id to pass as ``before`` for the next (older) page, or None."""
+    revisions = _revisions(space)
+    if before:
+        anchor = revisions.filter(pk=before).first()
+        if anchor is not None:
+            revisions = revisions.filter(created_at__lte=anchor.created_at).exclude(pk=anchor.pk)
+    listed = list(revisions[: HISTORY_PAGE_SIZE + 1])
+    more = listed[HISTORY_PAGE_SIZE].pk if len(listed) > HISTORY_PAGE_SIZE else None
+    listed = listed[:HISTORY_PAGE_SIZE]
+    wanted = {r.pk for r in listed} | {r.parent_id for r in listed if r.parent_id}
+    contents: dict[str, dict[str, dict]] = {revision_id: {} for revision_id in wanted}
+    for revision_id, path, title, body in Page.objects.filter(revision_id__in=wanted).values_list(
+        "revision_id", "path", "title", "body"
+    ):
+        contents[revision_id][path] = {"title": title, "body": body}
+    entries = [
+        HistoryEntry(
+            revision,
+            _changes(contents.get(revision.parent_id, {}), contents[revision.pk], lines=False),
+            revision.pk == space.current_revision_id,
+        )
+        for revision in listed
+    ]
+    return entries, (listed[-1].pk if more else None)
+
+
+def _revisions(space: Space) -> QuerySet:
+    return space.revisions.select_related("author").order_by("-created_at", "-pk")
+
+
+def revision_of(space: Space, revision_id: str) -> Revision:
+    revision = _revisions(space).filter(pk=revision_id).first()
+    if revision is None:
+        raise Http404("No such revision.")
+    return revision
+
+
+def revision_diff(revision: Revision) -> list[PageChange]:
+    """What ``revision`` changed against its parent, with a line diff of each changed page."""
+    before = _contents(revision.parent_id) if revision.parent_id else {}
+    return _changes(before, _contents(revision.pk), lines=True)
+
+
+def _contents(revision_id: str) -> dict[str, dict]:
+    return {page["path"]: page for page in page_dicts(revision_id)}
+
+
+def _changes(before: dict, after: dict, *, lines: bool) -> list[PageChange]:
+    changes = []
+    for path in sorted(set(before) | set(after)):
+        old, new = before.get(path), after.get(path)
+        if old is not None and new is not None and _same(old, new):
+            continue
+        kind = "added" if old is None else "removed" if new is None else "changed"
+        title = (new or old)["title"]
+        diff = line_diff(old, new) if lines else []
+        changes.append(PageChange(path, title, kind, diff))
+    return changes
+
+
+def _same(old: dict, new: dict) -> bool:
+    return old["title"] == new["title"] and old["body"] == new["body"]
+
+
+def line_diff(old: dict | None, new: dict | None) -> list[tuple[str, str]]:
+    """A unified line diff of the page (its title as the first line), with 3 lines of
+    context; ``@`` lines mark where a hunk starts."""
+    before = _as_lines(old)
+    after = _as_lines(new)
+    diff = []
+    for line in difflib.unified_diff(before, after, lineterm="", n=3):
+        if line.startswith(("---", "+++")):
+            continue
+        if line.startswith("@@"):
+            diff.append(("@", line))
+        else:
+            diff.append((line[:1] or " ", line[1:]))
+    return diff
+
+
+def _as_lines(page: dict | None) -> list[str]:
+    if page is None:
+        return []
+    return [f"# {page['title']}", "", *page["body"].splitlines()]

@@ -1,0 +1,248 @@
+"""Writes of the documentation product. Each page action makes a new revision through
+``services.space_content_update`` (the one service the REST API uses too), so
+``space_content_updated`` fires the same whichever door was used; nothing here writes pages
+itself.
+
+Nothing is lost: every edit names the revision it was made from (``based_on``). When the
+space moved on meanwhile, an edit of a page that nobody else touched is applied on top of
+the new revision; an edit of a page that changed meanwhile is refused with PageConflict,
+carrying the other change, so the person decides (keep theirs on top, or discard it).
+"""
+
+from datetime import timedelta
+
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from .. import services
+from ..events import Visitor
+from ..models import Revision, Space, SpaceVisit
+from .selectors import page_dicts
+
+#: A visitor's reads of one space fire ``space_view`` at most this often (README).
+READER_VIEW_INTERVAL = timedelta(minutes=5)
+
+
+class PageConflict(Exception):
+    """The page was changed (or removed) in a revision made since ``based_on``: ``current``
+    is that revision, ``theirs`` the page as it is now (None when it was removed)."""
+
+    def __init__(self, *, current: Revision | None, theirs: dict | None):
+        super().__init__("the page changed since it was opened")
+        self.current, self.theirs = current, theirs
+
+
+def page_save(
+    *,
+    space: Space,
+    path: str,
+    title: str,
+    body: str,
+    new_path: str | None = None,
+    message: str = "",
+    author=None,
+    based_on: str,
+) -> Revision:
+    """Save one page's title, Markdown and (``new_path``) its path, edited from the revision
+    ``based_on``. Raises ValidationError naming the field (``title``, ``path``, ``body``),
+    or PageConflict."""
+    new_path = path if new_path is None else new_path
+    base = _base_pages(space, based_on)
+    mine = base.get(path)
+    if mine is None:
+        raise ValidationError({"path": ["no page has this path in that revision"]})
+    edited = {"path": new_path, "title": title, "body": body}
+    return _write_on_top(
+        space,
+        based_on=based_on,
+        touched=path,
+        change=lambda pages: _replaced(pages, path, edited),
+        message=message or _default_message("Edit", title),
+        author=author,
+        base_page=mine,
+    )
+
+
+def page_create(
+    *, space: Space, path: str, title: str, body: str = "", message: str = "", author=None
+) -> Revision:
+    """Add a page at the end of the navigation (under its parent path, where it has one)."""
+    current = page_dicts(space.current_revision_id) if space.current_revision_id else []
+    page = {"path": path, "title": title, "body": body}
+    _replaced(current, None, page)  # the same checks as an edit's (raises ValidationError)
+    try:
+        return services.space_content_update(
+            space=space,
+            pages=[*current, page],
+            message=message or _default_message("Add", title),
+            author=author,
+            based_on=space.current_revision_id,
+        )
+    except services.RevisionConflict:
+        # Someone saved between our read and our write: add the page to what is there now.
+        space.refresh_from_db(fields=["current_revision"])
+        return page_create(
+            space=space, path=path, title=title, body=body, message=message, author=author
+        )
+
+
+def page_delete(*, space: Space, path: str, author=None, based_on: str) -> Revision:
+    base = _base_pages(space, based_on)
+    if path not in base:
+        raise ValidationError({"path": ["no page has this path in that revision"]})
+    return _write_on_top(
+        space,
+        based_on=based_on,
+        touched=path,
+        change=lambda pages: [page for page in pages if page["path"] != path],
+        message=_default_message("Delete", base[path]["title"]),
+        author=author,
+        base_page=base[path],
+        empty_error="a space keeps at least one page: add another before deleting this one",
+    )
+
+
+def page_move(*, space: Space, path: str, direction: str, author=None) -> Revision | None:
+    """Move a page one place up or down among the pages of its parent in the navigation;
+    None when it is already first (up) or last (down)."""
+    if direction not in ("up", "down"):
+        raise ValidationError({"direction": ["must be up or down"]})
+    pages = page_dicts(space.current_revision_id) if space.current_revision_id else []
+    positions = {page["path"]: index for index, page in enumerate(pages)}
+    if path not in positions:
+        raise ValidationError({"path": ["no page has this path"]})
+    parent = _parent_path(path)
+    siblings = [page["path"] for page in pages if _parent_path(page["path"]) == parent]
+    at = siblings.index(path)
+    other = at - 1 if direction == "up" else at + 1
+    if not 0 <= other < len(siblings):
+        return None
+    first, second = positions[path], positions[siblings[other]]
+    pages[first], pages[second] = pages[second], pages[first]
+    return services.space_content_update(
+        space=space,
+        pages=pages,
+        message=_default_message("Reorder", pages[second]["title"]),
+        author=author,
+        based_on=space.current_revision_id,
+    )
+
+
+def revision_restore(*, space: Space, revision: Revision, author=None) -> Revision:
+    """A new revision holding ``revision``'s pages as they were (nothing is rewritten: the
+    revisions in between stay in the history)."""
+    if revision.space_id != space.pk:
+        raise ValidationError({"revision": ["is not a revision of this space"]})
+    return services.space_content_update(
+        space=space,
+        pages=page_dicts(revision.pk),
+        message=f"Restore revision {revision.pk[:8]}",
+        author=author,
+    )
+
+
+def space_settings_update(*, space: Space, title: str, visibility: str) -> Space:
+    """Rename the space and set its visibility (``space_visibility_updated`` fires when it
+    changed), in one transaction."""
+    title = (title or "").strip()
+    max_length = Space._meta.get_field("title").max_length
+    if not title:
+        raise ValidationError({"title": ["give the space a title"]})
+    if len(title) > max_length:
+        raise ValidationError({"title": [f"at most {max_length} characters"]})
+    with transaction.atomic():
+        if title != space.title:
+            space.title = title
+            space.save(update_fields=["title"])
+        return services.space_visibility_set(space=space, visibility=visibility)
+
+
+def space_view_from_reader(*, space: Space, visitor: Visitor) -> bool:
+    """The visitor opened the space's reader: fire ``space_view``, at most once per visitor,
+    space and READER_VIEW_INTERVAL (across every process: the row's time is the lock).
+    Whether it fired."""
+    who = f"user:{visitor.user_id}" if visitor.user_id else f"anon:{visitor.anonymous_id}"
+    now = timezone.now()
+    with transaction.atomic():
+        renewed = SpaceVisit.objects.filter(
+            space=space, visitor=who, last_fired_at__lte=now - READER_VIEW_INTERVAL
+        ).update(last_fired_at=now)
+        if not renewed:
+            try:
+                with transaction.atomic():
+                    SpaceVisit.objects.create(space=space, visitor=who, last_fired_at=now)
+            except IntegrityError:
+                return False  # seen within the interval (or by a concurrent read)
+        services.space_view_record(space=space, visitor=visitor)
+    return True
+
+
+# --- Helpers ---------------------------------------------------------------------------------
+
+
+def _base_pages(space: Space, based_on: str) -> dict[str, dict]:
+    if not Revision.objects.filter(pk=based_on, space=space).exists():
+        raise ValidationError({"based_on": ["is not a revision of this space"]})
+    return {page["path"]: page for page in page_dicts(based_on)}
+
+
+def _write_on_top(
+    space, *, based_on, touched, change, message, author, base_page, empty_error=None
+) -> Revision:
+    """Apply ``change`` (pages -> pages) to the space's current pages when ``touched`` is as
+    it was in ``based_on``; PageConflict when someone changed it meanwhile."""
+    for _attempt in range(3):
+        space.refresh_from_db(fields=["current_revision"])
+        current_id = space.current_revision_id
+        pages = page_dicts(current_id) if current_id else []
+        if current_id != based_on:
+            theirs = next((page for page in pages if page["path"] == touched), None)
+            if theirs is None or _content(theirs) != _content(base_page):
+                raise PageConflict(current=space.current_revision, theirs=theirs)
+        changed = change(pages)
+        if not changed and empty_error:
+            raise ValidationError({"path": [empty_error]})
+        try:
+            return services.space_content_update(
+                space=space, pages=changed, message=message, author=author, based_on=current_id
+            )
+        except services.RevisionConflict:
+            continue  # another save landed between our read and our write: look again
+    raise PageConflict(current=space.current_revision, theirs=None)
+
+
+def _replaced(pages: list[dict], path: str, edited: dict) -> list[dict]:
+    """``pages`` with the page at ``path`` replaced by ``edited`` (which may move it)."""
+    errors = {}
+    try:
+        _check_page(edited)
+    except ValidationError as error:
+        errors = error.message_dict
+    if edited["path"] != path and any(page["path"] == edited["path"] for page in pages):
+        errors.setdefault("path", []).append(f"another page has the path {edited['path']!r}")
+    if errors:
+        raise ValidationError(errors)
+    return [edited if page["path"] == path else page for page in pages]
+
+
+def _check_page(page: dict) -> None:
+    """One page's fields, with the errors named as the editor's fields are."""
+    try:
+        services.check_pages([page])
+    except ValidationError as error:
+        raise ValidationError(
+            {key.removeprefix("pages.0."): value for key, value in error.message_dict.items()}
+        ) from None
+
+
+def _content(page: dict) -> tuple[str, str]:
+    return page["title"], page["body"]
+
+
+def _parent_path(path: str) -> str:
+    return path.rpartition("/")[0]
+
+
+def _default_message(verb: str, title: str) -> str:
+    return f"{verb} {title.strip()[:200]}"

@@ -1,0 +1,45 @@
+"""The documentation product's addresses (DESIGN.md, "The documentation product"): the reader
+is ``/s/<space id>/`` and ``/s/<space id>/<page path>``, the editor appends ``/edit``, the
+history is ``/s/<space id>/history``. Page paths never start with ``history``, ``settings``,
+``new`` or ``-`` and hold no part named ``edit`` (``services.page_path_problem``), so these
+never shadow a page."""
+
+from django.urls import path
+
+from . import editor_views, history_views, views
+
+app_name = "docs"
+
+urlpatterns = [
+    path("", views.SpaceListView.as_view(), name="spaces"),
+    path("<id:space_id>/", views.ReaderView.as_view(), name="space"),
+    path("<id:space_id>/history", history_views.HistoryView.as_view(), name="history"),
+    path(
+        "<id:space_id>/history/<id:revision_id>/",
+        history_views.RevisionView.as_view(),
+        name="revision",
+    ),
+    path(
+        "<id:space_id>/history/<id:revision_id>/diff",
+        history_views.RevisionDiffView.as_view(),
+        name="revision-diff",
+    ),
+    path(
+        "<id:space_id>/history/<id:revision_id>/restore",
+        history_views.RevisionRestoreView.as_view(),
+        name="revision-restore",
+    ),
+    path(
+        "<id:space_id>/history/<id:revision_id>/<path:page_path>",
+        history_views.RevisionView.as_view(),
+        name="revision-page",
+    ),
+    path("<id:space_id>/settings", history_views.SpaceSettingsView.as_view(), name="settings"),
+    path("<id:space_id>/new", editor_views.PageNewView.as_view(), name="page-new"),
+    path("<id:space_id>/-/preview", editor_views.PagePreviewView.as_view(), name="preview"),
+    path("<id:space_id>/-/delete", editor_views.PageDeleteView.as_view(), name="page-delete"),
+    path("<id:space_id>/-/move", editor_views.PageMoveView.as_view(), name="page-move"),
+    path("<id:space_id>/-/blocks", views.BlockActionView.as_view(), name="block-action"),
+    path("<id:space_id>/<path:page_path>/edit", editor_views.PageEditView.as_view(), name="edit"),
+    path("<id:space_id>/<path:page_path>", views.ReaderView.as_view(), name="page"),
+]

@@ -1,0 +1,339 @@
+"""The product's one Markdown renderer: pages, previews, sites and integration summaries.
+
+markdown-it-py parses CommonMark with tables and strikethrough, raw HTML off. The token stream
+is then adjusted (heading anchors and levels, table alignment as classes, links and images
+with an unsafe address reduced to their text) and the HTML goes through nh3 (Ammonia), a
+second wall that keeps only what this renderer emits.
+
+A fenced code block whose info string is ``block`` is an integration block. ``parse_document``
+returns its reference and leaves a placeholder in the HTML that only this call can produce (a
+per-call random nonce), so the caller substitutes each block's trusted HTML after sanitizing.
+"""
+
+import json
+import re
+import secrets
+import unicodedata
+from dataclasses import dataclass, field
+
+import nh3
+from django.utils.safestring import SafeString, mark_safe
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+BLOCK_KEY_RE = re.compile(r"[A-Za-z0-9_-]{1,24}")
+BLOCK_INFO = "block"
+MAX_BLOCK_BYTES = 64 * 1024
+
+_LANGUAGE_CLASS = re.compile(r"language-[A-Za-z0-9_+-]+")
+_SCHEME = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*):")
+_LINK_SCHEMES = frozenset({"http", "https", "mailto"})
+_IMAGE_SCHEMES = frozenset({"http", "https"})
+_ALIGN_CLASSES = {"left": "align-left", "center": "align-center", "right": "align-right"}
+_ANCHOR_LABEL = "Link to this section"
+_PLACEHOLDER = "dp-block-"
+
+
+@dataclass(frozen=True)
+class Heading:
+    level: int  # as written in the Markdown (1-6)
+    text: str
+    anchor: str
+
+
+@dataclass(frozen=True)
+class BlockRef:
+    index: int  # position among the document's block fences, from 0
+    key: str  # "" when unknown
+    integration: str  # "" when unknown
+    block: str  # "" when unknown
+    props: dict  # {} when unknown
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class Document:
+    html: str  # sanitized HTML with one placeholder per block fence
+    headings: list[Heading]
+    blocks: list[BlockRef]
+    # The random part of this document's placeholders ("" when it has no block fence).
+    nonce: str = field(default="", repr=False)
+
+    def with_blocks(self, rendered: dict[int, str]) -> SafeString:
+        """The HTML with each block's placeholder replaced by rendered[ref.index] (trusted HTML);
+        a block missing from `rendered` becomes an empty string."""
+        if not self.nonce:
+            return mark_safe(self.html)  # noqa: S308 - sanitized by nh3
+        # One pass over the sanitized HTML, so inserted HTML is never searched again.
+        head, *parts = self.html.split(_placeholder(self.nonce, ""))
+        pieces = [head]
+        for part in parts:
+            index, _, rest = part.partition("</p>")
+            pieces += [rendered.get(int(index), ""), rest]
+        return mark_safe("".join(pieces))  # noqa: S308 - sanitized HTML plus the caller's HTML
+
+
+def parse_document(text: str, *, heading_offset: int = 0) -> Document:
+    """The page's HTML, table of contents and block references (see the module docstring)."""
+    return _render(text, heading_offset, live_blocks=True)
+
+
+def render_markdown(text: str, *, heading_offset: int = 0) -> SafeString:
+    """For text without live blocks (integration summaries): block fences shown as an escaped
+    code block (as any other Markdown tool shows them)."""
+    return mark_safe(_render(text, heading_offset, live_blocks=False).html)  # noqa: S308
+
+
+def block_fence(*, integration: str, block: str, key: str, props: dict) -> str:
+    """The Markdown of one inserted block: "```block\\n" + compact JSON on one line + "\\n```\\n".
+
+    Raises ValueError with the reason ``parse_document`` would give for a bad block.
+    """
+    body = json.dumps(
+        {"integration": integration, "block": block, "key": key, "props": props},
+        ensure_ascii=False,  # json.dumps still escapes every line break, so it stays one line
+        separators=(",", ":"),
+    )
+    error = _block_error(body, _block_object(body))
+    if error:
+        raise ValueError(error)
+    return f"```{BLOCK_INFO}\n{body}\n```\n"
+
+
+def new_block_key() -> str:
+    """12 random url-safe characters, a fresh block's key."""
+    return secrets.token_urlsafe(9)
+
+
+def _placeholder(nonce: str, index: int | str) -> str:
+    return f"<p>{_PLACEHOLDER}{nonce}-{index}"
+
+
+def _render(text: str, heading_offset: int, *, live_blocks: bool) -> Document:
+    tokens = _MD.parse(text or "")
+    headings = _headings(tokens, heading_offset)
+    blocks: list[BlockRef] = []
+    keys: set[str] = set()  # of the valid blocks so far
+    nonce = ""
+    for token in tokens:
+        if token.type == "inline":
+            _drop_unsafe_addresses(token)
+        elif token.type in ("th_open", "td_open"):
+            _alignment_to_class(token)
+        elif live_blocks and token.type == "fence" and token.info.strip() == BLOCK_INFO:
+            nonce = nonce or secrets.token_hex(16)
+            ref = _block_ref(len(blocks), token.content, keys)
+            if not ref.error:
+                keys.add(ref.key)
+            blocks.append(ref)
+            token.meta["placeholder"] = _placeholder(nonce, ref.index) + "</p>\n"
+    html = _CLEANER.clean(_MD.renderer.render(tokens, _MD.options, {}))
+    return Document(html=mark_safe(html), headings=headings, blocks=blocks, nonce=nonce)  # noqa: S308
+
+
+# Headings
+
+
+def _headings(tokens: list[Token], offset: int) -> list[Heading]:
+    """Give each heading its anchor and shifted level; the table of contents, in order."""
+    headings: list[Heading] = []
+    used: set[str] = set()
+    for i, token in enumerate(tokens):
+        if token.type != "heading_open":
+            continue
+        inline, close = tokens[i + 1], tokens[i + 2]
+        level = int(token.tag[1])
+        text = _plain_text(inline.children or [])
+        anchor = base = _slug(text)
+        suffix = 0
+        while anchor in used:
+            suffix += 1
+            anchor = f"{base}-{suffix}"
+        used.add(anchor)
+        headings.append(Heading(level=level, text=text, anchor=anchor))
+        token.tag = close.tag = f"h{max(1, min(6, level + offset))}"
+        token.attrSet("id", anchor)
+        children = inline.children or []
+        space = [Token("text", "", 0, content=" ")] if children else []
+        inline.children = [*children, *space, *_anchor_tokens(anchor)]
+    return headings
+
+
+def _plain_text(children: list[Token]) -> str:
+    parts = []
+    for child in children:
+        if child.type in ("text", "code_inline", "image"):  # an image's content is its alt text
+            parts.append(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            parts.append(" ")
+    return " ".join("".join(parts).split())
+
+
+def _slug(text: str) -> str:
+    """Lower-case letters, marks and digits, '-' for spaces, punctuation and symbols dropped."""
+    kept = "".join(
+        char
+        for char in text.lower()
+        if char.isalnum() or char.isspace() or char in "-_" or unicodedata.category(char)[0] == "M"
+    )
+    return "-".join(kept.split()) or "section"
+
+
+def _anchor_tokens(anchor: str) -> list[Token]:
+    link = Token("link_open", "a", 1)
+    link.attrs = {"href": f"#{anchor}", "class": "anchor", "aria-label": _ANCHOR_LABEL}
+    return [link, Token("text", "", 0, content="#"), Token("link_close", "a", -1)]
+
+
+# Links, images, tables
+
+
+def _allowed_address(url: str, schemes: frozenset[str]) -> bool:
+    """Relative addresses and fragments, or one of `schemes`."""
+    scheme = _SCHEME.match(url)
+    return scheme is None or scheme[1].lower() in schemes
+
+
+def _drop_unsafe_addresses(inline: Token) -> None:
+    """A link with an unsafe address keeps its text; an image keeps its alt text."""
+    children: list[Token] = []
+    dropped_links: list[bool] = []  # one entry per open link, innermost last
+    for child in inline.children or []:
+        if child.type == "link_open":
+            unsafe = not _allowed_address(str(child.attrGet("href") or ""), _LINK_SCHEMES)
+            dropped_links.append(unsafe)
+            if unsafe:
+                continue
+        elif child.type == "link_close" and dropped_links and dropped_links.pop():
+            continue
+        elif child.type == "image" and not _allowed_address(
+            str(child.attrGet("src") or ""), _IMAGE_SCHEMES
+        ):
+            child = Token("text", "", 0, content=child.content)
+        children.append(child)
+    inline.children = children
+
+
+def _alignment_to_class(cell: Token) -> None:
+    """markdown-it aligns cells with style="text-align:x"; the sanitizer allows no style."""
+    style = str(cell.attrGet("style") or "")
+    cell.attrs.pop("style", None)
+    align = _ALIGN_CLASSES.get(style.partition(":")[2].strip())
+    if align:
+        cell.attrSet("class", align)
+
+
+# Block fences
+
+
+def _block_ref(index: int, body: str, keys_before: set[str]) -> BlockRef:
+    data = _block_object(body)
+    fields = data if isinstance(data, dict) else {}
+
+    def text(name: str) -> str:
+        value = fields.get(name)
+        return value if isinstance(value, str) else ""
+
+    key = text("key") if BLOCK_KEY_RE.fullmatch(text("key")) else ""
+    props = fields.get("props")
+    error = _block_error(body, data)
+    if not error and key in keys_before:
+        error = f"the key {key!r} is used by another block on this page"
+    return BlockRef(
+        index=index,
+        key=key,
+        integration=text("integration"),
+        block=text("block"),
+        props=props if isinstance(props, dict) else {},
+        error=error,
+    )
+
+
+_NOT_JSON = object()
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _block_object(body: str) -> object:
+    """The fence's JSON value, or _NOT_JSON."""
+    if len(body.encode()) > MAX_BLOCK_BYTES:
+        return _NOT_JSON
+    try:
+        return json.loads(body, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
+        return _NOT_JSON
+
+
+def _block_error(body: str, data: object) -> str | None:
+    """Why a block fence's body (`data` parsed) is not a valid block, in one line naming the
+    field; None if it is."""
+    if len(body.encode()) > MAX_BLOCK_BYTES:
+        return "the block is larger than 64 KiB"
+    if data is _NOT_JSON:
+        return "the block is not valid JSON"
+    if not isinstance(data, dict):
+        return "the block must be one JSON object"
+    for name in ("integration", "block"):
+        value = data.get(name)
+        if not isinstance(value, str) or not value.strip():
+            return f"{name} must be a non-empty string"
+    key = data.get("key")
+    if not isinstance(key, str) or not BLOCK_KEY_RE.fullmatch(key):
+        return "key must be 1 to 24 letters, digits, '-' or '_'"
+    if not isinstance(data.get("props"), dict):
+        return "props must be a JSON object"
+    return None
+
+
+# The parser and the sanitizer, built once.
+
+
+def _render_fence(self, tokens: list[Token], idx: int, options, env) -> str:
+    """A block fence's placeholder, any other fence as code."""
+    placeholder = tokens[idx].meta.get("placeholder")
+    return placeholder if placeholder else _DEFAULT_FENCE(tokens, idx, options, env)
+
+
+def _filter_attribute(tag: str, attribute: str, value: str) -> str | None:
+    """Code keeps only language classes; images load only over http(s) or relative addresses."""
+    if tag == "code" and attribute == "class":
+        return " ".join(c for c in value.split() if _LANGUAGE_CLASS.fullmatch(c)) or None
+    if tag == "img" and attribute == "src":
+        return value if _allowed_address(value, _IMAGE_SCHEMES) else None
+    return value
+
+
+_MD = MarkdownIt(
+    "commonmark", {"html": False, "typographer": False, "linkify": False, "xhtmlOut": False}
+).enable(["table", "strikethrough"])
+# Every address is accepted by the parser, so that a link with an unsafe one still parses and
+# keeps its text: _drop_unsafe_addresses decides, and the sanitizer checks again.
+_MD.validateLink = lambda url: True
+_DEFAULT_FENCE = _MD.renderer.rules["fence"]
+_MD.add_render_rule("fence", _render_fence)
+
+_CLEANER = nh3.Cleaner(
+    tags={
+        *("p", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "li", "a", "img", "code", "pre"),
+        *("blockquote", "em", "strong", "s", "del", "hr", "br"),
+        *("table", "thead", "tbody", "tr", "th", "td"),
+    },
+    attributes={
+        "a": {"href", "title"},
+        "img": {"src", "alt", "title"},
+        "code": {"class"},
+        "ol": {"start"},
+        **{f"h{level}": {"id"} for level in range(1, 7)},
+    },
+    attribute_filter=_filter_attribute,
+    tag_attribute_values={"a": {"aria-label": {_ANCHOR_LABEL}}},
+    allowed_classes={
+        "a": {"anchor"},
+        "th": set(_ALIGN_CLASSES.values()),
+        "td": set(_ALIGN_CLASSES.values()),
+    },
+    url_schemes=set(_LINK_SCHEMES),
+    link_rel="noopener noreferrer nofollow",
+)

@@ -1,0 +1,166 @@
+"""Integration blocks in the documentation product's pages (``docplatform.documents.blocks``'s
+provider, registered in ``MarketplaceConfig.ready``): the quick insert menu's entries, each
+inserted block rendered through the component API with the markup the marketplace already
+shows, and its buttons dispatched.
+
+A block is rendered by the installation of its integration that covers the space (the space's
+own installation first, else the organization's whose space selection covers it). Its state is
+kept per (installation, component, space, key): the component instance is
+``<space id>-<key>``, so a new revision of the page keeps it.
+"""
+
+from django.conf import settings
+from django.http import Http404
+from django.template.loader import render_to_string
+from django.urls import reverse
+
+from docplatform.documents.blocks import BlockChoice, BlockPlace, notice_html
+from integrations.gateway.failures import RuntimeFailure
+from integrations.models import Installation
+from integrations.policies import effective_status, is_receiving
+from integrations.selectors import installations_covering_space
+from integrations.services.components import (
+    ComponentRequest,
+    component_render,
+    components_render,
+)
+
+from . import selectors
+from .components import ComponentActionForm, page_markup
+
+
+def block_instance(space_id: str, key: str) -> str:
+    return f"{space_id}-{key}"
+
+
+class IntegrationBlocks:
+    def choices(self, space, user) -> list[BlockChoice]:
+        installations = _by_integration(space)
+        icons = selectors.icon_ids([i.integration for i in installations.values()])
+        choices = []
+        for installation in installations.values():
+            if not is_receiving(installation):
+                continue
+            integration = installation.integration
+            icon = icons.get(integration.pk)
+            for block in integration.blocks:
+                choices.append(
+                    BlockChoice(
+                        integration=integration.name,
+                        integration_title=integration.title,
+                        block=block["id"],
+                        title=block.get("title") or block["id"],
+                        description=block.get("description", ""),
+                        icon_url=reverse("marketplace:asset", args=[icon]) if icon else None,
+                    )
+                )
+        return choices
+
+    def render(self, refs, place: BlockPlace) -> dict[int, str]:
+        if not refs:
+            return {}
+        installations = _by_integration(place.space)
+        shown: dict[int, str] = {}
+        asked: list[tuple] = []
+        for ref in refs:
+            found = _installation_for(ref, installations)
+            if isinstance(found, str):
+                shown[ref.index] = notice_html(found, title=_title(ref))
+                continue
+            asked.append((ref, found))
+        results = components_render(
+            [
+                ComponentRequest(
+                    installation,
+                    ref.block,
+                    block_instance(place.space.pk, ref.key),
+                    ref.props,
+                )
+                for ref, installation in asked
+            ],
+            deadline=settings.BLOCK_RENDER_DEADLINE,
+        )
+        for (ref, installation), result in zip(asked, results, strict=True):
+            shown[ref.index] = _html(ref, installation, result, place)
+        return shown
+
+    def act(self, ref, place: BlockPlace, data) -> str:
+        installation = _installation_for(ref, _by_integration(place.space))
+        if isinstance(installation, str):
+            return notice_html(installation, title=_title(ref))
+        form = ComponentActionForm(data)
+        if not form.is_valid():
+            return notice_html(ComponentActionForm.MALFORMED, title=_title(ref))
+        instance = block_instance(place.space.pk, ref.key)
+        result = None
+        for action in form.cleaned_data["actions"]:
+            try:
+                result = component_render(
+                    installation=installation,
+                    component_id=ref.block,
+                    instance=instance,
+                    props=ref.props,
+                    action=action,
+                )
+            except (RuntimeFailure, Http404) as error:
+                return _html(ref, installation, error, place)
+        if result is None:
+            [result] = components_render(
+                [ComponentRequest(installation, ref.block, instance, ref.props)],
+                deadline=settings.BLOCK_RENDER_DEADLINE,
+            )
+        return _html(ref, installation, result, place)
+
+
+def _by_integration(space) -> dict[str, Installation]:
+    """The installation that renders each integration's blocks in ``space``."""
+    chosen: dict[str, Installation] = {}
+    for installation in installations_covering_space(space):
+        chosen.setdefault(installation.integration.name, installation)
+    return chosen
+
+
+def _installation_for(ref, installations: dict) -> Installation | str:
+    """The installation rendering ``ref``, or why none may."""
+    if ref.error:
+        return f"This block cannot be shown: {ref.error}."
+    installation = installations.get(ref.integration)
+    if installation is None:
+        return (
+            f"The integration {ref.integration!r} is not installed on this space, so its "
+            f"block {ref.block!r} cannot be shown."
+        )
+    if ref.block not in {block["id"] for block in installation.integration.blocks}:
+        return f"The integration {ref.integration!r} has no block {ref.block!r} any more."
+    if not is_receiving(installation):
+        status = effective_status(installation)
+        return f"{installation.integration.title} is {status.status}: {status.text}"
+    return installation
+
+
+def _title(ref) -> str:
+    return f"{ref.integration} · {ref.block}" if ref.integration else "Block"
+
+
+def _html(ref, installation, result, place: BlockPlace) -> str:
+    title = next(
+        (b.get("title") or ref.block for b in installation.integration.blocks if b["id"] == ref.block),
+        ref.block,
+    )
+    heading = f"{installation.integration.title} · {title}"
+    if isinstance(result, RuntimeFailure):
+        return notice_html(f"This block could not be shown: {result.message}.", title=heading)
+    if isinstance(result, Exception):
+        return notice_html(f"This block could not be shown: {result}.", title=heading)
+    instance = block_instance(place.space.pk, ref.key)
+    return render_to_string(
+        "marketplace/_page_block.html",
+        {
+            "heading": heading,
+            "key": ref.key,
+            "instance": instance,
+            "markup": page_markup(result.element, instance),
+            "place": place,
+        },
+        request=place.request,
+    )
