@@ -65,7 +65,7 @@ class Document:
         if not self.nonce:
             return mark_safe(self.html)  # noqa: S308 - sanitized by nh3
         # One pass over the sanitized HTML, so inserted HTML is never searched again.
-        head, *parts = self.html.split(_placeholder(self.nonce, ""))
+        head, *parts = self.html.split(_placeholder_prefix(self.nonce))
         pieces = [head]
         for part in parts:
             index, _, rest = part.partition("</p>")
@@ -105,12 +105,17 @@ def new_block_key() -> str:
     return secrets.token_urlsafe(9)
 
 
-def _placeholder(nonce: str, index: int | str) -> str:
-    return f"<p>{_PLACEHOLDER}{nonce}-{index}"
+def _placeholder_prefix(nonce: str) -> str:
+    """A block's placeholder is this, its index, then "</p>"."""
+    return f"<p>{_PLACEHOLDER}{nonce}-"
 
 
 def _render(text: str, heading_offset: int, *, live_blocks: bool) -> Document:
-    tokens = _MD.parse(text or "")
+    text = text or ""
+    if not text.isascii():
+        # A lone surrogate (JSON allows "\ud800") cannot be encoded: it becomes "?".
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    tokens = _MD.parse(text)
     headings = _headings(tokens, heading_offset)
     blocks: list[BlockRef] = []
     keys: set[str] = set()  # of the valid blocks so far
@@ -126,7 +131,7 @@ def _render(text: str, heading_offset: int, *, live_blocks: bool) -> Document:
             if not ref.error:
                 keys.add(ref.key)
             blocks.append(ref)
-            token.meta["placeholder"] = _placeholder(nonce, ref.index) + "</p>\n"
+            token.meta["placeholder"] = f"{_placeholder_prefix(nonce)}{ref.index}</p>\n"
     html = _CLEANER.clean(_MD.renderer.render(tokens, _MD.options, {}))
     return Document(html=mark_safe(html), headings=headings, blocks=blocks, nonce=nonce)  # noqa: S308
 

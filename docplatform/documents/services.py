@@ -57,7 +57,7 @@ def page_save(
         space,
         based_on=based_on,
         touched=path,
-        change=lambda pages: _replaced(pages, path, edited),
+        change=lambda pages: check_page_edit(pages, path, edited),
         message=message or _default_message("Edit", title),
         author=author,
         base_page=mine,
@@ -70,7 +70,7 @@ def page_create(
     """Add a page at the end of the navigation (under its parent path, where it has one)."""
     current = page_dicts(space.current_revision_id) if space.current_revision_id else []
     page = {"path": path, "title": title, "body": body}
-    _replaced(current, None, page)  # the same checks as an edit's (raises ValidationError)
+    check_page_edit(current, None, page)  # the same checks as an edit's (raises ValidationError)
     try:
         return services.space_content_update(
             space=space,
@@ -212,8 +212,10 @@ def _write_on_top(
     raise PageConflict(current=space.current_revision, theirs=None)
 
 
-def _replaced(pages: list[dict], path: str, edited: dict) -> list[dict]:
-    """``pages`` with the page at ``path`` replaced by ``edited`` (which may move it)."""
+def check_page_edit(pages: list[dict], path: str | None, edited: dict) -> list[dict]:
+    """``pages`` with the page at ``path`` (None: a new page) replaced by ``edited``, which may
+    move it; ValidationError naming the fields (``title``, ``path``, ``body``) when it cannot
+    be."""
     errors = {}
     try:
         _check_page(edited)
@@ -223,6 +225,8 @@ def _replaced(pages: list[dict], path: str, edited: dict) -> list[dict]:
         errors.setdefault("path", []).append(f"another page has the path {edited['path']!r}")
     if errors:
         raise ValidationError(errors)
+    if path is None:
+        return [*pages, edited]
     return [edited if page["path"] == path else page for page in pages]
 
 

@@ -5,36 +5,58 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('docplatform', '0005_delivery_due_idx'),
+        ("docplatform", "0005_delivery_due_idx"),
     ]
 
     operations = [
         migrations.AlterModelOptions(
-            name='page',
-            options={'ordering': ['position', 'path']},
+            name="page",
+            options={"ordering": ["position", "path"]},
         ),
         migrations.AddField(
-            model_name='page',
-            name='position',
+            model_name="page",
+            name="position",
             field=models.PositiveIntegerField(default=0),
         ),
         migrations.AlterField(
-            model_name='membership',
-            name='role',
-            field=models.CharField(choices=[('admin', 'Admin'), ('member', 'Member'), ('reader', 'Reader')], default='member', max_length=16),
+            model_name="membership",
+            name="role",
+            field=models.CharField(
+                choices=[("admin", "Admin"), ("member", "Member"), ("reader", "Reader")],
+                default="member",
+                max_length=16,
+            ),
         ),
         migrations.CreateModel(
-            name='SpaceVisit',
+            name="SpaceVisit",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('visitor', models.CharField(help_text='user:<id> or anon:<anonymous id>', max_length=80)),
-                ('last_fired_at', models.DateTimeField()),
-                ('space', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='docplatform.space')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "visitor",
+                    models.CharField(help_text="user:<id> or anon:<anonymous id>", max_length=80),
+                ),
+                ("last_fired_at", models.DateTimeField()),
+                (
+                    "space",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="docplatform.space",
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('space', 'visitor'), name='one_visit_per_visitor')],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("space", "visitor"), name="one_visit_per_visitor"
+                    )
+                ],
             },
         ),
     ]

@@ -2,6 +2,7 @@
 
 import pytest
 
+from docplatform import services
 from docplatform.events.models import Event
 from docplatform.models import Revision, Space
 from tests.api_helpers import API, NOT_FOUND, api_client, error_attrs, row_counts
@@ -113,8 +114,8 @@ def test_spaces_of_an_organization(member_api, space):
     }
 
 
-def test_changing_visibility_fires_its_event(member_api, space):
-    response = member_api.patch(f"{API}/spaces/{space.id}/", {"visibility": "public"})
+def test_changing_visibility_fires_its_event(org_admin, space):
+    response = api_client(org_admin).patch(f"{API}/spaces/{space.id}/", {"visibility": "public"})
     assert response.status_code == 200
     assert response.json()["visibility"] == "public"
     event = Event.objects.get(type="space_visibility_updated")
@@ -189,7 +190,7 @@ def test_sites_list_their_spaces(member_api, site, space):
 
 def test_events_of_an_organization_filtered_by_type(member_api, space):
     member_api.post(f"{API}/spaces/{space.id}/gitsync/start/")
-    member_api.patch(f"{API}/spaces/{space.id}/", {"visibility": "public"})
+    services.space_visibility_set(space=space, visibility="public")
     other = SpaceFactory()
     member_api.post(f"{API}/spaces/{other.id}/gitsync/start/")  # not a member: 404
 
@@ -239,12 +240,45 @@ def test_events_of_an_organization_filtered_by_type(member_api, space):
     ],
 )
 def test_bad_bodies_get_field_errors_and_write_nothing(
-    member_api, space, method, path, body, attrs
+    org_admin, space, method, path, body, attrs
 ):
     before = row_counts()
-    response = getattr(member_api, method)(API + path.format(space=space.id), body)
+    admin_api = api_client(org_admin)  # the organization's admins may make every change
+    response = getattr(admin_api, method)(API + path.format(space=space.id), body)
     assert response.status_code == 400
     assert error_attrs(response) == attrs
     assert row_counts() == before
     assert Revision.objects.count() == 0
     assert Space.objects.get().visibility == "private"
+
+
+def test_only_admins_change_visibility_and_readers_write_no_revision(
+    member_api, space, organization
+):
+    refused = member_api.patch(f"{API}/spaces/{space.id}/", {"visibility": "public"})
+    assert refused.status_code == 403
+    assert "admins" in refused.json()["errors"][0]["detail"]
+    reader = api_client(MembershipFactory(organization=organization, role="reader").user)
+    assert reader.get(f"{API}/spaces/{space.id}/revisions/").status_code == 200
+    written = reader.post(
+        f"{API}/spaces/{space.id}/revisions/", {"pages": [{"path": "a", "title": "A"}]}
+    )
+    assert written.status_code == 403
+    assert "readers" in written.json()["errors"][0]["detail"]
+    assert not Event.objects.exists()
+
+
+def test_a_revision_based_on_an_older_one_is_refused_with_409(member_api, space):
+    first = member_api.post(
+        f"{API}/spaces/{space.id}/revisions/", {"pages": [{"path": "a", "title": "A"}]}
+    ).json()["id"]
+    member_api.post(
+        f"{API}/spaces/{space.id}/revisions/",
+        {"pages": [{"path": "a", "title": "B"}], "baseRevision": first},
+    )
+    stale = member_api.post(
+        f"{API}/spaces/{space.id}/revisions/",
+        {"pages": [{"path": "a", "title": "C"}], "baseRevision": first},
+    )
+    assert stale.status_code == 409
+    assert space.revisions.count() == 2

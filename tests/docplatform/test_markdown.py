@@ -123,6 +123,12 @@ def test_blockquotes_and_nested_lists():
     assert '<ol start="3">\n<li>three</li>\n</ol>' in html
 
 
+def test_a_lone_surrogate_does_not_break_the_page():
+    document = parse_document('# A\ud800B\n\n```block\n{"key": "\ud800"}\n```\n')
+    assert document.headings == [Heading(level=1, text="A?B", anchor="ab")]
+    assert document.blocks[0].error == "integration must be a non-empty string"
+
+
 def test_empty_text():
     assert render_markdown("") == ""
     document = parse_document("")

@@ -117,7 +117,7 @@ def test_the_integration_page(member_client, organization, notifier):
     response = member_client.get(integration_url(organization, notifier))
     assert response.status_code == 200
     content = response.content.decode()
-    assert "<h3>Overview</h3>" in content
+    assert '<h3 id="overview">Overview' in content
     assert "<strong>every</strong>" in content
     assert "&lt;b&gt;bold&lt;/b&gt; stays text" in content
     assert "Read the content of your spaces" in content

@@ -1,0 +1,568 @@
+"""The reader (``GET /s/<space id>/<page path>``, a member signed in), beside a bare Django view,
+in one run.
+
+One platform under gunicorn (``docplatform.wsgi -w 2 -k gthread --threads 8``, PostgreSQL with
+persistent connections, the benchmark's settings ``reader_settings``) and its runtime host
+(``manage.py runtime_host --gunicorn 1``, 2 integration workers, bubblewrap). A space of 8
+pages holds two measured ones: ``guide/plain``, 200 lines of Markdown (headings, paragraphs
+with inline code, emphasis and links, lists, a table, code blocks), and ``guide/blocks``, the
+same 200 lines with 3 blocks of ``examples/quick-insert-counter`` (published by its
+organization's admin, installed on the space) between them, each a ``block`` fence
+(``docplatform.markdown.block_fence``, a key of its own, ``props`` ``{}``). Everything is
+created through the services (``integration_publish``, ``installation_create``,
+``space_content_update``); the reader is a member of the organization signed in through
+``/marketplace/login/`` (its session cookie, its CSRF and visitor cookies on every request).
+
+Under load, ``--concurrency`` HTTP/1.1 keep-alive connections (one thread each), in
+alternating rounds (bare, plain, blocks, bare, ...) after a warm-up, requests/s and p50/p99:
+
+bare        ``/bench/bare/`` (``reader_urls.py``, a benchmark-only URLconf): a plain Django
+            view returning a 140-byte HTML page through the same middleware; it does not
+            touch the session.
+plain       the 200-line page, no block.
+blocks      the page with 3 blocks, warm: its parsed Markdown and its blocks' markup are in
+            the cache. Django's default cache is local memory, per process: each of the 2
+            gunicorn workers warms its own (the warm-up does).
+
+Serially (one request at a time, one keep-alive connection), ``--samples`` per round after the
+load of that round, each sample being:
+
+bare        one ``GET /bench/bare/``.
+cold        the first read of a freshly written page with 3 blocks: the benchmark writes a new
+            revision of a second space (same 8 pages, the blocks with 3 new keys, so a new
+            page row and 3 new component instances, as after an edit), untimed, then times
+            one ``GET`` of it: the Markdown is parsed, the 3 blocks are rendered by the
+            runtime (sent at once; their states are stored), nothing comes from the cache.
+warm        one ``GET`` of the warm page with blocks, for comparison.
+runtime     one runtime call, timed in this process: ``integrations.services.components.
+            component_render`` of one existing counter instance of the space's installation
+            without an action (the component's state and the installation's environment read,
+            the envelope signed and POSTed to the runtime host, the sandboxed worker's render,
+            the answer checked and logged; nothing stored since the state does not change).
+            This is what each block of a cold read costs, as the platform makes it.
+api         the same render over HTTP, ``POST /api/v1/installations/<id>/components/counter/
+            render/`` with a personal token: a web request plus one runtime call.
+
+The goals (issue 18): plain >= 0.5 of bare's requests/s; blocks (warm) >= 0.3; cold p50 <
+3 x bare p50 + runtime p50 (bare p50 taken serially, as the cold read is; the loaded bare
+p50 is shown too).
+
+From a fresh clone:
+
+    make install
+    .venv/bin/python benchmarks/reader.py [--concurrency 8] [--seconds 5] [--rounds 3] \
+        [--samples 20]
+
+Needs PostgreSQL (``--postgres``, trust auth) on 127.0.0.1 and bubblewrap (``bwrap``); the
+benchmark creates and drops a database of its own (``test_bench_reader``), stops every
+process it started (also on an error, Ctrl-C or SIGTERM), and gives up after ``--timeout``
+seconds (default: the rounds' length plus 5 minutes).
+"""
+
+import argparse
+import base64
+import http.client
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from contextlib import ExitStack
+from pathlib import Path
+from urllib.parse import urlsplit
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path[:0] = [str(ROOT), str(HERE)]
+
+import requests
+
+DATABASE = "bench_reader"  # create_test_db() makes test_bench_reader
+EXAMPLE = ROOT / "examples" / "quick-insert-counter"
+PASSWORD = "bench-reader-" + secrets.token_urlsafe(12)
+PLAIN_END = "End of the bench page."
+COUNTER = b"Count: 0"  # each counter block shows it (label "Count", start 0)
+BLOCK_FAILURE = b"could not be shown"
+
+
+# --- The pages ------------------------------------------------------------------------------
+
+
+def markdown_lines(count: int = 200) -> list[str]:
+    """``count`` lines of ordinary documentation Markdown, the last one ``PLAIN_END``."""
+    lines = ["# Working with the bench service", ""]
+    section = 0
+    while len(lines) < count - 1:
+        section += 1
+        lines += [
+            f"## Section {section}: configuring part {section}",
+            "",
+            f"Part {section} reads its settings from `bench.toml` when it starts. The values "
+            f"below are **defaults**; see [the reference](https://example.com/ref/{section}) "
+            "for *every* option.",
+            "",
+            f"- `timeout`: how long part {section} waits, in seconds",
+            "- `retries`: how many times it tries again",
+            f"- `name`: what the logs call it (default `part-{section}`)",
+            "",
+            "```python",
+            f"settings = load('bench.toml', part={section})",
+            "print(settings.timeout)",
+            "```",
+            "",
+            "| option | default | unit |",
+            "| :--- | ---: | :---: |",
+            f"| timeout | {section * 5} | s |",
+            "| retries | 3 | times |",
+            "",
+            f"> Part {section} keeps ~~no~~ one log per day. Restart it after a change.",
+            "",
+        ]
+    lines = lines[: count - 1]
+    lines.append(PLAIN_END)
+    return lines
+
+
+def blocked_markdown(lines: list[str], keys: list[str]) -> str:
+    """``lines`` with one counter block fence before each of the quarters 1, 2 and 3."""
+    from docplatform.markdown import block_fence
+
+    out = list(lines)
+    step = len(lines) // (len(keys) + 1)
+    for position, key in reversed(list(enumerate(keys, start=1))):
+        fence = block_fence(integration="quick-insert-counter", block="counter", key=key, props={})
+        out[position * step : position * step] = ["", *fence.rstrip("\n").split("\n"), ""]
+    return "\n".join(out) + "\n"
+
+
+def space_pages(block_keys: list[str]) -> list[dict]:
+    """The 8 pages of a space: the two measured ones and six short ones around them."""
+    lines = markdown_lines()
+    short = "A short page.\n\n- one\n- two\n"
+    return [
+        {"path": "index", "title": "Home", "body": "# Home\n\nWelcome to the bench space.\n"},
+        {"path": "guide", "title": "Guide", "body": short},
+        {"path": "guide/install", "title": "Install", "body": short},
+        {"path": "guide/plain", "title": "Plain page", "body": "\n".join(lines) + "\n"},
+        {"path": "guide/blocks", "title": "Page with blocks",
+         "body": blocked_markdown(lines, block_keys)},
+        {"path": "guide/upgrade", "title": "Upgrade", "body": short},
+        {"path": "reference", "title": "Reference", "body": short},
+        {"path": "reference/api", "title": "API", "body": short},
+    ]  # fmt: skip
+
+
+def new_keys() -> list[str]:
+    from docplatform.markdown import new_block_key
+
+    return [new_block_key() for _ in range(3)]
+
+
+# --- Processes ------------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def start(stack: ExitStack, command: list[str], *, env: dict, log: Path) -> subprocess.Popen:
+    """Start ``command`` in a session of its own; stopped (SIGTERM, then SIGKILL) on exit."""
+    output = stack.enter_context(log.open("wb"))
+    process = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True
+    )
+
+    def stop():
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+
+    stack.callback(stop)
+    return process
+
+
+def wait_for(url: str, process: subprocess.Popen, log: Path, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"{url}: the server exited; see {log}:\n{log.read_text()[-2000:]}")
+        try:
+            if requests.get(url, timeout=10).status_code == 200:
+                return
+        except (requests.ConnectionError, requests.Timeout):  # not up yet, or still starting
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"{url} did not answer within {timeout} s")
+
+
+# --- The data -------------------------------------------------------------------------------
+
+
+def setup_platform() -> dict:
+    """The organization of the example (``acme``), its admin who publishes the counter, a
+    member who reads, two spaces with the counter installed on each, their pages."""
+    from django.contrib.auth import get_user_model
+
+    from docplatform.models import Membership, Space
+    from docplatform.services import api_token_create, organization_create, space_content_update
+    from integrations.services import integration_publish
+    from integrations.services.components import component_render
+    from integrations.services.installations import installation_create
+
+    users = get_user_model().objects
+    admin = users.create_user("bench-admin", password=PASSWORD)
+    reader = users.create_user("bench-reader", password=PASSWORD)
+    organization = organization_create(subdomain="acme", title="Acme", admin=admin)
+    Membership.objects.create(organization=organization, user=reader, role=Membership.Role.MEMBER)
+    integration = integration_publish(path=EXAMPLE, publisher=admin).version.integration
+    spaces, installations = {}, {}
+    for name in ("warm", "cold"):
+        space = Space.objects.create(organization=organization, title=f"Bench {name}")
+        installations[name] = installation_create(
+            user=admin, integration=integration, organization=organization, space=space
+        )
+        space_content_update(space=space, pages=space_pages(new_keys()), author=admin)
+        spaces[name] = space
+    # The instance "one runtime call" renders again and again: made once here.
+    component_render(
+        installation=installations["warm"], component_id="counter", instance="bench-runtime-call"
+    )
+    _, token = api_token_create(user=reader, name="bench")
+    return {"spaces": spaces, "installations": installations, "admin": admin, "token": token}
+
+
+# --- Clients --------------------------------------------------------------------------------
+
+
+def signed_in(web: str) -> requests.Session:
+    """A session signed in as the member through the login form (CSRF token included)."""
+    session = requests.Session()
+    session.trust_env = False
+    page = session.get(f"{web}/marketplace/login/", timeout=20)
+    marker = 'name="csrfmiddlewaretoken" value="'
+    token = page.text.split(marker, 1)[1].split('"', 1)[0]
+    answer = session.post(
+        f"{web}/marketplace/login/",
+        data={"username": "bench-reader", "password": PASSWORD, "csrfmiddlewaretoken": token},
+        headers={"Referer": f"{web}/marketplace/login/"},
+        allow_redirects=False,
+        timeout=20,
+    )
+    if answer.status_code != 302 or "sessionid" not in session.cookies:
+        raise RuntimeError(f"the login failed: {answer.status_code} {answer.text[:300]!r}")
+    return session
+
+
+def cookie_header(session: requests.Session) -> str:
+    return "; ".join(f"{cookie.name}={cookie.value}" for cookie in session.cookies)
+
+
+def check_page(kind: str, status: int, body: bytes) -> str | None:
+    """Why an answer is not the expected page, or None."""
+    if status != 200:
+        return f"{status} {body[:200]!r}"
+    if kind == "bare":
+        return None if b"Hello, bench!" in body else f"not the bare page: {body[:200]!r}"
+    if PLAIN_END.encode() not in body:
+        return f"not the whole page: {body[:200]!r}"
+    if kind == "plain":
+        return None if COUNTER not in body else "the plain page shows a counter"
+    if body.count(COUNTER) != 3 or BLOCK_FAILURE in body:
+        return f"{body.count(COUNTER)} counters shown, failure notice: {BLOCK_FAILURE in body}"
+    return None
+
+
+def get(connection: http.client.HTTPConnection, path: str, cookie: str) -> tuple[int, bytes]:
+    connection.request("GET", path, headers={"Cookie": cookie})
+    answer = connection.getresponse()
+    return answer.status, answer.read()
+
+
+def load(
+    web: str, path: str, kind: str, cookie: str, concurrency: int, seconds: float
+) -> tuple[list[float], float]:
+    """Keep ``concurrency`` connections busy for ``seconds``; the latencies (s) and req/s."""
+    parts = urlsplit(web)
+    latencies: list[float] = []
+    failures: list[str] = []
+    lock = threading.Lock()
+    start_line = threading.Barrier(concurrency + 1)
+
+    def client():
+        connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+        mine = []
+        start_line.wait()
+        while time.perf_counter() < stop_at:
+            started = time.perf_counter()
+            status, body = get(connection, path, cookie)
+            mine.append(time.perf_counter() - started)
+            problem = check_page(kind, status, body)
+            if problem:
+                failures.append(problem)
+        connection.close()
+        with lock:
+            latencies.extend(mine)
+
+    threads = [threading.Thread(target=client) for _ in range(concurrency)]
+    for thread in threads:
+        thread.start()
+    stop_at = time.perf_counter() + seconds
+    started = time.perf_counter()
+    start_line.wait()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - started
+    if failures:
+        raise RuntimeError(f"{len(failures)} bad answers from {path}, e.g. {failures[0]}")
+    return latencies, len(latencies) / elapsed
+
+
+def serial_samples(web: str, data: dict, paths: dict, cookie: str, count: int) -> dict:
+    """``count`` samples of each serial measurement, interleaved (see the docstring)."""
+    from django.db import connection as db
+
+    from docplatform.services import space_content_update
+    from integrations.services.components import component_render
+
+    parts = urlsplit(web)
+    client = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    installation = data["installations"]["warm"]
+    api_path = f"/api/v1/installations/{installation.pk}/components/counter/render/"
+    api_body = json.dumps({"instance": "bench-api-call", "props": {}})
+    api_headers = {"Authorization": f"Bearer {data['token']}", "Content-Type": "application/json"}
+    cold_space = data["spaces"]["cold"]
+    cold_path = f"/s/{cold_space.pk}/guide/blocks"
+    found = {name: [] for name in ("bare", "cold", "warm", "runtime", "api")}
+
+    def timed(kind: str, path: str, check: str) -> None:
+        started = time.perf_counter()
+        status, body = get(client, path, cookie)
+        found[kind].append(time.perf_counter() - started)
+        problem = check_page(check, status, body)
+        if problem:
+            raise RuntimeError(f"{kind} {path}: {problem}")
+
+    for _ in range(count):
+        timed("bare", paths["bare"], "bare")
+        space_content_update(space=cold_space, pages=space_pages(new_keys()), author=data["admin"])
+        timed("cold", cold_path, "blocks")
+        timed("warm", paths["blocks"], "blocks")
+        started = time.perf_counter()
+        component_render(
+            installation=installation, component_id="counter", instance="bench-runtime-call"
+        )
+        found["runtime"].append(time.perf_counter() - started)
+        started = time.perf_counter()
+        client.request("POST", api_path, body=api_body, headers=api_headers)
+        answer = client.getresponse()
+        body = answer.read()
+        found["api"].append(time.perf_counter() - started)
+        if answer.status != 200 or COUNTER not in body:
+            raise RuntimeError(f"the render API answered {answer.status} {body[:300]!r}")
+    client.close()
+    db.close()  # nothing held between rounds
+    return found
+
+
+# --- The run --------------------------------------------------------------------------------
+
+
+class Stopped(Exception):
+    """SIGTERM, or the run's time bound (SIGALRM)."""
+
+
+def _stop(signum, frame):
+    raise Stopped(signal.Signals(signum).name)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--postgres", default="postgres://postgres@127.0.0.1:5432")
+    parser.add_argument("--concurrency", type=int, default=8, help="client connections")
+    parser.add_argument("--seconds", type=float, default=5, help="length of each round")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds per contender")
+    parser.add_argument("--samples", type=int, default=20, help="serial samples per round")
+    parser.add_argument("--timeout", type=float, help="give up after this many seconds")
+    args = parser.parse_args()
+    timeout = args.timeout or args.rounds * 3 * args.seconds + 300
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGALRM, _stop)
+    signal.alarm(int(timeout))
+
+    scratch = Path(tempfile.mkdtemp(prefix="bench-reader-"))
+    web_port, runtime_port = free_port(), free_port()
+    web, runtime = f"http://127.0.0.1:{web_port}", f"http://127.0.0.1:{runtime_port}"
+    os.environ.update(
+        DJANGO_SETTINGS_MODULE="reader_settings",
+        DATABASE_URL=f"{args.postgres}/{DATABASE}",
+        SECRET_KEY=secrets.token_urlsafe(32),
+        ENCRYPTION_KEYS=base64.urlsafe_b64encode(secrets.token_bytes(32)).decode(),
+        RUNTIME_SIGNING_KEY=secrets.token_urlsafe(32),
+        VAR_DIR=str(scratch),  # the writes' events queue into a broker folder of its own
+        CELERY_BROKER_URL="filesystem://",
+        PLATFORM_URL=web,
+        INTEGRATIONS_URL=f"http://localhost:{web_port}",
+        RUNTIME_URL=runtime,
+        RUNTIME_WORKERS_PER_VERSION="2",
+        RUNTIME_SANDBOX="bwrap",
+    )
+    import django
+
+    django.setup()
+    from django.db import connection
+
+    creation = connection.creation
+    old_name = connection.settings_dict["NAME"]
+    creation.create_test_db(verbosity=0, autoclobber=True)
+    database_url = f"{args.postgres}/{connection.settings_dict['NAME']}?conn_max_age=60"
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), str(HERE)]),
+        "DATABASE_URL": database_url,
+    }
+    started_at = time.strftime("%Y-%m-%d %H:%M:%S")
+    load_before = os.getloadavg()
+    try:
+        with ExitStack() as stack:
+            host = start(
+                stack,
+                [sys.executable, "manage.py", "runtime_host", "--gunicorn", "1"],
+                env=env,
+                log=scratch / "runtime.log",
+            )
+            wait_for(f"{runtime}/health", host, scratch / "runtime.log")
+            data = setup_platform()  # publishing loads the code in the runtime host
+            connection.close()
+            server = start(
+                stack,
+                [str(Path(sys.executable).parent / "gunicorn"), "docplatform.wsgi",
+                 "--bind", f"127.0.0.1:{web_port}",
+                 "--workers", "2", "--worker-class", "gthread", "--threads", "8"],
+                env=env,
+                log=scratch / "web.log",
+            )  # fmt: skip
+            wait_for(f"{web}/bench/bare/", server, scratch / "web.log")
+            session = signed_in(web)
+            warm = data["spaces"]["warm"].pk
+            paths = {
+                "bare": "/bench/bare/",
+                "plain": f"/s/{warm}/guide/plain",
+                "blocks": f"/s/{warm}/guide/blocks",
+            }
+            for kind, path in paths.items():  # the first read; the visitor cookie
+                answer = session.get(web + path, timeout=30)
+                problem = check_page(kind, answer.status_code, answer.content)
+                if problem:
+                    raise RuntimeError(f"{path}: {problem}")
+            cookie = cookie_header(session)
+            results = {kind: ([], []) for kind in paths}
+            for kind, path in paths.items():  # warm-up: connections, both workers' caches
+                load(web, path, kind, cookie, args.concurrency, 2)
+            serial_samples(web, data, paths, cookie, 2)  # warm-up of the serial paths
+            serial = {}
+            for _ in range(args.rounds):
+                for kind, path in paths.items():
+                    latencies, rate = load(web, path, kind, cookie, args.concurrency, args.seconds)
+                    results[kind][0].extend(latencies)
+                    results[kind][1].append(rate)
+                for kind, values in serial_samples(web, data, paths, cookie, args.samples).items():
+                    serial.setdefault(kind, []).extend(values)
+        signal.alarm(0)
+        report(args, results, serial, started_at, load_before, os.getloadavg())
+    finally:
+        signal.alarm(0)
+        connection.close()
+        creation.destroy_test_db(old_name, verbosity=0)
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def percentile(values: list[float], fraction: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def report(args, results: dict, serial: dict, started_at, load_before, load_after) -> None:
+    print(
+        f"{started_at}; {os.cpu_count()} cores, load average {load_before[0]:.2f} before, "
+        f"{load_after[0]:.2f} after. PostgreSQL, gunicorn web -w 2 gthread x8, runtime host "
+        f"gunicorn x1 (2 integration workers, bubblewrap); {args.concurrency} connections, "
+        f"{args.rounds} rounds of {args.seconds:g} s; {args.rounds} x {args.samples} serial "
+        "samples"
+    )
+    labels = {
+        "bare": "bare Django view",
+        "plain": "reader, 200 lines, no block",
+        "blocks": "reader, 3 blocks, warm",
+    }
+    rows = {}
+    for name, (latencies, rates) in results.items():
+        rows[name] = (
+            len(latencies),
+            statistics.mean(rates),
+            percentile(latencies, 0.50) * 1000,
+            percentile(latencies, 0.99) * 1000,
+        )
+    print("\nUnder load:\n")
+    print(
+        f"| {'contender':<30} | requests | {'req/s':>7} | {'p50 ms':>7} | {'p99 ms':>7} "
+        "| ratio to bare (req/s) |"
+    )
+    print(f"| {'-' * 30} | -------:| ------:| ------:| ------:| ------:|")
+    for name, (count, rate, p50, p99) in rows.items():
+        ratio = rate / rows["bare"][1]
+        print(
+            f"| {labels[name]:<30} | {count:>8} | {rate:>7.0f} | {p50:>7.2f} | {p99:>7.2f} "
+            f"| {ratio:>7.2f} |"
+        )
+    serial_labels = {
+        "bare": "bare Django view",
+        "cold": "reader, 3 blocks, first read",
+        "warm": "reader, 3 blocks, warm",
+        "runtime": "one runtime call (component_render)",
+        "api": "render API (HTTP + one runtime call)",
+    }
+    print("\nSerially (one request at a time):\n")
+    print(f"| {'measurement':<38} | samples | {'p50 ms':>7} | {'p99 ms':>7} | {'mean ms':>7} |")
+    print(f"| {'-' * 38} | -------:| ------:| ------:| ------:|")
+    p50 = {}
+    for name, values in serial.items():
+        p50[name] = percentile(values, 0.5) * 1000
+        print(
+            f"| {serial_labels[name]:<38} | {len(values):>7} | {p50[name]:>7.2f} "
+            f"| {percentile(values, 0.99) * 1000:>7.2f} | {statistics.mean(values) * 1000:>7.2f} |"
+        )
+    plain, blocks = rows["plain"][1] / rows["bare"][1], rows["blocks"][1] / rows["bare"][1]
+    budget = 3 * p50["bare"] + p50["runtime"]
+    loaded_budget = 3 * rows["bare"][2] + p50["runtime"]
+    print("\nGoals:\n")
+    print(f"- plain req/s / bare req/s = {plain:.2f} (goal >= 0.5): {_met(plain >= 0.5)}")
+    print(f"- warm blocks req/s / bare req/s = {blocks:.2f} (goal >= 0.3): {_met(blocks >= 0.3)}")
+    print(
+        f"- first read p50 {p50['cold']:.2f} ms against 3 x bare p50 (serial) "
+        f"{p50['bare']:.2f} + runtime call p50 {p50['runtime']:.2f} = {budget:.2f} ms: "
+        f"{_met(p50['cold'] < budget)} (against the loaded bare p50 {rows['bare'][2]:.2f}: "
+        f"{loaded_budget:.2f} ms, {_met(p50['cold'] < loaded_budget)}; with the render API's "
+        f"p50 as the runtime call: {3 * p50['bare'] + p50['api']:.2f} ms, "
+        f"{_met(p50['cold'] < 3 * p50['bare'] + p50['api'])})"
+    )
+
+
+def _met(ok: bool) -> str:
+    return "met" if ok else "MISSED"
+
+
+if __name__ == "__main__":
+    main()
