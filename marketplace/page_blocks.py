@@ -143,10 +143,8 @@ def _title(ref) -> str:
 
 
 def _html(ref, installation, result, place: BlockPlace) -> str:
-    title = next(
-        (b.get("title") or ref.block for b in installation.integration.blocks if b["id"] == ref.block),
-        ref.block,
-    )
+    blocks = installation.integration.blocks
+    title = next((b.get("title") or b["id"] for b in blocks if b["id"] == ref.block), ref.block)
     heading = f"{installation.integration.title} · {title}"
     if isinstance(result, RuntimeFailure):
         return notice_html(f"This block could not be shown: {result.message}.", title=heading)

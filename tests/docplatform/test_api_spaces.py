@@ -239,9 +239,7 @@ def test_events_of_an_organization_filtered_by_type(member_api, space):
         ("post", "/spaces/{space}/gitsync/complete/", {}, ["status"]),
     ],
 )
-def test_bad_bodies_get_field_errors_and_write_nothing(
-    org_admin, space, method, path, body, attrs
-):
+def test_bad_bodies_get_field_errors_and_write_nothing(org_admin, space, method, path, body, attrs):
     before = row_counts()
     admin_api = api_client(org_admin)  # the organization's admins may make every change
     response = getattr(admin_api, method)(API + path.format(space=space.id), body)

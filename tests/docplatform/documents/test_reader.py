@@ -58,9 +58,7 @@ def test_a_private_space_is_unknown_to_another_organization(client, space):
         assert client.get(f"/s/{space.pk}/{address}").status_code == 404, address
 
 
-def test_saving_in_the_editor_makes_a_revision_and_fires_content_updated(
-    client, space, org_member
-):
+def test_saving_in_the_editor_makes_a_revision_and_fires_content_updated(client, space, org_member):
     signed_in(client, org_member)
     base = space.current_revision_id
     response = client.post(
@@ -132,9 +130,7 @@ def test_history_diff_and_restore(client, space, org_member):
     assert space.current_revision.pages.get(path="intro").body.startswith("# Welcome")
 
 
-def test_only_admins_change_the_settings_and_visibility_fires(
-    client, space, org_member, org_admin
-):
+def test_only_admins_change_the_settings_and_visibility_fires(client, space, org_member, org_admin):
     assert signed_in(client, org_member).get(f"/s/{space.pk}/settings").status_code == 403
     response = signed_in(client, org_admin).post(
         f"/s/{space.pk}/settings", {"title": "Handbook 2", "visibility": "public"}
