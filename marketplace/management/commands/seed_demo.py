@@ -26,6 +26,9 @@ class Command(BaseCommand):
             Membership.objects.get_or_create(
                 organization=acme, user=users["carol"], defaults={"role": Membership.Role.MEMBER}
             )
+            Membership.objects.get_or_create(
+                organization=acme, user=users["dave"], defaults={"role": Membership.Role.READER}
+            )
             self._content(acme, users["alice"])
             self._content(globex, users["bob"])
         publishers = {"acme": users["alice"], "globex": users["bob"]}
@@ -38,16 +41,17 @@ class Command(BaseCommand):
         self.stdout.write(
             self.style.SUCCESS(
                 "Demo data ready. Sign in at http://127.0.0.1:8000/admin/ as 'admin', "
-                f"password '{DEMO_PASSWORD}'. Users alice (acme admin), carol (acme member) "
-                "and bob (globex admin) have the same password and sign in to the "
-                "marketplace at http://127.0.0.1:8000/marketplace/."
+                f"password '{DEMO_PASSWORD}'. Users alice (acme admin), carol (acme member), "
+                "dave (acme reader) and bob (globex admin) have the same password and sign "
+                "in to the marketplace at http://127.0.0.1:8000/marketplace/ (their spaces: "
+                "http://127.0.0.1:8000/s/)."
             )
         )
 
     def _users(self):
         model = get_user_model()
         users = {}
-        for username in ["admin", "alice", "bob", "carol"]:
+        for username in ["admin", "alice", "bob", "carol", "dave"]:
             is_superuser = username == "admin"
             user, created = model.objects.get_or_create(
                 username=username,
@@ -78,20 +82,65 @@ class Command(BaseCommand):
         if organization.spaces.exists():
             return
         spaces = []
-        for title, pages in [
-            ("Product guide", [("getting-started", "Getting started"), ("faq", "FAQ")]),
-            ("API reference", [("authentication", "Authentication"), ("errors", "Errors")]),
-        ]:
+        for title, pages in DEMO_SPACES:
             space = Space.objects.create(
                 organization=organization, title=title, visibility=Space.Visibility.PUBLIC
             )
             revision = Revision.objects.create(space=space, author=author, message="First draft")
             Page.objects.bulk_create(
-                Page(revision=revision, path=path, title=page_title, body=f"# {page_title}\n")
-                for path, page_title in pages
+                Page(revision=revision, path=path, title=page_title, body=body, position=position)
+                for position, (path, page_title, body) in enumerate(pages)
             )
             space.current_revision = revision
             space.save(update_fields=["current_revision"])
             spaces.append(space)
         site = Site.objects.create(organization=organization, title=f"{organization.title} docs")
         site.spaces.set(spaces)
+
+
+GETTING_STARTED = """\
+Welcome! This guide takes you from an empty account to your first published page.
+
+## Create a space
+
+A *space* holds the pages of one body of documentation. Open **Spaces** in the top bar and
+pick one, or ask an admin of your organization for a new one.
+
+## Write a page
+
+Press **Edit** on any page. Markdown is on the left, the preview on the right:
+
+| you type | you get |
+| :-- | :-- |
+| `*italic*` | *italic* |
+| `**bold**` | **bold** |
+| `~~gone~~` | ~~gone~~ |
+
+Press `Ctrl` + `/` (or `⌘` + `/`) to insert a block from an installed integration.
+
+## Publish
+
+Every save is a revision: the **History** tab compares and restores them.
+
+```sh
+curl -H "Authorization: Bearer $TOKEN" http://127.0.0.1:8000/api/v1/spaces/
+```
+"""
+
+DEMO_SPACES = [
+    (
+        "Product guide",
+        [
+            ("getting-started", "Getting started", GETTING_STARTED),
+            ("getting-started/install", "Install", "# Install\n\nRun `make run`.\n"),
+            ("faq", "FAQ", "**Is it free?** Yes.\n\n> Ask us anything.\n"),
+        ],
+    ),
+    (
+        "API reference",
+        [
+            ("authentication", "Authentication", "Send `Authorization: Bearer <token>`.\n"),
+            ("errors", "Errors", "Errors have one shape: `{type, errors}`.\n"),
+        ],
+    ),
+]
