@@ -28,6 +28,10 @@ from integrations.services.components import (
 from . import selectors
 from .components import ComponentActionForm, page_markup
 
+#: Blocks rendered on one page at most; the others show a box (a page cannot make one read
+#: call the runtime without bound).
+MAX_BLOCKS_PER_PAGE = 30
+
 
 def block_instance(space_id: str, key: str) -> str:
     return f"{space_id}-{key}"
@@ -63,6 +67,12 @@ class IntegrationBlocks:
         shown: dict[int, str] = {}
         asked: list[tuple] = []
         for ref in refs:
+            if ref.index >= MAX_BLOCKS_PER_PAGE:
+                shown[ref.index] = notice_html(
+                    f"A page shows at most {MAX_BLOCKS_PER_PAGE} blocks; this one is left out.",
+                    title=_title(ref),
+                )
+                continue
             found = _installation_for(ref, installations)
             if isinstance(found, str):
                 shown[ref.index] = notice_html(found, title=_title(ref))

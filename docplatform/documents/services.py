@@ -9,6 +9,7 @@ the new revision; an edit of a page that changed meanwhile is refused with PageC
 carrying the other change, so the person decides (keep theirs on top, or discard it).
 """
 
+import hashlib
 from datetime import timedelta
 
 from django.core.exceptions import ValidationError
@@ -158,11 +159,10 @@ def space_settings_update(*, space: Space, title: str, visibility: str) -> Space
         return services.space_visibility_set(space=space, visibility=visibility)
 
 
-def space_view_from_reader(*, space: Space, visitor: Visitor) -> bool:
-    """The visitor opened the space's reader: fire ``space_view``, at most once per visitor,
-    space and READER_VIEW_INTERVAL (across every process: the row's time is the lock).
-    Whether it fired."""
-    who = f"user:{visitor.user_id}" if visitor.user_id else f"anon:{visitor.anonymous_id}"
+def space_view_from_reader(*, space: Space, visitor: Visitor, who: str) -> bool:
+    """The visitor opened the space's reader: fire ``space_view``, at most once per visitor
+    (``who``: ``reader_identity``), space and READER_VIEW_INTERVAL (across every process:
+    the row's time is the lock). Whether it fired."""
     now = timezone.now()
     with transaction.atomic():
         renewed = SpaceVisit.objects.filter(
@@ -176,6 +176,18 @@ def space_view_from_reader(*, space: Space, visitor: Visitor) -> bool:
                 return False  # seen within the interval (or by a concurrent read)
         services.space_view_record(space=space, visitor=visitor)
     return True
+
+
+def reader_identity(visitor: Visitor, *, known_cookie: bool) -> str:
+    """Who a reader is for the view limit: the member; else the anonymous id of a browser that
+    sent its cookie back; else (a first visit, or a client that keeps no cookie, which would
+    otherwise get a new id, and fire again, on every request) its address and user agent."""
+    if visitor.user_id:
+        return f"user:{visitor.user_id}"
+    if known_cookie:
+        return f"anon:{visitor.anonymous_id}"
+    digest = hashlib.sha256(f"{visitor.ip}\n{visitor.user_agent}".encode()).hexdigest()
+    return f"addr:{digest[:40]}"
 
 
 # --- Helpers ---------------------------------------------------------------------------------

@@ -5,6 +5,7 @@ import dataclasses
 
 from csp.decorators import csp_update
 from django.contrib.auth.mixins import LoginRequiredMixin
+from django.contrib.auth.views import redirect_to_login
 from django.core.cache import cache
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
@@ -12,7 +13,7 @@ from django.urls import reverse, reverse_lazy
 from django.utils.decorators import method_decorator
 from django.views import View
 
-from ..api_visitors import remember_visitor, visitor_from
+from ..api_visitors import VISITOR_COOKIE, remember_visitor, visitor_from
 from . import access, selectors, services
 from .blocks import BlockPlace, provider
 from .reading import page_document, shown_html, table_of_contents
@@ -31,6 +32,8 @@ class SpaceView(View):
         try:
             return super().dispatch(request, *args, **kwargs)
         except PermissionDeniedPage as refusal:
+            if not request.user.is_authenticated:
+                return redirect_to_login(request.get_full_path(), reverse("marketplace:login"))
             return self.page("docs/forbidden.html", {"reason": str(refusal)}, status=403)
 
     @property
@@ -113,11 +116,12 @@ class ReaderView(SpaceView):
         user = self.request.user
         if user.is_authenticated:
             visitor = dataclasses.replace(visitor, user_id=str(user.pk))
-        who = f"{visitor.user_id or visitor.anonymous_id}"
+        known = self.request.COOKIES.get(VISITOR_COOKIE) == visitor.anonymous_id
+        who = services.reader_identity(visitor, known_cookie=known)
         seen = f"space-view-seen:{self.space.pk}:{who}"
         # The cache spares a database round trip on every read; the row decides.
         if not cache.get(seen):
-            services.space_view_from_reader(space=self.space, visitor=visitor)
+            services.space_view_from_reader(space=self.space, visitor=visitor, who=who)
             cache.set(seen, True, services.READER_VIEW_INTERVAL.total_seconds())
         remember_visitor(response, self.request, visitor)
 

@@ -138,3 +138,17 @@ def test_only_admins_change_the_settings_and_visibility_fires(client, space, org
     assert response.status_code == 302
     assert Space.objects.get(pk=space.pk).visibility == "public"
     assert Event.objects.filter(type="space_visibility_updated").count() == 1
+
+
+def test_anonymous_readers_of_a_public_space_fire_once_even_without_cookies(space):
+    from django.test import Client
+
+    space.visibility = "public"
+    space.save()
+    for _ in range(3):  # a client that keeps no cookie: a new anonymous id each time
+        response = Client().get(f"/s/{space.pk}/intro", HTTP_USER_AGENT="bot/1.0")
+        assert response.status_code == 200
+    view = Event.objects.get(type="space_view")
+    assert "userId" not in view.payload["visitor"]
+    assert view.payload["visitor"]["userAgent"] == "bot/1.0"
+    assert Client().get(f"/s/{space.pk}/intro/edit").status_code == 302  # sign in first
