@@ -96,6 +96,8 @@ def component_render(
     )
     if stored is None or (stored.props, stored.state) != (props, state):
         _store(installation, component_id, instance, stored, props=props, state=state)
+    request = ComponentRequest(installation, component_id, instance, props)
+    cache.set(_cache_key(version, request, props, state), element, BLOCK_CACHE_SECONDS)
     return RenderedComponent(instance=instance, element=element, state=state, props=props)
 
 
