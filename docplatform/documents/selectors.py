@@ -54,7 +54,7 @@ def navigation(revision_id: str | None) -> tuple[list[NavItem], list[NavItem]]:
     items = {path: NavItem(path, title) for path, title in rows.values_list("path", "title")}
     roots: list[NavItem] = []
     for path, item in items.items():
-        parent = _nearest_parent(path, items)
+        parent = nearest_parent(path, items)
         (items[parent].children if parent else roots).append(item)
     ordered: list[NavItem] = []
 
@@ -68,7 +68,9 @@ def navigation(revision_id: str | None) -> tuple[list[NavItem], list[NavItem]]:
     return roots, ordered
 
 
-def _nearest_parent(path: str, items: dict) -> str | None:
+def nearest_parent(path: str, items) -> str | None:
+    """The path of the page ``path`` sits under in the navigation (``items`` holds every
+    page's path), or None for a page at the top."""
     parts = path.split("/")
     for length in range(len(parts) - 1, 0, -1):
         candidate = "/".join(parts[:length])

@@ -10,6 +10,7 @@ carrying the other change, so the person decides (keep theirs on top, or discard
 """
 
 import hashlib
+from collections import defaultdict
 from datetime import timedelta
 
 from django.core.exceptions import ValidationError
@@ -19,7 +20,7 @@ from django.utils import timezone
 from .. import services
 from ..events import Visitor
 from ..models import Revision, Space, SpaceVisit
-from .selectors import page_dicts
+from .selectors import nearest_parent, page_dicts
 
 #: A visitor's reads of one space fire ``space_view`` at most this often (README).
 READER_VIEW_INTERVAL = timedelta(minutes=5)
@@ -105,26 +106,35 @@ def page_delete(*, space: Space, path: str, author=None, based_on: str) -> Revis
 
 
 def page_move(*, space: Space, path: str, direction: str, author=None) -> Revision | None:
-    """Move a page one place up or down among the pages of its parent in the navigation;
-    None when it is already first (up) or last (down)."""
+    """Move a page (with the pages under it) one place up or down among the pages of its
+    parent in the navigation; None when it is already first (up) or last (down)."""
     if direction not in ("up", "down"):
         raise ValidationError({"direction": ["must be up or down"]})
     pages = page_dicts(space.current_revision_id) if space.current_revision_id else []
-    positions = {page["path"]: index for index, page in enumerate(pages)}
-    if path not in positions:
+    paths = {page["path"] for page in pages}
+    if path not in paths:
         raise ValidationError({"path": ["no page has this path"]})
-    parent = _parent_path(path)
-    siblings = [page["path"] for page in pages if _parent_path(page["path"]) == parent]
-    at = siblings.index(path)
+    children: dict[str | None, list[dict]] = defaultdict(list)
+    for page in pages:
+        children[nearest_parent(page["path"], paths)].append(page)
+    siblings = children[nearest_parent(path, paths)]
+    at = next(index for index, page in enumerate(siblings) if page["path"] == path)
     other = at - 1 if direction == "up" else at + 1
     if not 0 <= other < len(siblings):
         return None
-    first, second = positions[path], positions[siblings[other]]
-    pages[first], pages[second] = pages[second], pages[first]
+    siblings[at], siblings[other] = siblings[other], siblings[at]
+    ordered: list[dict] = []
+
+    def walk(parent: str | None) -> None:
+        for page in children[parent]:
+            ordered.append(page)
+            walk(page["path"])
+
+    walk(None)
     return services.space_content_update(
         space=space,
-        pages=pages,
-        message=_default_message("Reorder", pages[second]["title"]),
+        pages=ordered,
+        message=_default_message("Reorder", siblings[other]["title"]),
         author=author,
         based_on=space.current_revision_id,
     )
@@ -254,10 +264,6 @@ def _check_page(page: dict) -> None:
 
 def _content(page: dict) -> tuple[str, str]:
     return page["title"], page["body"]
-
-
-def _parent_path(path: str) -> str:
-    return path.rpartition("/")[0]
 
 
 def _default_message(verb: str, title: str) -> str:

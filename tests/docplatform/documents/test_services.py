@@ -1,0 +1,148 @@
+"""The page actions: each makes one revision through the service the API uses, so
+``space_content_updated`` fires whichever door was used; nothing is lost or half-written."""
+
+import pytest
+from django.core.exceptions import ValidationError
+
+from docplatform.documents import selectors, services
+from docplatform.events.models import Event
+from docplatform.models import Revision
+from docplatform.services import space_content_update
+from tests.factories import SpaceFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def space(organization):
+    space = SpaceFactory(organization=organization)
+    space_content_update(
+        space=space,
+        pages=[
+            {"path": "a", "title": "A", "body": "one\ntwo\nthree"},
+            {"path": "b", "title": "B", "body": "bee"},
+            {"path": "b/child", "title": "Child", "body": ""},
+            {"path": "c", "title": "C", "body": "sea"},
+        ],
+    )
+    return space
+
+
+def paths(space) -> list[str]:
+    space.refresh_from_db()
+    return [page["path"] for page in selectors.page_dicts(space.current_revision_id)]
+
+
+def content_events() -> int:
+    return Event.objects.filter(type="space_content_updated").count()
+
+
+def test_an_edit_of_another_page_made_meanwhile_is_kept_and_mine_applied_on_top(space):
+    base = space.current_revision_id
+    services.page_save(space=space, path="b", title="B", body="theirs", based_on=base)
+    services.page_save(space=space, path="a", title="A", body="mine", based_on=base)
+    pages = {p["path"]: p["body"] for p in selectors.page_dicts(space.current_revision_id)}
+    assert pages["a"] == "mine" and pages["b"] == "theirs"
+
+
+def test_an_edit_of_the_same_page_made_meanwhile_is_a_conflict_and_writes_nothing(space):
+    base = space.current_revision_id
+    services.page_save(space=space, path="a", title="A", body="theirs", based_on=base)
+    revisions = Revision.objects.count()
+    with pytest.raises(services.PageConflict) as conflict:
+        services.page_save(space=space, path="a", title="A", body="mine", based_on=base)
+    assert conflict.value.theirs["body"] == "theirs"
+    assert Revision.objects.count() == revisions
+    services.page_save(
+        space=space, path="a", title="A", body="mine", based_on=conflict.value.current.pk
+    )
+    assert selectors.page_dicts(space.current_revision_id)[0]["body"] == "mine"
+
+
+def test_rename_to_a_taken_path_and_other_bad_input_name_their_fields(space):
+    base = space.current_revision_id
+    with pytest.raises(ValidationError) as error:
+        services.page_save(space=space, path="a", new_path="c", title="", body="", based_on=base)
+    assert set(error.value.message_dict) == {"path", "title"}
+    for path in ["history", "new/x", "x/edit", "-", "a b", "/a", "a//b"]:
+        with pytest.raises(ValidationError) as error:
+            services.page_save(
+                space=space, path="a", new_path=path, title="A", body="", based_on=base
+            )
+        assert "path" in error.value.message_dict, path
+    with pytest.raises(ValidationError) as error:
+        services.page_create(space=space, path="d", title="D", body="x" * (600 * 1024))
+    assert "body" in error.value.message_dict
+    assert space.revisions.count() == 1
+
+
+def test_move_reorders_among_siblings_only(space):
+    services.page_move(space=space, path="c", direction="up")
+    assert paths(space) == ["a", "c", "b", "b/child"]
+    assert services.page_move(space=space, path="a", direction="up") is None
+    assert services.page_move(space=space, path="b/child", direction="down") is None
+    _, ordered = selectors.navigation(space.current_revision_id)
+    assert [(item.path, item.depth) for item in ordered] == [
+        ("a", 0),
+        ("c", 0),
+        ("b", 0),
+        ("b/child", 1),
+    ]
+
+
+def test_delete_keeps_at_least_one_page_and_restore_brings_a_revision_back(space):
+    first = space.current_revision
+    base = space.current_revision_id
+    services.page_delete(space=space, path="c", based_on=base)
+    assert paths(space) == ["a", "b", "b/child"]
+    restored = services.revision_restore(space=space, revision=first)
+    assert paths(space) == ["a", "b", "b/child", "c"]
+    assert restored.parent_id != first.pk  # a new revision on top: history is never rewritten
+    lone = SpaceFactory(organization=space.organization)
+    space_content_update(space=lone, pages=[{"path": "only", "title": "Only"}])
+    with pytest.raises(ValidationError):
+        services.page_delete(space=lone, path="only", based_on=lone.current_revision_id)
+
+
+def test_every_action_fires_one_content_event(space):
+    before = content_events()
+    base = space.current_revision_id
+    services.page_save(space=space, path="a", title="A", body="x", based_on=base)
+    services.page_create(space=space, path="d", title="D")
+    services.page_move(space=space, path="d", direction="up")
+    space.refresh_from_db()
+    services.page_delete(space=space, path="d", based_on=space.current_revision_id)
+    assert content_events() == before + 4
+
+
+def test_the_diff_shows_the_changed_lines(space):
+    base = space.current_revision_id
+    revision = services.page_save(
+        space=space, path="a", title="A", body="one\nTWO\nthree", based_on=base
+    )
+    [change] = selectors.revision_diff(revision)
+    assert change.kind == "changed"
+    assert ("-", "two") in change.lines and ("+", "TWO") in change.lines
+
+
+def test_the_admin_edits_a_current_page_as_a_new_revision(client, space, admin_user):
+    client.force_login(admin_user)
+    page = space.current_revision.pages.get(path="a")
+    response = client.post(
+        f"/admin/docplatform/page/{page.pk}/change/",
+        {"path": "a", "title": "A", "body": "from the admin"},
+    )
+    assert response.status_code == 302
+    assert selectors.page_dicts(Revision.objects.latest().pk)[0]["body"] == "from the admin"
+    page.refresh_from_db()
+    assert page.body == "one\ntwo\nthree"  # rows are never rewritten
+    refused = client.post(
+        f"/admin/docplatform/page/{page.pk}/change/", {"path": "a", "title": "A", "body": "again"}
+    )
+    assert refused.status_code == 403  # no longer the current revision's page
+    current = Revision.objects.latest().pages.get(path="a")
+    invalid = client.post(
+        f"/admin/docplatform/page/{current.pk}/change/", {"path": "b", "title": "", "body": ""}
+    )
+    assert invalid.status_code == 200
+    assert "another page has the path" in invalid.content.decode()
