@@ -15,9 +15,14 @@ EDITING_ROLES = (Membership.Role.ADMIN, Membership.Role.MEMBER)
 OPEN_VISIBILITIES = (Space.Visibility.PUBLIC, Space.Visibility.UNLISTED)
 
 
+def is_person(user) -> bool:
+    """A signed-in person (not an anonymous visitor, not an installation's token)."""
+    return user is not None and user.is_authenticated and not getattr(user, "is_machine", False)
+
+
 def role_in(user, organization_id: str) -> str | None:
     """The user's role in the organization, or None for anyone who is not a member."""
-    if user is None or not user.is_authenticated or getattr(user, "is_machine", False):
+    if not is_person(user):
         return None
     return (
         Membership.objects.filter(user=user, organization_id=organization_id)

@@ -4,10 +4,11 @@ what each revision changed."""
 import difflib
 from dataclasses import dataclass, field
 
-from django.db.models import QuerySet
+from django.core.cache import cache
+from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import Http404
 
-from ..models import Page, Revision, Space
+from ..models import Membership, Page, Revision, Space
 from . import access
 
 HISTORY_PAGE_SIZE = 30
@@ -23,12 +24,17 @@ def page_dicts(revision_id: str) -> list[dict]:
 
 
 def space_for_reader(user, space_id: str) -> tuple[Space, str | None]:
-    """The space and the user's role in its organization; Http404 when the user may not read
-    it (a private space of another organization is as unknown as a missing one)."""
-    space = Space.objects.select_related("organization").filter(pk=space_id).first()
+    """The space and the user's role in its organization (one query); Http404 when the user
+    may not read it (a private space of another organization is as unknown as a missing
+    one)."""
+    spaces = Space.objects.select_related("organization")
+    if access.is_person(user):
+        role = Membership.objects.filter(user=user, organization_id=OuterRef("organization_id"))
+        spaces = spaces.annotate(role=Subquery(role.values("role")[:1]))
+    space = spaces.filter(pk=space_id).first()
     if space is None:
         raise Http404("No such space.")
-    role = access.role_in(user, space.organization_id)
+    role = getattr(space, "role", None)
     if not access.may_read(role, space):
         raise Http404("No such space.")
     return space, role
@@ -47,9 +53,18 @@ class NavItem:
 def navigation(revision_id: str | None) -> tuple[list[NavItem], list[NavItem]]:
     """(the tree of pages by path, every page in reading order). A page sits under the
     nearest page whose path is a prefix of its own (``guide/install`` under ``guide``),
-    siblings in their navigation order."""
+    siblings in their navigation order. Cached per revision: a revision never changes."""
     if revision_id is None:
         return [], []
+    key = f"navigation:1:{revision_id}"
+    cached = cache.get(key)
+    if cached is None:
+        cached = _navigation(revision_id)
+        cache.set(key, cached, 24 * 3600)
+    return cached
+
+
+def _navigation(revision_id: str) -> tuple[list[NavItem], list[NavItem]]:
     rows = Page.objects.filter(revision_id=revision_id).order_by("position", "path")
     items = {path: NavItem(path, title) for path, title in rows.values_list("path", "title")}
     roots: list[NavItem] = []
