@@ -14,25 +14,35 @@ created through the services (``integration_publish``, ``installation_create``,
 ``/marketplace/login/`` (its session cookie, its CSRF and visitor cookies on every request).
 
 Under load, ``--concurrency`` HTTP/1.1 keep-alive connections (one thread each), in
-alternating rounds (bare, plain, blocks, bare, ...) after a warm-up, requests/s and p50/p99:
+alternating rounds (bare, bare-user, plain, blocks, bare, ...) after a warm-up, requests/s
+and p50/p99:
 
 bare        ``/bench/bare/`` (``reader_urls.py``, a benchmark-only URLconf): a plain Django
-            view returning a 140-byte HTML page through the same middleware; it does not
-            touch the session.
+            view returning a 142-byte HTML page through the same middleware; it does not
+            touch the session. The goals' reference.
+bare-user   ``/bench/bare-user/``: the same once it has asked ``request.user.is_authenticated``
+            (the session's and the user's reads, which every signed-in page pays); for
+            information, the floor of any signed-in page.
 plain       the 200-line page, no block.
 blocks      the page with 3 blocks, warm: its parsed Markdown and its blocks' markup are in
             the cache. Django's default cache is local memory, per process: each of the 2
             gunicorn workers warms its own (the warm-up does).
 
+Each round also reports the CPU spent per request (``/proc``, so Linux only): the web server
+and the runtime host with every process under them, the PostgreSQL backends connected to the
+benchmark's database, and this process (the client); and how busy the whole machine was.
+
 Serially (one request at a time, one keep-alive connection), ``--samples`` per round after the
 load of that round, each sample being:
 
 bare        one ``GET /bench/bare/``.
+plain       one ``GET`` of the page without blocks.
 cold        the first read of a freshly written page with 3 blocks: the benchmark writes a new
             revision of a second space (same 8 pages, the blocks with 3 new keys, so a new
             page row and 3 new component instances, as after an edit), untimed, then times
             one ``GET`` of it: the Markdown is parsed, the 3 blocks are rendered by the
-            runtime (sent at once; their states are stored), nothing comes from the cache.
+            runtime (sent at once, to 2 integration workers: the third waits for one;
+            their states are stored), nothing comes from the cache.
 warm        one ``GET`` of the warm page with blocks, for comparison.
 runtime     one runtime call, timed in this process: ``integrations.services.components.
             component_render`` of one existing counter instance of the space's installation
@@ -274,7 +284,7 @@ def check_page(kind: str, status: int, body: bytes) -> str | None:
     """Why an answer is not the expected page, or None."""
     if status != 200:
         return f"{status} {body[:200]!r}"
-    if kind == "bare":
+    if kind in ("bare", "bare-user"):
         return None if b"Hello, bench!" in body else f"not the bare page: {body[:200]!r}"
     if PLAIN_END.encode() not in body:
         return f"not the whole page: {body[:200]!r}"
@@ -316,7 +326,7 @@ def load(
         with lock:
             latencies.extend(mine)
 
-    threads = [threading.Thread(target=client) for _ in range(concurrency)]
+    threads = [threading.Thread(target=client, daemon=True) for _ in range(concurrency)]
     for thread in threads:
         thread.start()
     stop_at = time.perf_counter() + seconds
@@ -345,7 +355,7 @@ def serial_samples(web: str, data: dict, paths: dict, cookie: str, count: int) -
     api_headers = {"Authorization": f"Bearer {data['token']}", "Content-Type": "application/json"}
     cold_space = data["spaces"]["cold"]
     cold_path = f"/s/{cold_space.pk}/guide/blocks"
-    found = {name: [] for name in ("bare", "cold", "warm", "runtime", "api")}
+    found = {name: [] for name in ("bare", "plain", "cold", "warm", "runtime", "api")}
 
     def timed(kind: str, path: str, check: str) -> None:
         started = time.perf_counter()
@@ -357,6 +367,7 @@ def serial_samples(web: str, data: dict, paths: dict, cookie: str, count: int) -
 
     for _ in range(count):
         timed("bare", paths["bare"], "bare")
+        timed("plain", paths["plain"], "plain")
         space_content_update(space=cold_space, pages=space_pages(new_keys()), author=data["admin"])
         timed("cold", cold_path, "blocks")
         timed("warm", paths["blocks"], "blocks")
@@ -375,6 +386,85 @@ def serial_samples(web: str, data: dict, paths: dict, cookie: str, count: int) -
     client.close()
     db.close()  # nothing held between rounds
     return found
+
+
+# --- CPU ------------------------------------------------------------------------------------
+
+
+def _processes() -> dict[int, tuple[int, float]]:
+    """pid -> (parent pid, CPU seconds so far) of every process (``/proc``)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    found = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(entry.path, "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        found[int(entry.name)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / ticks)
+    return found
+
+
+def _machine_busy() -> tuple[float, float]:
+    """(busy, total) CPU seconds of the machine so far, all cores (``/proc/stat``)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    values = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    total = sum(values[:8])
+    return (total - values[3] - values[4]) / ticks, total / ticks
+
+
+class Meter:
+    """The CPU the web server, the runtime host (each with every process under it),
+    PostgreSQL (the backends connected to the benchmark's database) and this process (the
+    client) spend between two snapshots."""
+
+    def __init__(self, roots: dict[str, int], database: str):
+        self.roots, self.database = roots, database
+
+    def snapshot(self) -> dict:
+        from django.db import connection
+
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+                [self.database],
+            )
+            backends = {row[0] for row in cursor.fetchall()}
+        connection.close()
+        processes = _processes()
+        groups = {name: self._tree(root, processes) for name, root in self.roots.items()}
+        groups["postgres"] = backends
+        return {
+            "cpu": {
+                name: {pid: processes[pid][1] for pid in pids if pid in processes}
+                for name, pids in groups.items()
+            },
+            "client": time.process_time(),
+            "machine": _machine_busy(),
+        }
+
+    @staticmethod
+    def _tree(root: int, processes: dict) -> set[int]:
+        pids, pending = set(), [root]
+        while pending:
+            pid = pending.pop()
+            pids.add(pid)
+            pending += [child for child, (parent, _) in processes.items() if parent == pid]
+        return pids
+
+    @staticmethod
+    def spent(before: dict, after: dict) -> dict:
+        """CPU seconds per group; ``busy``, the machine's busy fraction meanwhile."""
+        spent = {
+            name: sum(cpu - before["cpu"][name].get(pid, 0.0) for pid, cpu in pids.items())
+            for name, pids in after["cpu"].items()
+        }
+        spent["client"] = after["client"] - before["client"]
+        busy = after["machine"][0] - before["machine"][0]
+        spent["busy"] = busy / max(after["machine"][1] - before["machine"][1], 1e-9)
+        return spent
 
 
 # --- The run --------------------------------------------------------------------------------
@@ -397,7 +487,7 @@ def main():
     parser.add_argument("--samples", type=int, default=20, help="serial samples per round")
     parser.add_argument("--timeout", type=float, help="give up after this many seconds")
     args = parser.parse_args()
-    timeout = args.timeout or args.rounds * 3 * args.seconds + 300
+    timeout = args.timeout or args.rounds * 4 * args.seconds + 300
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGALRM, _stop)
     signal.alarm(int(timeout))
@@ -427,7 +517,8 @@ def main():
     creation = connection.creation
     old_name = connection.settings_dict["NAME"]
     creation.create_test_db(verbosity=0, autoclobber=True)
-    database_url = f"{args.postgres}/{connection.settings_dict['NAME']}?conn_max_age=60"
+    database_name = connection.settings_dict["NAME"]
+    database_url = f"{args.postgres}/{database_name}?conn_max_age=60"
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join([str(ROOT), str(HERE)]),
@@ -459,6 +550,7 @@ def main():
             warm = data["spaces"]["warm"].pk
             paths = {
                 "bare": "/bench/bare/",
+                "bare-user": "/bench/bare-user/",
                 "plain": f"/s/{warm}/guide/plain",
                 "blocks": f"/s/{warm}/guide/blocks",
             }
@@ -473,15 +565,21 @@ def main():
                 load(web, path, kind, cookie, args.concurrency, 2)
             serial_samples(web, data, paths, cookie, 2)  # warm-up of the serial paths
             serial = {}
+            meter = Meter({"web": server.pid, "runtime": host.pid}, database_name)
+            cpu = {kind: {} for kind in paths}
             for _ in range(args.rounds):
                 for kind, path in paths.items():
+                    before = meter.snapshot()
                     latencies, rate = load(web, path, kind, cookie, args.concurrency, args.seconds)
+                    spent = Meter.spent(before, meter.snapshot())
+                    for name, value in spent.items():
+                        cpu[kind][name] = cpu[kind].get(name, 0.0) + value
                     results[kind][0].extend(latencies)
                     results[kind][1].append(rate)
                 for kind, values in serial_samples(web, data, paths, cookie, args.samples).items():
                     serial.setdefault(kind, []).extend(values)
         signal.alarm(0)
-        report(args, results, serial, started_at, load_before, os.getloadavg())
+        report(args, results, cpu, serial, started_at, load_before, os.getloadavg())
     finally:
         signal.alarm(0)
         connection.close()
@@ -494,7 +592,9 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
-def report(args, results: dict, serial: dict, started_at, load_before, load_after) -> None:
+def report(
+    args, results: dict, cpu: dict, serial: dict, started_at, load_before, load_after
+) -> None:
     print(
         f"{started_at}; {os.cpu_count()} cores, load average {load_before[0]:.2f} before, "
         f"{load_after[0]:.2f} after. PostgreSQL, gunicorn web -w 2 gthread x8, runtime host "
@@ -504,6 +604,7 @@ def report(args, results: dict, serial: dict, started_at, load_before, load_afte
     )
     labels = {
         "bare": "bare Django view",
+        "bare-user": "bare view + request.user",
         "plain": "reader, 200 lines, no block",
         "blocks": "reader, 3 blocks, warm",
     }
@@ -527,8 +628,23 @@ def report(args, results: dict, serial: dict, started_at, load_before, load_afte
             f"| {labels[name]:<30} | {count:>8} | {rate:>7.0f} | {p50:>7.2f} | {p99:>7.2f} "
             f"| {ratio:>7.2f} |"
         )
+    print("\nCPU ms per request under load (the machine's busy share: all its processes):\n")
+    print(
+        f"| {'contender':<30} | {'web':>6} | {'postgres':>8} | {'runtime':>7} | {'client':>6} "
+        "| busy |"
+    )
+    print(f"| {'-' * 30} | -----:| -------:| ------:| -----:| ---:|")
+    for name, spent in cpu.items():
+        count = rows[name][0]
+        per = {key: spent[key] / count * 1000 for key in ("web", "postgres", "runtime", "client")}
+        print(
+            f"| {labels[name]:<30} | {per['web']:>6.2f} | {per['postgres']:>8.2f} "
+            f"| {per['runtime']:>7.2f} | {per['client']:>6.2f} "
+            f"| {spent['busy'] / args.rounds:>4.0%} |"
+        )
     serial_labels = {
         "bare": "bare Django view",
+        "plain": "reader, 200 lines, no block",
         "cold": "reader, 3 blocks, first read",
         "warm": "reader, 3 blocks, warm",
         "runtime": "one runtime call (component_render)",

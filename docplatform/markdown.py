@@ -73,6 +73,30 @@ class Document:
         return mark_safe("".join(pieces))  # noqa: S308 - sanitized HTML plus the caller's HTML
 
 
+#: Goes up when the renderer's output changes: pages rendered before are rendered again.
+RENDERER_VERSION = 1
+
+
+def document_as_json(document: Document) -> dict:
+    """What a page row keeps of its rendering besides the HTML (``document_from_json``)."""
+    return {
+        "headings": [[h.level, h.text, h.anchor] for h in document.headings],
+        "blocks": [
+            [b.index, b.key, b.integration, b.block, b.props, b.error] for b in document.blocks
+        ],
+        "nonce": document.nonce,
+    }
+
+
+def document_from_json(html: str, outline: dict) -> Document:
+    return Document(
+        html=html,
+        headings=[Heading(*heading) for heading in outline["headings"]],
+        blocks=[BlockRef(*block) for block in outline["blocks"]],
+        nonce=outline["nonce"],
+    )
+
+
 def parse_document(text: str, *, heading_offset: int = 0) -> Document:
     """The page's HTML, table of contents and block references (see the module docstring)."""
     return _render(text, heading_offset, live_blocks=True)

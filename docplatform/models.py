@@ -120,6 +120,12 @@ class Page(models.Model):
     title = models.CharField(max_length=300)
     body = models.TextField(blank=True, help_text="Markdown.")
     position = models.PositiveIntegerField(default=0)
+    # The body rendered when the page was written (``docplatform.markdown``), so reading never
+    # parses Markdown: the sanitized HTML, its headings and blocks, and the renderer's version
+    # (an older one is rendered again at the next read).
+    html = models.TextField(blank=True, editable=False)
+    outline = models.JSONField(default=dict, blank=True, editable=False)
+    rendered_with = models.PositiveSmallIntegerField(default=0, editable=False)
 
     class Meta:
         ordering = ["position", "path"]

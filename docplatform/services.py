@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from . import events
 from .events.publisher import publish
+from .markdown import RENDERER_VERSION, document_as_json, parse_document
 from .models import (
     ApiToken,
     Membership,
@@ -123,6 +124,7 @@ def space_content_update(
     revision = Revision.objects.create(
         space=space, parent_id=locked.current_revision_id, message=message, author=author
     )
+    renderings = _renderings_of(locked.current_revision_id)
     Page.objects.bulk_create(
         Page(
             revision=revision,
@@ -130,6 +132,7 @@ def space_content_update(
             title=page["title"].strip(),
             body=page.get("body", ""),
             position=position,
+            **renderings.get(page.get("body", "")) or rendered(page.get("body", "")),
         )
         for position, page in enumerate(pages)
     )
@@ -143,6 +146,29 @@ def space_content_update(
         revisionId=revision.id,
     )
     return revision
+
+
+def rendered(body: str) -> dict:
+    """A page row's rendering fields for ``body``: its headings one level under the page's
+    title (a ``# Heading`` is an ``<h2>``)."""
+    document = parse_document(body, heading_offset=1)
+    return {
+        "html": document.html,
+        "outline": document_as_json(document),
+        "rendered_with": RENDERER_VERSION,
+    }
+
+
+def _renderings_of(revision_id: str | None) -> dict[str, dict]:
+    """The renderings of a revision's pages by body: a page written again unchanged keeps
+    its rendering instead of being parsed again."""
+    if revision_id is None:
+        return {}
+    rows = Page.objects.filter(revision_id=revision_id, rendered_with=RENDERER_VERSION)
+    return {
+        body: {"html": html, "outline": outline, "rendered_with": RENDERER_VERSION}
+        for body, html, outline in rows.values_list("body", "html", "outline")
+    }
 
 
 MAX_MESSAGE_LENGTH = 500

@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils.decorators import method_decorator
 
 from .. import services as host_services
-from ..markdown import parse_document
+from ..markdown import document_from_json
 from . import selectors, services
 from .blocks import provider
 from .reading import shown_html
@@ -174,7 +174,8 @@ class PagePreviewView(SpaceView):
                 "like this.</p>",
                 status=413,
             )
-        document = parse_document(body)
+        fields = host_services.rendered(body)  # as the page will be stored
+        document = document_from_json(fields["html"], fields["outline"])
         place = self.block_place(request.POST.get("page", ""), interactive=False)
         return HttpResponse(shown_html(document, place))
 

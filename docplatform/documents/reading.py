@@ -1,25 +1,25 @@
-"""What a shown page is made of: its Markdown parsed once per page row (rows never change:
-a new revision makes new rows), its blocks rendered by the registered provider."""
+"""What a shown page is made of: its Markdown rendered when the page was written (rows never
+change: a new revision makes new rows), its blocks rendered by the registered provider."""
 
-from django.core.cache import cache
 from django.utils.safestring import SafeString
 
-from ..markdown import Document, parse_document
+from ..markdown import RENDERER_VERSION, Document, document_from_json
 from ..models import Page
+from ..services import rendered
 from .blocks import BlockPlace, provider
 
 #: Pages with at least this many headings show a table of contents.
 TOC_MIN_HEADINGS = 3
-_RENDERER_VERSION = 1
 
 
 def page_document(page: Page) -> Document:
-    key = f"page-document:{_RENDERER_VERSION}:{page.pk}"
-    document = cache.get(key)
-    if document is None:
-        document = parse_document(page.body)
-        cache.set(key, document, 24 * 3600)
-    return document
+    """The page's rendering, as stored when it was written; a page rendered by an older
+    renderer is rendered again and stored (its content never changes)."""
+    if page.rendered_with == RENDERER_VERSION:
+        return document_from_json(page.html, page.outline)
+    fields = rendered(page.body)
+    Page.objects.filter(pk=page.pk).update(**fields)
+    return document_from_json(fields["html"], fields["outline"])
 
 
 def shown_html(document: Document, place: BlockPlace) -> SafeString:

@@ -8,6 +8,7 @@ from django.core.cache import cache
 from django.db.models import OuterRef, QuerySet, Subquery
 from django.http import Http404
 
+from ..markdown import RENDERER_VERSION
 from ..models import Membership, Page, Revision, Space
 from . import access
 
@@ -96,15 +97,21 @@ def nearest_parent(path: str, items) -> str | None:
 
 def page_in(revision_id: str | None, path: str | None) -> Page | None:
     """The page at ``path`` of the revision (the first in reading order when ``path`` is
-    None), or None."""
+    None), or None. Cached once rendered: a revision's pages never change."""
     if revision_id is None:
         return None
-    if path is not None:
-        return Page.objects.filter(revision_id=revision_id, path=path).first()
-    _, ordered = navigation(revision_id)
-    if not ordered:
-        return None
-    return Page.objects.filter(revision_id=revision_id, path=ordered[0].path).first()
+    if path is None:
+        _, ordered = navigation(revision_id)
+        if not ordered:
+            return None
+        path = ordered[0].path
+    key = f"page:1:{revision_id}:{path}"
+    page = cache.get(key)
+    if page is None:
+        page = Page.objects.filter(revision_id=revision_id, path=path).first()
+        if page is not None and page.rendered_with == RENDERER_VERSION:
+            cache.set(key, page, 3600)
+    return page
 
 
 # --- History -----------------------------------------------------------------------------------
