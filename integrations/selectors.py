@@ -387,13 +387,26 @@ def log_page(
 
 def installations_covering_space(space: Space) -> QuerySet:
     """The installations whose integration reaches ``space``: its space installations, and its
-    organization's installations whose space selection covers it."""
-    covers = Q(level=Installation.Level.SPACE, space=space) | Q(
+    organization's installations whose space selection covers it (space installations
+    first)."""
+    selected = Installation.selected_spaces.through.objects.filter(
+        installation_id=OuterRef("pk"), space_id=space.pk
+    )
+    organization_wide = Q(
         level=Installation.Level.ORGANIZATION, organization_id=space.organization_id
-    ) & (Q(space_selection=Installation.SpaceSelection.ALL) | Q(selected_spaces=space))
+    ) & (Q(space_selection=Installation.SpaceSelection.ALL) | Exists(selected))
     return (
-        Installation.objects.filter(covers)
-        .select_related("integration", "parent")
-        .distinct()
+        Installation.objects.filter(
+            Q(level=Installation.Level.SPACE, space_id=space.pk) | organization_wide
+        )
+        .select_related("integration__latest_version", "parent")
+        .defer(
+            "integration__summary",
+            "integration__latest_version__bundle",
+            "integration__latest_version__manifest",
+            "integration__latest_version__secrets",
+            "credentials",
+            "api_token",
+        )
         .order_by("integration__title", "-level")
     )

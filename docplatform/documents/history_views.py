@@ -32,7 +32,12 @@ class RevisionView(SpaceView):
         if page is None and page_path is not None:
             raise Http404("No such page in this revision.")
         roots, _ = selectors.navigation(revision.pk)
-        context = {"revision": revision, "roots": roots, "current_path": page and page.path}
+        context = {
+            "revision": revision,
+            "roots": roots,
+            "current_path": page and page.path,
+            "nav_prefix": reverse("docs:revision", args=[self.space.pk, revision.pk]),
+        }
         if page is not None:
             document = page_document(page)
             place = self.block_place(page.path, interactive=False)

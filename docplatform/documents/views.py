@@ -95,7 +95,11 @@ class ReaderView(SpaceView):
         if page is None and page_path is not None:
             raise Http404("No such page.")
         roots, ordered = selectors.navigation(revision_id)
-        context = {"roots": roots, "current_path": page.path if page else None}
+        context = {
+            "roots": roots,
+            "current_path": page.path if page else None,
+            "nav_prefix": reverse("docs:space", args=[self.space.pk]),
+        }
         if page is not None:
             document = page_document(page)
             paths = [item.path for item in ordered]

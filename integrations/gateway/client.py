@@ -92,9 +92,13 @@ class RuntimeCall:
     database: safe in another thread), ``finish`` (on the caller's thread: the log line, the
     answer read or the failure raised)."""
 
-    def __init__(self, event, *, version, installation=None, fetch_body=None, kind=None):
+    def __init__(
+        self, event, *, version, installation=None, fetch_body=None, kind=None, environment=None
+    ):
+        """``environment``: the call's environment when the caller has built it already
+        (several calls for one installation), else it is built here."""
         self.event, self.version, self.fetch_body = event, version, fetch_body
-        self.environment = environment_for(version, installation)
+        self.environment = environment or environment_for(version, installation)
         self.log = CallLog(event, version, installation, kind, self.environment)
         self._started = time.perf_counter()
         self._answer: requests.Response | None = None

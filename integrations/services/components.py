@@ -21,6 +21,7 @@ from django.db.models import F
 from django.http import Http404
 from django.utils import timezone
 
+from ..environment import environment_for
 from ..gateway.client import RuntimeCall, call_runtime
 from ..gateway.envelopes import ui_render_event
 from ..gateway.failures import ClientFault, IntegrationFault, RuntimeFailure
@@ -130,6 +131,7 @@ def components_render(
     results: list = [None] * len(requests)
     stored = _stored_states(requests)
     pending = []
+    environments: dict[str, dict] = {}  # built once per installation
     for index, request in enumerate(requests):
         try:
             version = _renderable_version(request.installation, request.component_id)
@@ -152,7 +154,15 @@ def components_render(
             action=None,
             context=_ui_context(request.installation, request.instance),
         )
-        call = RuntimeCall(event, version=version, installation=request.installation)
+        key = request.installation.pk
+        if key not in environments:
+            environments[key] = environment_for(version, request.installation)
+        call = RuntimeCall(
+            event,
+            version=version,
+            installation=request.installation,
+            environment=environments[key],
+        )
         pending.append((index, request, version, row, props, call))
     futures = {_render_pool.submit(entry[-1].send): entry for entry in pending}
     done, _ = wait(futures, timeout=deadline)

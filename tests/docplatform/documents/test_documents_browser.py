@@ -748,7 +748,7 @@ def test_every_screen_fits_a_narrow_window_and_screenshots(
         response = page.goto(live_server.url + address)
         assert response.status == 200, name
         if name == "editor":
-            page.locator("[data-preview] h1", has_text="Reference").wait_for()
+            page.locator("[data-preview] h2", has_text="Reference").wait_for()
         width = page.evaluate("document.documentElement.scrollWidth")
         assert width <= 420, f"{name}: {width} px wide"
         if name in ("reader", "editor"):
