@@ -618,7 +618,7 @@ def report(
     print(
         f"{started_at}; {os.cpu_count()} cores, load average {load_before[0]:.2f} before, "
         f"{load_after[0]:.2f} after. PostgreSQL, gunicorn web -w 2 gthread x8, runtime host "
-        f"gunicorn x1 (2 integration workers, bubblewrap); {args.concurrency} connections, "
+        f"gunicorn x1 (3 integration workers, bubblewrap); {args.concurrency} connections, "
         f"{args.rounds} rounds of {args.seconds:g} s; {args.rounds} x {args.samples} serial "
         "samples"
     )

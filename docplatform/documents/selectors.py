@@ -5,11 +5,12 @@ import difflib
 from dataclasses import dataclass, field
 
 from django.core.cache import cache
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import QuerySet
 from django.http import Http404
 
 from ..markdown import RENDERER_VERSION
 from ..models import Membership, Page, Revision, Space
+from ..queries import Prepared, stand_in, stand_ins
 from . import access
 
 HISTORY_PAGE_SIZE = 30
@@ -24,18 +25,37 @@ def page_dicts(revision_id: str) -> list[dict]:
     )
 
 
+_SPACE_ID, _ORGANIZATION_ID = stand_in("space"), stand_in("org")
+[_USER_ID] = stand_ins("user", 1, numbers=True)  # user ids are integers
+_compiled: dict[tuple, Prepared] = {}
+
+
+def _prepared(name: str, build) -> Prepared:
+    """The query ``build()`` makes, compiled once per database: the reader runs it at every
+    read, and compiling it cost more than running it."""
+    key = (name, Space.objects.db)
+    if key not in _compiled:
+        _compiled[key] = Prepared(build())
+    return _compiled[key]
+
+
 def space_for_reader(user, space_id: str) -> tuple[Space, str | None]:
-    """The space and the user's role in its organization (one query); Http404 when the user
-    may not read it (a private space of another organization is as unknown as a missing
-    one)."""
-    spaces = Space.objects.select_related("organization")
-    if access.is_person(user):
-        role = Membership.objects.filter(user=user, organization_id=OuterRef("organization_id"))
-        spaces = spaces.annotate(role=Subquery(role.values("role")[:1]))
-    space = spaces.filter(pk=space_id).first()
-    if space is None:
+    """The space and the user's role in its organization; Http404 when the user may not read
+    it (a private space of another organization is as unknown as a missing one)."""
+    spaces = _prepared(
+        "space", lambda: Space.objects.select_related("organization").filter(pk=_SPACE_ID)
+    ).instances({_SPACE_ID: space_id})
+    if not spaces:
         raise Http404("No such space.")
-    role = getattr(space, "role", None)
+    space, role = spaces[0], None
+    if access.is_person(user):
+        roles = _prepared(
+            "role",
+            lambda: Membership.objects.filter(
+                user_id=_USER_ID, organization_id=_ORGANIZATION_ID
+            ).values_list("role"),
+        ).rows({_USER_ID: user.pk, _ORGANIZATION_ID: space.organization_id})
+        role = roles[0][0] if roles else None
     if not access.may_read(role, space):
         raise Http404("No such space.")
     return space, role

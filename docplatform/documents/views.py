@@ -2,8 +2,11 @@
 blocks' buttons. Thin: selectors read, services write."""
 
 import dataclasses
+import hashlib
+import secrets
 
 from csp.decorators import csp_update
+from django.contrib import messages
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.contrib.auth.views import redirect_to_login
 from django.core.cache import cache
@@ -11,6 +14,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse, reverse_lazy
 from django.utils.decorators import method_decorator
+from django.utils.safestring import mark_safe
 from django.views import View
 
 from ..api_visitors import VISITOR_COOKIE, remember_visitor, visitor_from
@@ -20,6 +24,11 @@ from .reading import page_document, shown_html, table_of_contents
 
 #: Pages may show images from anywhere on the web (a documentation page links its own).
 READER_CSP = {"img-src": ["'self'", "https:"]}
+
+
+#: Where a cached page shell takes its content: unknown outside this process, so no content
+#: can hold it.
+_CONTENT = f"<!--content-{secrets.token_hex(16)}-->"
 
 
 class SpaceView(View):
@@ -94,26 +103,54 @@ class ReaderView(SpaceView):
         page = selectors.page_in(revision_id, page_path)
         if page is None and page_path is not None:
             raise Http404("No such page.")
-        roots, ordered = selectors.navigation(revision_id)
+        if page is None:
+            response = self.page("docs/reader.html", self._frame(None, None))
+        else:
+            document = page_document(page)
+            content = shown_html(document, self.block_place(page.path, interactive=True))
+            response = HttpResponse(self._shell(page, document).replace(_CONTENT, content, 1))
+        self._record_view(response)
+        return response
+
+    def _frame(self, page, document) -> dict:
+        """The page around the content: navigation, table of contents, previous and next."""
+        roots, ordered = selectors.navigation(self.space.current_revision_id)
         context = {
             "roots": roots,
             "current_path": page.path if page else None,
             "nav_prefix": reverse("docs:space", args=[self.space.pk]),
         }
         if page is not None:
-            document = page_document(page)
-            paths = [item.path for item in ordered]
-            at = paths.index(page.path)
+            at = [item.path for item in ordered].index(page.path)
             context |= {
                 "page_obj": page,
-                "content": shown_html(document, self.block_place(page.path, interactive=True)),
+                "content": mark_safe(_CONTENT),  # noqa: S308 - replaced by the page's HTML
                 "toc": table_of_contents(document),
                 "previous": ordered[at - 1] if at > 0 else None,
                 "next": ordered[at + 1] if at + 1 < len(ordered) else None,
             }
-        response = self.page("docs/reader.html", context)
-        self._record_view(response)
-        return response
+        return context
+
+    def _shell(self, page, document) -> str:
+        """The rendered page with a mark where its content goes. It is the same at every read
+        of the page by the same person with the same role, as long as the space's title and
+        visibility are (a revision is never changed): kept in the cache, so a read renders no
+        template. Not kept when the page shows messages (after a save)."""
+        request, user = self.request, self.request.user
+        person = (user.pk, user.get_username(), user.is_staff) if user.is_authenticated else None
+        # A signed-in page holds CSRF tokens: the one its cookie's secret makes.
+        secret = request.META.get("CSRF_COOKIE") if person else ""
+        if len(messages.get_messages(request)) or secret is None:
+            return self.page("docs/reader.html", self._frame(page, document)).content.decode()
+        space = self.space
+        identity = (space.title, space.visibility, space.organization.title, person, self.role)
+        digest = hashlib.sha256(repr((identity, secret)).encode()).hexdigest()
+        key = f"reader-shell:1:{page.pk}:{digest}"
+        shell = cache.get(key)
+        if shell is None:
+            shell = self.page("docs/reader.html", self._frame(page, document)).content.decode()
+            cache.set(key, shell, 3600)
+        return shell
 
     def _record_view(self, response) -> None:
         visitor = visitor_from(self.request)
