@@ -298,7 +298,9 @@ def check_page(kind: str, status: int, body: bytes) -> str | None:
     if kind == "plain":
         return None if COUNTER not in body else "the plain page shows a counter"
     if body.count(COUNTER) != 3 or BLOCK_FAILURE in body:
-        return f"{body.count(COUNTER)} counters shown, failure notice: {BLOCK_FAILURE in body}"
+        at = body.find(BLOCK_FAILURE)
+        notice = body[at : at + 200].decode(errors="replace") if at >= 0 else None
+        return f"{body.count(COUNTER)} counters shown, failure notice: {notice}"
     return None
 
 

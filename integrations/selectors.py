@@ -385,19 +385,33 @@ def log_page(
     return LogPage([], lines.aggregate(newest=Max("pk"))["newest"] or 0)
 
 
-def installations_covering_space(space: Space) -> QuerySet:
+_COVERED_SPACE, _COVERING_ORGANIZATION = stand_in("space"), stand_in("organization")
+_covering_queries: dict[str, Prepared] = {}
+
+
+def installations_covering_space(space: Space) -> list[Installation]:
     """The installations whose integration reaches ``space``: its space installations, and its
     organization's installations whose space selection covers it (space installations
-    first)."""
+    first), with their integration, its latest version and their organization installation.
+    Compiled once per database: a page with blocks asks at every read."""
+    key = Installation.objects.db
+    if key not in _covering_queries:
+        _covering_queries[key] = Prepared(_covering_query())
+    return _covering_queries[key].instances(
+        {_COVERED_SPACE: space.pk, _COVERING_ORGANIZATION: space.organization_id}
+    )
+
+
+def _covering_query() -> QuerySet:
     selected = Installation.selected_spaces.through.objects.filter(
-        installation_id=OuterRef("pk"), space_id=space.pk
+        installation_id=OuterRef("pk"), space_id=_COVERED_SPACE
     )
     organization_wide = Q(
-        level=Installation.Level.ORGANIZATION, organization_id=space.organization_id
+        level=Installation.Level.ORGANIZATION, organization_id=_COVERING_ORGANIZATION
     ) & (Q(space_selection=Installation.SpaceSelection.ALL) | Exists(selected))
     return (
         Installation.objects.filter(
-            Q(level=Installation.Level.SPACE, space_id=space.pk) | organization_wide
+            Q(level=Installation.Level.SPACE, space_id=_COVERED_SPACE) | organization_wide
         )
         .select_related("integration__latest_version", "parent")
         .defer(
@@ -407,6 +421,8 @@ def installations_covering_space(space: Space) -> QuerySet:
             "integration__latest_version__secrets",
             "credentials",
             "api_token",
+            "parent__credentials",
+            "parent__api_token",
         )
         .order_by("integration__title", "-level")
     )

@@ -9,7 +9,11 @@ kept per (installation, component, space, key): the component instance is
 ``<space id>-<key>``, so a new revision of the page keeps it.
 """
 
+import hashlib
+import json
+
 from django.conf import settings
+from django.core.cache import cache
 from django.http import Http404
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -161,14 +165,25 @@ def _html(ref, installation, result, place: BlockPlace) -> str:
     if isinstance(result, Exception):
         return notice_html(f"This block could not be shown: {result}.", title=heading)
     instance = block_instance(place.space.pk, ref.key)
-    return render_to_string(
-        "marketplace/_page_block.html",
-        {
-            "heading": heading,
-            "key": ref.key,
-            "instance": instance,
-            "markup": page_markup(result.element, instance),
-            "place": place,
-        },
-        request=place.request,
-    )
+    # The same markup in the same place makes the same HTML: kept, as templates cost more
+    # than the rest of a warm block. A form's CSRF token is the one of the reader's secret.
+    secret = place.request.META.get("CSRF_COOKIE") if place.interactive else ""
+    inputs = [heading, instance, place.interactive, place.action_url, place.page_path, secret]
+    digest = hashlib.sha256(json.dumps([inputs, result.element], sort_keys=True).encode())
+    key = f"page-block-html:1:{digest.hexdigest()}"
+    html = cache.get(key) if secret is not None else None
+    if html is None:
+        html = render_to_string(
+            "marketplace/_page_block.html",
+            {
+                "heading": heading,
+                "key": ref.key,
+                "instance": instance,
+                "markup": page_markup(result.element, instance),
+                "place": place,
+            },
+            request=place.request,
+        )
+        if secret is not None:
+            cache.set(key, html, 3600)
+    return html

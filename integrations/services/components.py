@@ -21,6 +21,8 @@ from django.db.models import F
 from django.http import Http404
 from django.utils import timezone
 
+from docplatform.queries import Prepared, stand_in_values, stand_ins
+
 from ..environment import environment_for
 from ..gateway.client import RuntimeCall, call_runtime
 from ..gateway.envelopes import ui_render_event
@@ -208,12 +210,25 @@ def _renderable_version(installation: Installation, component_id: str):
     return version
 
 
+_stored_queries: dict[tuple, Prepared] = {}
+
+
 def _stored_states(requests: list[ComponentRequest]) -> dict:
+    """The stored instances asked for, in one query compiled once per database and count."""
     if not requests:
         return {}
-    rows = ComponentState.objects.filter(
-        installation__in={request.installation.pk for request in requests},
-        instance__in={request.instance for request in requests},
+    count = len(requests)
+    key = (ComponentState.objects.db, count)
+    if key not in _stored_queries:
+        _stored_queries[key] = Prepared(
+            ComponentState.objects.filter(
+                installation_id__in=stand_ins("installation", count),
+                instance__in=stand_ins("instance", count),
+            )
+        )
+    rows = _stored_queries[key].instances(
+        stand_in_values("installation", [r.installation.pk for r in requests])
+        | stand_in_values("instance", [r.instance for r in requests])
     )
     return {(row.installation_id, row.component_id, row.instance): row for row in rows}
 
