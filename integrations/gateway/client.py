@@ -93,11 +93,22 @@ class RuntimeCall:
     answer read or the failure raised)."""
 
     def __init__(
-        self, event, *, version, installation=None, fetch_body=None, kind=None, environment=None
+        self,
+        event,
+        *,
+        version,
+        installation=None,
+        fetch_body=None,
+        kind=None,
+        environment=None,
+        repeatable=False,
     ):
         """``environment``: the call's environment when the caller has built it already
-        (several calls for one installation), else it is built here."""
+        (several calls for one installation), else it is built here. ``repeatable``: the
+        call changes nothing (a render without an action), so a connection that broke
+        before an answer is tried once more; any other call is never sent twice."""
         self.event, self.version, self.fetch_body = event, version, fetch_body
+        self.repeatable = repeatable
         self.environment = environment or environment_for(version, installation)
         self.log = CallLog(event, version, installation, kind, self.environment)
         self._started = time.perf_counter()
@@ -108,10 +119,15 @@ class RuntimeCall:
     def send(self) -> None:
         """The first POST (without the bundle); never raises."""
         self._started = time.perf_counter()
-        try:
-            self._answer = _post(self.version, self.event, self.environment, self.fetch_body, None)
-        except PlatformFault as failure:
-            self._failure = failure
+        for _attempt in range(2 if self.repeatable else 1):
+            try:
+                self._answer = _post(
+                    self.version, self.event, self.environment, self.fetch_body, None
+                )
+                self._failure = None
+                break
+            except PlatformFault as failure:
+                self._failure = failure
         self._duration_ms = int((time.perf_counter() - self._started) * 1000)
 
     def abandon(self, failure: RuntimeFailure) -> RuntimeFailure:

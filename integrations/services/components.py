@@ -164,6 +164,7 @@ def components_render(
             version=version,
             installation=request.installation,
             environment=environments[key],
+            repeatable=True,
         )
         pending.append((index, request, version, row, props, call))
     futures = {_render_pool.submit(entry[-1].send): entry for entry in pending}

@@ -50,6 +50,9 @@ class Command(BaseCommand):
                 "--workers", str(gunicorn),
                 "--worker-class", "gthread",
                 "--threads", "16",
+                # The platform keeps its connections to the host alive between calls: a host
+                # closing them after gunicorn's default 2 idle seconds races the next call.
+                "--keep-alive", "75",
                 "integrations.runtime.host:create_app()",
             ]  # fmt: skip
         else:
