@@ -177,7 +177,7 @@ class PagePreviewView(SpaceView):
         fields = host_services.rendered(body)  # as the page will be stored
         document = document_from_json(fields["html"], fields["outline"])
         place = self.block_place(request.POST.get("page", ""), interactive=False)
-        return HttpResponse(shown_html(document, place))
+        return HttpResponse(shown_html(document, lambda: place))
 
 
 class PageDeleteView(SpaceView):

@@ -43,7 +43,7 @@ class RevisionView(SpaceView):
             place = self.block_place(page.path, interactive=False)
             context |= {
                 "page_obj": page,
-                "content": shown_html(document, place),
+                "content": shown_html(document, lambda: place),
                 "toc": table_of_contents(document),
             }
         return self.page("docs/revision.html", context)

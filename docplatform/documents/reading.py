@@ -1,6 +1,8 @@
 """What a shown page is made of: its Markdown rendered when the page was written (rows never
 change: a new revision makes new rows), its blocks rendered by the registered provider."""
 
+from collections.abc import Callable
+
 from django.utils.safestring import SafeString
 
 from ..markdown import RENDERER_VERSION, Document, document_from_json
@@ -22,9 +24,10 @@ def page_document(page: Page) -> Document:
     return document_from_json(fields["html"], fields["outline"])
 
 
-def shown_html(document: Document, place: BlockPlace) -> SafeString:
-    """The document's HTML with its blocks rendered in place."""
-    rendered = provider().render(document.blocks, place) if document.blocks else {}
+def shown_html(document: Document, place: Callable[[], BlockPlace]) -> SafeString:
+    """The document's HTML with its blocks rendered in place (``place()`` says where: asked
+    only when the document has blocks)."""
+    rendered = provider().render(document.blocks, place()) if document.blocks else {}
     return document.with_blocks(rendered)
 
 

@@ -107,7 +107,7 @@ class ReaderView(SpaceView):
             response = self.page("docs/reader.html", self._frame(None, None))
         else:
             document = page_document(page)
-            content = shown_html(document, self.block_place(page.path, interactive=True))
+            content = shown_html(document, lambda: self.block_place(page.path, interactive=True))
             response = HttpResponse(self._shell(page, document).replace(_CONTENT, content, 1))
         self._record_view(response)
         return response
