@@ -109,6 +109,7 @@ class RuntimeCall:
         before an answer is tried once more; any other call is never sent twice."""
         self.event, self.version, self.fetch_body = event, version, fetch_body
         self.repeatable = repeatable
+        self.url = envelope_url(version.integration.name)
         self.environment = environment or environment_for(version, installation)
         self.log = CallLog(event, version, installation, kind, self.environment)
         self._started = time.perf_counter()
@@ -121,9 +122,7 @@ class RuntimeCall:
         self._started = time.perf_counter()
         for _attempt in range(2 if self.repeatable else 1):
             try:
-                self._answer = _post(
-                    self.version, self.event, self.environment, self.fetch_body, None
-                )
+                self._answer = _post(self.url, self.event, self.environment, self.fetch_body, None)
                 self._failure = None
                 break
             except PlatformFault as failure:
@@ -142,7 +141,7 @@ class RuntimeCall:
             # The host does not have this version's code yet: send it along, once.
             try:
                 answer = _post(
-                    self.version,
+                    self.url,
                     self.event,
                     self.environment,
                     self.fetch_body,
@@ -215,7 +214,9 @@ def _message_of(answer: requests.Response) -> str | None:
     return message if isinstance(message, str) else None
 
 
-def _post(version, event, environment, fetch_body, bundle) -> requests.Response:
+def _post(url: str, event, environment, fetch_body, bundle) -> requests.Response:
+    """One POST of the envelope to ``url``; reads no database (``RuntimeCall.send`` runs it
+    in other threads)."""
     body, content_type = _envelope(event, environment, fetch_body, bundle)
     headers = {
         "Content-Type": content_type,
@@ -223,7 +224,7 @@ def _post(version, event, environment, fetch_body, bundle) -> requests.Response:
     }
     try:
         return _session.post(
-            envelope_url(version.integration.name),
+            url,
             data=body,
             headers=headers,
             timeout=(settings.RUNTIME_CONNECT_TIMEOUT, settings.RUNTIME_RESPONSE_TIMEOUT),

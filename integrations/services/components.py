@@ -133,7 +133,7 @@ def components_render(
     results: list = [None] * len(requests)
     stored = _stored_states(requests)
     pending = []
-    environments: dict[str, dict] = {}  # built once per installation
+    calls_for: dict[str, tuple] = {}  # per installation: its version and environment, once
     for index, request in enumerate(requests):
         try:
             version = _renderable_version(request.installation, request.component_id)
@@ -157,13 +157,16 @@ def components_render(
             context=_ui_context(request.installation, request.instance),
         )
         key = request.installation.pk
-        if key not in environments:
-            environments[key] = environment_for(version, request.installation)
+        if key not in calls_for:
+            full = _loaded_for_call(request.installation)
+            loaded = full.integration.latest_version
+            calls_for[key] = (loaded, environment_for(loaded, full))
+        loaded, environment = calls_for[key]
         call = RuntimeCall(
             event,
-            version=version,
+            version=loaded,
             installation=request.installation,
-            environment=environments[key],
+            environment=environment,
             repeatable=True,
         )
         pending.append((index, request, version, row, props, call))
@@ -196,6 +199,18 @@ def components_render(
 
 #: How long a block's markup is kept for the same version, configuration, props and state.
 BLOCK_CACHE_SECONDS = 3600
+
+
+def _loaded_for_call(installation: Installation) -> Installation:
+    """The installation with everything a call's environment reads (its tokens, secrets and
+    organization installation) in one query: a page's reads leave them out."""
+    full = (
+        Installation.objects.select_related("integration__latest_version", "parent")
+        .defer("integration__latest_version__bundle", "integration__summary")
+        .get(pk=installation.pk)
+    )
+    full.integration.latest_version.integration = full.integration
+    return full
 
 
 def _renderable_version(installation: Installation, component_id: str):
