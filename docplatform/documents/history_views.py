@@ -17,6 +17,7 @@ class HistoryView(SpaceView):
     tab = "history"
 
     def get(self, request):
+        self.require_member()
         entries, older = selectors.history(self.space, before=request.GET.get("before"))
         return self.page("docs/history.html", {"entries": entries, "older": older})
 
@@ -27,6 +28,7 @@ class RevisionView(SpaceView):
     tab = "history"
 
     def get(self, request, revision_id, page_path=None):
+        self.require_member()
         revision = selectors.revision_of(self.space, revision_id)
         page = selectors.page_in(revision.pk, page_path)
         if page is None and page_path is not None:
@@ -53,6 +55,7 @@ class RevisionDiffView(SpaceView):
     tab = "history"
 
     def get(self, request, revision_id):
+        self.require_member()
         revision = selectors.revision_of(self.space, revision_id)
         changes = selectors.revision_diff(revision)
         return self.page("docs/diff.html", {"revision": revision, "changes": changes})

@@ -62,6 +62,12 @@ class SpaceView(View):
         }
         return render(self.request, template, context, status=status)
 
+    def require_member(self) -> None:
+        """The history is the organization's: readers of a public space read its current
+        pages, never what was removed from them (a 404, as for an unknown address)."""
+        if self.role is None:
+            raise Http404("No such page.")
+
     def require_editor(self) -> None:
         if not self.may_edit:
             raise PermissionDeniedPage(access.edit_refusal(self.role))

@@ -152,3 +152,12 @@ def test_anonymous_readers_of_a_public_space_fire_once_even_without_cookies(spac
     assert "userId" not in view.payload["visitor"]
     assert view.payload["visitor"]["userAgent"] == "bot/1.0"
     assert Client().get(f"/s/{space.pk}/intro/edit").status_code == 302  # sign in first
+
+
+def test_the_history_of_a_public_space_is_the_organizations(client, space):
+    space.visibility = "public"
+    space.save()
+    revision = space.current_revision_id
+    assert client.get(f"/s/{space.pk}/intro").status_code == 200
+    for address in ["history", f"history/{revision}/", f"history/{revision}/diff"]:
+        assert client.get(f"/s/{space.pk}/{address}").status_code == 404, address
