@@ -143,7 +143,7 @@ def start_platform(stack: ExitStack, scratch: Path, database_url: str, sandbox: 
     )  # fmt: skip
     wait_for(f"{runtime}/health", host, scratch / f"runtime-{sandbox}.log")
     wait_for(f"{web}/bench/bare/", server, scratch / f"web-{sandbox}.log")
-    return {"web": web, "integrations": f"http://localhost:{web_port}"}
+    return {"web": web, "integrations": f"http://localhost:{web_port}", "runtime": runtime}
 
 
 def setup_platform(folder: Path) -> str:
@@ -236,13 +236,17 @@ def main():
     creation.create_test_db(verbosity=0, autoclobber=True)
     database_url = f"{args.postgres}/{connection.settings_dict['NAME']}?conn_max_age=60"
     try:
-        installation_id = setup_platform(scratch)
-        connection.close()
         with ExitStack() as stack:
             platforms = {
                 sandbox: start_platform(stack, scratch, database_url, sandbox)
                 for sandbox in ("bwrap", "off")
             }
+            # Publishing loads the code in a runtime host to check it: the sandboxed one.
+            from django.conf import settings
+
+            settings.RUNTIME_URL = platforms["bwrap"]["runtime"]
+            installation_id = setup_platform(scratch)
+            connection.close()
             endpoint = f"/installations/{installation_id}/"
             urls = {
                 "bare": f"{platforms['bwrap']['web']}/bench/bare/",
