@@ -148,6 +148,9 @@ def test_anonymous_readers_of_a_public_space_fire_once_even_without_cookies(spac
     for _ in range(3):  # a client that keeps no cookie: a new anonymous id each time
         response = Client().get(f"/s/{space.pk}/intro", HTTP_USER_AGENT="bot/1.0")
         assert response.status_code == 200
+    assert (
+        f'href="/marketplace/login/?next=/s/{space.pk}/intro">Sign in' in response.content.decode()
+    )
     view = Event.objects.get(type="space_view")
     assert "userId" not in view.payload["visitor"]
     assert view.payload["visitor"]["userAgent"] == "bot/1.0"
