@@ -34,10 +34,7 @@ import http.client
 import os
 import secrets
 import shutil
-import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -51,6 +48,7 @@ ROOT = HERE.parent
 sys.path[:0] = [str(ROOT), str(HERE)]
 
 import requests
+from bench_processes import free_port, percentile, start, wait_for
 
 DATABASE = "bench_public_endpoint"  # create_test_db() makes test_bench_public_endpoint
 SCRIPT = """\
@@ -72,46 +70,6 @@ visibility: private
 script: main.py
 scopes: []
 """
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def start(stack: ExitStack, command: list[str], *, env: dict, log: Path) -> subprocess.Popen:
-    """Start ``command`` in a session of its own; stopped (SIGTERM, then SIGKILL) on exit."""
-    output = stack.enter_context(log.open("wb"))
-    process = subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True
-    )
-
-    def stop():
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-
-    stack.callback(stop)
-    return process
-
-
-def wait_for(url: str, process: subprocess.Popen, log: Path, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"{url}: the server exited; see {log}:\n{log.read_text()[-2000:]}")
-        try:
-            if requests.get(url, timeout=2).status_code == 200:
-                return
-        except requests.ConnectionError:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError(f"{url} did not answer within {timeout} s")
 
 
 def start_platform(stack: ExitStack, scratch: Path, database_url: str, sandbox: str) -> dict:
@@ -201,11 +159,6 @@ def load(url: str, expected: bytes, concurrency: int, seconds: float) -> tuple[l
     if failures:
         raise RuntimeError(f"{len(failures)} bad answers from {url}, e.g. {failures[0]}")
     return latencies, len(latencies) / elapsed
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 def main():

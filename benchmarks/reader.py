@@ -80,9 +80,7 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -96,6 +94,7 @@ ROOT = HERE.parent
 sys.path[:0] = [str(ROOT), str(HERE)]
 
 import requests
+from bench_processes import free_port, percentile, start, wait_for
 
 DATABASE = "bench_reader"  # create_test_db() makes test_bench_reader
 EXAMPLE = ROOT / "examples" / "quick-insert-counter"
@@ -176,49 +175,6 @@ def new_keys() -> list[str]:
     from docplatform.markdown import new_block_key
 
     return [new_block_key() for _ in range(3)]
-
-
-# --- Processes ------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def start(stack: ExitStack, command: list[str], *, env: dict, log: Path) -> subprocess.Popen:
-    """Start ``command`` in a session of its own; stopped (SIGTERM, then SIGKILL) on exit."""
-    output = stack.enter_context(log.open("wb"))
-    process = subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True
-    )
-
-    def stop():
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-
-    stack.callback(stop)
-    return process
-
-
-def wait_for(url: str, process: subprocess.Popen, log: Path, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"{url}: the server exited; see {log}:\n{log.read_text()[-2000:]}")
-        try:
-            if requests.get(url, timeout=10).status_code == 200:
-                return
-        except (requests.ConnectionError, requests.Timeout):  # not up yet, or still starting
-            pass
-        time.sleep(0.2)
-    raise RuntimeError(f"{url} did not answer within {timeout} s")
 
 
 # --- The data -------------------------------------------------------------------------------
@@ -607,11 +563,6 @@ def main():
         connection.close()
         creation.destroy_test_db(old_name, verbosity=0)
         shutil.rmtree(scratch, ignore_errors=True)
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 def report(
