@@ -373,6 +373,12 @@ CELERY_BEAT_SCHEDULE["sweep-deliveries"] = {
     "task": "docplatform.tasks.sweep_deliveries",
     "schedule": env_positive(float, "DELIVERY_SWEEP_INTERVAL_SECONDS", 10.0),
 }
+# The reader's record of when each visitor last fired space_view in a space (kept 5 minutes
+# at least): older rows are purged this often.
+CELERY_BEAT_SCHEDULE["purge-space-visits"] = {
+    "task": "docplatform.tasks.purge_space_visits",
+    "schedule": 3600.0,
+}
 # Celery's Django fix-up closes the database connections around every task unless this is
 # set; then it closes them every this many tasks, and docplatform.celery drops a connection
 # that broke or outlived CONN_MAX_AGE before each task.

@@ -19,3 +19,10 @@ def enqueue_event_deliveries(event_id: str) -> int:
 def sweep_deliveries() -> int:
     """The outbox's sweeper (periodic): re-queue what was never queued or whose worker died."""
     return outbox.deliveries_sweep()
+
+
+@shared_task(name="docplatform.tasks.purge_space_visits")
+def purge_space_visits() -> int:
+    from .documents.services import space_visits_purge
+
+    return space_visits_purge()

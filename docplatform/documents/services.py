@@ -188,6 +188,15 @@ def space_view_from_reader(*, space: Space, visitor: Visitor, who: str) -> bool:
     return True
 
 
+def space_visits_purge() -> int:
+    """Forget the visits older than READER_VIEW_INTERVAL: their next read fires again
+    anyway, so their rows only grow the table (one per visitor and space)."""
+    deleted, _ = SpaceVisit.objects.filter(
+        last_fired_at__lt=timezone.now() - READER_VIEW_INTERVAL
+    ).delete()
+    return deleted
+
+
 def reader_identity(visitor: Visitor, *, known_cookie: bool) -> str:
     """Who a reader is for the view limit: the member; else the anonymous id of a browser that
     sent its cookie back; else (a first visit, or a client that keeps no cookie, which would

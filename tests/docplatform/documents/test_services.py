@@ -146,3 +146,21 @@ def test_the_admin_edits_a_current_page_as_a_new_revision(client, space, admin_u
     )
     assert invalid.status_code == 200
     assert "another page has the path" in invalid.content.decode()
+
+
+def test_visits_older_than_the_interval_are_purged_and_fire_again(space):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from docplatform.events import Visitor
+    from docplatform.models import SpaceVisit
+    from docplatform.tasks import purge_space_visits
+
+    visitor = Visitor(anonymous_id="a" * 20, user_agent="ua", ip="127.0.0.1", cookies={})
+    assert services.space_view_from_reader(space=space, visitor=visitor, who="anon:a")
+    assert not services.space_view_from_reader(space=space, visitor=visitor, who="anon:a")
+    SpaceVisit.objects.update(last_fired_at=timezone.now() - timedelta(minutes=6))
+    assert purge_space_visits() == 1
+    assert services.space_view_from_reader(space=space, visitor=visitor, who="anon:a")
+    assert Event.objects.filter(type="space_view").count() == 2
