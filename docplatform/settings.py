@@ -517,14 +517,15 @@ if TRUSTED_PROXY_COUNT > 0:
 
 # Content-Security-Policy (django-csp) on every platform page: scripts, styles, fonts and
 # frames from the platform's own origin only, no inline script or style, no plugins, and no
-# page may frame it. The integrations host (INTEGRATIONS_URL) never gets it: its answers are
-# the integrations' own.
+# page may frame it. Images may come from any https address too: documentation pages and
+# integration summaries (one Markdown renderer) show the images they link. The integrations
+# host (INTEGRATIONS_URL) never gets it: its answers are the integrations' own.
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": ["'self'"],
         "script-src": ["'self'"],
         "style-src": ["'self'"],
-        "img-src": ["'self'"],
+        "img-src": ["'self'", "https:"],
         "object-src": ["'none'"],
         "base-uri": ["'none'"],
         "frame-ancestors": ["'none'"],

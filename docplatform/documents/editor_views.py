@@ -2,14 +2,12 @@
 and reordering, and the quick insert menu's entries. Every save names the revision it was
 edited from, so nothing another person saved meanwhile is overwritten (``services``)."""
 
-from csp.decorators import csp_update
 from django import forms
 from django.contrib import messages
 from django.core.exceptions import ValidationError
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
-from django.utils.decorators import method_decorator
 
 from .. import services as host_services
 from ..markdown import document_from_json
@@ -17,7 +15,7 @@ from . import selectors, services
 from .blocks import provider
 from .reading import shown_html
 from .selectors import line_diff
-from .views import READER_CSP, SpaceView
+from .views import SpaceView
 
 
 class PageForm(forms.Form):
@@ -54,7 +52,6 @@ class EditorMixin:
         )
 
 
-@method_decorator(csp_update(READER_CSP), name="dispatch")
 class PageEditView(EditorMixin, SpaceView):
     def get(self, request, page_path):
         self.require_editor()
@@ -129,7 +126,6 @@ class PageEditView(EditorMixin, SpaceView):
         )
 
 
-@method_decorator(csp_update(READER_CSP), name="dispatch")
 class PageNewView(EditorMixin, SpaceView):
     def get(self, request):
         self.require_editor()

@@ -5,7 +5,6 @@ import dataclasses
 import hashlib
 import secrets
 
-from csp.decorators import csp_update
 from django.contrib import messages
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.contrib.auth.views import redirect_to_login
@@ -13,18 +12,14 @@ from django.core.cache import cache
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse, reverse_lazy
-from django.utils.decorators import method_decorator
 from django.utils.safestring import mark_safe
 from django.views import View
 
 from ..api_visitors import VISITOR_COOKIE, remember_visitor, visitor_from
+from ..markdown import RENDERER_VERSION
 from . import access, selectors, services
 from .blocks import BlockPlace, provider
 from .reading import page_document, shown_html, table_of_contents
-
-#: Pages may show images from anywhere on the web (a documentation page links its own).
-READER_CSP = {"img-src": ["'self'", "https:"]}
-
 
 #: Where a cached page shell takes its content: unknown outside this process, so no content
 #: can hold it.
@@ -99,7 +94,11 @@ class SpaceListView(LoginRequiredMixin, View):
         return render(request, "docs/spaces.html", {"groups": groups, "nav": "spaces"})
 
 
-@method_decorator(csp_update(READER_CSP), name="dispatch")
+def is_static(page) -> bool:
+    """Whether the page, as stored, has no block: what it shows never changes."""
+    return page.rendered_with == RENDERER_VERSION and not page.outline.get("blocks")
+
+
 class ReaderView(SpaceView):
     """A page of the space (its first page without a path); opening it fires ``space_view``
     for the visitor, at most once per visitor, space and 5 minutes."""
@@ -110,16 +109,19 @@ class ReaderView(SpaceView):
         if page is None and page_path is not None:
             raise Http404("No such page.")
         if page is None:
-            response = self.page("docs/reader.html", self._frame(None, None))
+            response = self.page("docs/reader.html", self._frame(None))
+        elif is_static(page):  # the whole page is kept: no document to build at a read
+            response = HttpResponse(self._shell(page, whole=True))
         else:
             document = page_document(page)
             content = shown_html(document, lambda: self.block_place(page.path, interactive=True))
-            response = HttpResponse(self._shell(page, document).replace(_CONTENT, content, 1))
+            response = HttpResponse(self._shell(page).replace(_CONTENT, content, 1))
         self._record_view(response)
         return response
 
-    def _frame(self, page, document) -> dict:
-        """The page around the content: navigation, table of contents, previous and next."""
+    def _frame(self, page, *, whole: bool = False) -> dict:
+        """The page around the content (navigation, table of contents, previous and next),
+        and the content itself when ``whole``, else a mark in its place."""
         roots, ordered = selectors.navigation(self.space.current_revision_id)
         context = {
             "roots": roots,
@@ -127,18 +129,21 @@ class ReaderView(SpaceView):
             "nav_prefix": reverse("docs:space", args=[self.space.pk]),
         }
         if page is not None:
+            document = page_document(page)
             at = [item.path for item in ordered].index(page.path)
             context |= {
                 "page_obj": page,
-                "content": mark_safe(_CONTENT),  # noqa: S308 - replaced by the page's HTML
+                # The mark is replaced by the page's HTML (sanitized when it was written).
+                "content": mark_safe(document.html if whole else _CONTENT),  # noqa: S308
                 "toc": table_of_contents(document),
                 "previous": ordered[at - 1] if at > 0 else None,
                 "next": ordered[at + 1] if at + 1 < len(ordered) else None,
             }
         return context
 
-    def _shell(self, page, document) -> str:
-        """The rendered page with a mark where its content goes. It is the same at every read
+    def _shell(self, page, *, whole: bool = False) -> str:
+        """The rendered page with a mark where its content goes (or, ``whole``, with its
+        content: a page without blocks is the same at every read). It is the same at every read
         of the page by the same person with the same role, as long as the space's title and
         visibility are (a revision is never changed): kept in the cache, so a read renders no
         template. Not kept when the page shows messages (after a save)."""
@@ -147,14 +152,14 @@ class ReaderView(SpaceView):
         # A signed-in page holds CSRF tokens: the one its cookie's secret makes.
         secret = request.META.get("CSRF_COOKIE") if person else ""
         if len(messages.get_messages(request)) or secret is None:
-            return self.page("docs/reader.html", self._frame(page, document)).content.decode()
+            return self.page("docs/reader.html", self._frame(page, whole=whole)).content.decode()
         space = self.space
         identity = (space.title, space.visibility, space.organization.title, person, self.role)
         digest = hashlib.sha256(repr((identity, secret)).encode()).hexdigest()
-        key = f"reader-shell:1:{page.pk}:{digest}"
+        key = f"reader-shell:1:{page.pk}:{int(whole)}:{digest}"
         shell = cache.get(key)
         if shell is None:
-            shell = self.page("docs/reader.html", self._frame(page, document)).content.decode()
+            shell = self.page("docs/reader.html", self._frame(page, whole=whole)).content.decode()
             cache.set(key, shell, 3600)
         return shell
 
