@@ -517,15 +517,16 @@ if TRUSTED_PROXY_COUNT > 0:
 
 # Content-Security-Policy (django-csp) on every platform page: scripts, styles, fonts and
 # frames from the platform's own origin only, no inline script or style, no plugins, and no
-# page may frame it. Images may come from any https address too: documentation pages and
-# integration summaries (one Markdown renderer) show the images they link. The integrations
-# host (INTEGRATIONS_URL) never gets it: its answers are the integrations' own.
+# page may frame it. The integrations host (INTEGRATIONS_URL) never gets it: its answers are
+# the integrations' own. The pages of spaces add images from https addresses
+# (docplatform.documents.views.SpaceView); the marketplace does not, so an integration's
+# summary cannot learn who reads it through an image.
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
         "default-src": ["'self'"],
         "script-src": ["'self'"],
         "style-src": ["'self'"],
-        "img-src": ["'self'", "https:"],
+        "img-src": ["'self'"],
         "object-src": ["'none'"],
         "base-uri": ["'none'"],
         "frame-ancestors": ["'none'"],

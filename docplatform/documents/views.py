@@ -5,6 +5,7 @@ import dataclasses
 import hashlib
 import secrets
 
+from csp.decorators import csp_update
 from django.contrib import messages
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.contrib.auth.views import redirect_to_login
@@ -12,6 +13,7 @@ from django.core.cache import cache
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse, reverse_lazy
+from django.utils.decorators import method_decorator
 from django.utils.safestring import mark_safe
 from django.views import View
 
@@ -26,6 +28,11 @@ from .reading import page_document, shown_html, table_of_contents
 _CONTENT = f"<!--content-{secrets.token_hex(16)}-->"
 
 
+#: A space's pages show the images their authors link, from any https address.
+SPACE_PAGES_CSP = {"img-src": ["'self'", "https:"]}
+
+
+@method_decorator(csp_update(SPACE_PAGES_CSP), name="dispatch")
 class SpaceView(View):
     """A page of one space (``/s/<space id>/...``): 404 for anyone who may not read it."""
 

@@ -164,3 +164,10 @@ def test_the_history_of_a_public_space_is_the_organizations(client, space):
     assert client.get(f"/s/{space.pk}/intro").status_code == 200
     for address in ["history", f"history/{revision}/", f"history/{revision}/diff"]:
         assert client.get(f"/s/{space.pk}/{address}").status_code == 404, address
+
+
+def test_pages_of_spaces_show_https_images_and_the_marketplace_none(client, space, org_member):
+    signed_in(client, org_member)
+    for address in [f"/s/{space.pk}/intro", f"/s/{space.pk}/intro/edit", f"/s/{space.pk}/history"]:
+        assert "img-src 'self' https:" in client.get(address)["Content-Security-Policy"], address
+    assert "https:" not in client.get("/marketplace/login/")["Content-Security-Policy"]
