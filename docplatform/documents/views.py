@@ -3,9 +3,10 @@ blocks' buttons. Thin: selectors read, services write."""
 
 import dataclasses
 import hashlib
-import secrets
+import hmac
 
 from csp.decorators import csp_update
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.contrib.auth.views import redirect_to_login
@@ -23,9 +24,11 @@ from . import access, selectors, services
 from .blocks import BlockPlace, provider
 from .reading import page_document, shown_html, table_of_contents
 
-#: Where a cached page shell takes its content: unknown outside this process, so no content
-#: can hold it.
-_CONTENT = f"<!--content-{secrets.token_hex(16)}-->"
+#: Where a cached page shell takes its content: derived from the secret key, so the same in
+#: every process sharing a cache, and unknown to anyone writing content.
+_CONTENT = "<!--content-{}-->".format(
+    hmac.new(settings.SECRET_KEY.encode(), b"reader-content-mark", hashlib.sha256).hexdigest()[:32]
+)
 
 
 #: A space's pages show the images their authors link, from any https address.
