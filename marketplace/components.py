@@ -16,11 +16,8 @@ from django.http import Http404
 from integrations.gateway.failures import RuntimeFailure
 from integrations.models import ComponentState, Installation
 from integrations.selectors import inserted_blocks
-from integrations.services.components import (
-    INSTANCE_RE,
-    component_render,
-    is_action,
-)
+from integrations.services.components import INSTANCE_RE, component_render
+from integrations.services.markup import is_action
 
 #: Inserted blocks shown (and rendered) on an installation page, newest first.
 SHOWN_BLOCK_PREVIEWS = 10

@@ -24,7 +24,8 @@ from ..authentication import IsInstallation, is_installation
 from ..gateway.failures import STATUS, RuntimeFailure
 from ..models import ComponentState, Installation
 from ..selectors import block_ids, configuration_screen_ids
-from ..services.components import INSTANCE_RE, component_render, is_action
+from ..services.components import INSTANCE_RE, component_render
+from ..services.markup import is_action
 from .failures import failure_response
 from .installations import installation_for
 
