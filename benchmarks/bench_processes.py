@@ -1,13 +1,17 @@
 """What the benchmarks that start servers share: free ports, servers started in sessions of
-their own and stopped on exit, waiting for them to answer, percentiles."""
+their own and stopped on exit, waiting for them to answer, keeping connections busy,
+percentiles."""
 
+import http.client
 import os
 import signal
 import socket
 import subprocess
+import threading
 import time
 from contextlib import ExitStack
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import requests
 
@@ -58,3 +62,46 @@ def wait_for(url: str, process: subprocess.Popen, log: Path, timeout: float = 60
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def load(
+    url: str, check, concurrency: int, seconds: float, *, headers: dict | None = None
+) -> tuple[list[float], float]:
+    """Keep ``concurrency`` keep-alive connections busy with ``GET url`` for ``seconds``; the
+    latencies (s) and requests per second. ``check(status, body)`` says what is wrong with
+    an answer (None: nothing); any bad answer fails the run."""
+    parts = urlsplit(url)
+    latencies: list[float] = []
+    failures: list[str] = []
+    lock = threading.Lock()
+    start_line = threading.Barrier(concurrency + 1)
+
+    def client():
+        connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+        mine = []
+        start_line.wait()
+        while time.perf_counter() < stop_at:
+            started = time.perf_counter()
+            connection.request("GET", parts.path, headers=headers or {})
+            answer = connection.getresponse()
+            body = answer.read()
+            mine.append(time.perf_counter() - started)
+            problem = check(answer.status, body)
+            if problem:
+                failures.append(problem)
+        connection.close()
+        with lock:
+            latencies.extend(mine)
+
+    threads = [threading.Thread(target=client, daemon=True) for _ in range(concurrency)]
+    for thread in threads:
+        thread.start()
+    stop_at = time.perf_counter() + seconds
+    started = time.perf_counter()
+    start_line.wait()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - started
+    if failures:
+        raise RuntimeError(f"{len(failures)} bad answers from {url}, e.g. {failures[0]}")
+    return latencies, len(latencies) / elapsed

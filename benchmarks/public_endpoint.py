@@ -30,25 +30,21 @@ database of its own (``test_bench_public_endpoint``) and stops every process it 
 
 import argparse
 import base64
-import http.client
 import os
 import secrets
 import shutil
 import statistics
 import sys
 import tempfile
-import threading
-import time
 from contextlib import ExitStack
 from pathlib import Path
-from urllib.parse import urlsplit
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path[:0] = [str(ROOT), str(HERE)]
 
 import requests
-from bench_processes import free_port, percentile, start, wait_for
+from bench_processes import free_port, load, percentile, start, wait_for
 
 DATABASE = "bench_public_endpoint"  # create_test_db() makes test_bench_public_endpoint
 SCRIPT = """\
@@ -123,42 +119,13 @@ def setup_platform(folder: Path) -> str:
     return installation.id
 
 
-def load(url: str, expected: bytes, concurrency: int, seconds: float) -> tuple[list[float], float]:
-    """Keep ``concurrency`` connections busy for ``seconds``; the latencies (s) and req/s."""
-    parts = urlsplit(url)
-    latencies: list[float] = []
-    failures: list[str] = []
-    lock = threading.Lock()
-    start_line = threading.Barrier(concurrency + 1)
+def expecting(expected: bytes):
+    """An answer check: 200 with exactly ``expected``."""
 
-    def client():
-        connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
-        mine = []
-        start_line.wait()
-        while time.perf_counter() < stop_at:
-            started = time.perf_counter()
-            connection.request("GET", parts.path)
-            answer = connection.getresponse()
-            body = answer.read()
-            mine.append(time.perf_counter() - started)
-            if answer.status != 200 or body != expected:
-                failures.append(f"{answer.status} {body[:200]!r}")
-        connection.close()
-        with lock:
-            latencies.extend(mine)
+    def check(status: int, body: bytes) -> str | None:
+        return None if status == 200 and body == expected else f"{status} {body[:200]!r}"
 
-    threads = [threading.Thread(target=client) for _ in range(concurrency)]
-    for thread in threads:
-        thread.start()
-    stop_at = time.perf_counter() + seconds
-    started = time.perf_counter()
-    start_line.wait()
-    for thread in threads:
-        thread.join()
-    elapsed = time.perf_counter() - started
-    if failures:
-        raise RuntimeError(f"{len(failures)} bad answers from {url}, e.g. {failures[0]}")
-    return latencies, len(latencies) / elapsed
+    return check
 
 
 def main():
@@ -210,10 +177,12 @@ def main():
             assert bodies["bare"] == bodies["endpoint"], bodies
             results = {name: ([], []) for name in urls}
             for name, url in urls.items():  # warm-up: connections, pools, code paths
-                load(url, bodies[name], args.concurrency, 2)
+                load(url, expecting(bodies[name]), args.concurrency, 2)
             for _ in range(args.rounds):
                 for name, url in urls.items():
-                    latencies, rate = load(url, bodies[name], args.concurrency, args.seconds)
+                    latencies, rate = load(
+                        url, expecting(bodies[name]), args.concurrency, args.seconds
+                    )
                     results[name][0].extend(latencies)
                     results[name][1].append(rate)
         report(args, results)

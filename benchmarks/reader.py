@@ -83,7 +83,6 @@ import signal
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from contextlib import ExitStack
 from pathlib import Path
@@ -94,7 +93,7 @@ ROOT = HERE.parent
 sys.path[:0] = [str(ROOT), str(HERE)]
 
 import requests
-from bench_processes import free_port, percentile, start, wait_for
+from bench_processes import free_port, load, percentile, start, wait_for
 
 DATABASE = "bench_reader"  # create_test_db() makes test_bench_reader
 EXAMPLE = ROOT / "examples" / "quick-insert-counter"
@@ -264,45 +263,6 @@ def get(connection: http.client.HTTPConnection, path: str, cookie: str) -> tuple
     connection.request("GET", path, headers={"Cookie": cookie})
     answer = connection.getresponse()
     return answer.status, answer.read()
-
-
-def load(
-    web: str, path: str, kind: str, cookie: str, concurrency: int, seconds: float
-) -> tuple[list[float], float]:
-    """Keep ``concurrency`` connections busy for ``seconds``; the latencies (s) and req/s."""
-    parts = urlsplit(web)
-    latencies: list[float] = []
-    failures: list[str] = []
-    lock = threading.Lock()
-    start_line = threading.Barrier(concurrency + 1)
-
-    def client():
-        connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
-        mine = []
-        start_line.wait()
-        while time.perf_counter() < stop_at:
-            started = time.perf_counter()
-            status, body = get(connection, path, cookie)
-            mine.append(time.perf_counter() - started)
-            problem = check_page(kind, status, body)
-            if problem:
-                failures.append(problem)
-        connection.close()
-        with lock:
-            latencies.extend(mine)
-
-    threads = [threading.Thread(target=client, daemon=True) for _ in range(concurrency)]
-    for thread in threads:
-        thread.start()
-    stop_at = time.perf_counter() + seconds
-    started = time.perf_counter()
-    start_line.wait()
-    for thread in threads:
-        thread.join()
-    elapsed = time.perf_counter() - started
-    if failures:
-        raise RuntimeError(f"{len(failures)} bad answers from {path}, e.g. {failures[0]}")
-    return latencies, len(latencies) / elapsed
 
 
 def serial_samples(web: str, data: dict, paths: dict, cookie: str, count: int) -> dict:
@@ -537,18 +497,25 @@ def main():
             }
             cookie = signed_cookie
             results = {kind: ([], []) for kind in paths}
-            for kind, path in paths.items():  # warm-up: connections, both workers' caches
-                load(web, path, kind, cookies[kind], args.concurrency, 2)
+
+            def reading(kind: str, seconds: float):
+                def check(status: int, body: bytes) -> str | None:
+                    return check_page(kind, status, body)
+
+                headers = {"Cookie": cookies[kind]}
+                url = web + paths[kind]
+                return load(url, check, args.concurrency, seconds, headers=headers)
+
+            for kind in paths:  # warm-up: connections, both workers' caches
+                reading(kind, 2)
             serial_samples(web, data, paths, cookie, 2)  # warm-up of the serial paths
             serial = {}
             meter = Meter({"web": server.pid, "runtime": host.pid}, database_name)
             cpu = {kind: {} for kind in paths}
             for _ in range(args.rounds):
-                for kind, path in paths.items():
+                for kind in paths:
                     before = meter.snapshot()
-                    latencies, rate = load(
-                        web, path, kind, cookies[kind], args.concurrency, args.seconds
-                    )
+                    latencies, rate = reading(kind, args.seconds)
                     spent = Meter.spent(before, meter.snapshot())
                     for name, value in spent.items():
                         cpu[kind][name] = cpu[kind].get(name, 0.0) + value
