@@ -203,3 +203,17 @@ def private_broker(tmp_path):
         app.conf.broker_write_url, app.conf.broker_transport_options = saved
         _reset_broker_pools(app)
         broker.empty()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_teardown(item, nextitem):
+    """Before a test's fixtures are torn down (a transactional test's database is flushed
+    then), let the session's Celery worker finish what it is running: once started, it takes
+    the tasks of every later test too, and a task writing rows while the flush truncates the
+    tables deadlocks it on PostgreSQL. Waits only while tasks are running (the worker runs in
+    this process's threads; a retry waiting for its countdown is not running), up to 5 s."""
+    from celery.worker import state
+
+    deadline = time.monotonic() + 5
+    while state.active_requests and time.monotonic() < deadline:
+        time.sleep(0.05)
