@@ -7,8 +7,6 @@ the REST API and the admin alike.
 - administer (the space's title and visibility): the organization's admins.
 """
 
-from django.db.models import QuerySet
-
 from ..models import Membership, Space
 
 EDITING_ROLES = (Membership.Role.ADMIN, Membership.Role.MEMBER)
@@ -48,8 +46,3 @@ def edit_refusal(role: str | None) -> str:
     if role == Membership.Role.READER:
         return "readers of the organization may read its spaces, not edit them"
     return "only the organization's admins and members may edit its spaces"
-
-
-def member_spaces(user) -> QuerySet:
-    """Every space of the user's organizations, with its organization."""
-    return Space.objects.filter(organization__memberships__user=user).select_related("organization")

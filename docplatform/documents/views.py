@@ -20,6 +20,7 @@ from django.views import View
 
 from ..api_visitors import VISITOR_COOKIE, remember_visitor, visitor_from
 from ..markdown import RENDERER_VERSION
+from ..selectors import spaces_visible_to
 from . import access, selectors, services
 from .blocks import BlockPlace, provider
 from .reading import page_document, shown_html, table_of_contents
@@ -97,7 +98,11 @@ class SpaceListView(LoginRequiredMixin, View):
     login_url = reverse_lazy("marketplace:login")
 
     def get(self, request):
-        spaces = access.member_spaces(request.user).order_by("organization__title", "title")
+        spaces = (
+            spaces_visible_to(request.user)
+            .select_related("organization")
+            .order_by("organization__title", "title")
+        )
         groups: dict = {}
         for space in spaces:
             groups.setdefault(space.organization, []).append(space)
