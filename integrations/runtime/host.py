@@ -47,17 +47,17 @@ from docplatform_sdk import codebundle, signing
 from . import envelope, outbound
 from .egress import Egress, EgressSettings
 from .inspection import inspect_bundle
-from .pool import (
+from .pool import PoolRegistry
+from .sandbox import SandboxUnavailable, make_sandbox
+from .worker_process import (
     ERROR_LIMIT,
     CallFailed,
     PoolBusy,
-    PoolRegistry,
     ScriptLoadError,
     WorkerCrashed,
     WorkerSettings,
     WorkerTimeout,
 )
-from .sandbox import SandboxUnavailable, make_sandbox
 
 logger = logging.getLogger("integrations.runtime")
 
