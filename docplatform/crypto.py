@@ -77,9 +77,19 @@ def encrypt_json(value) -> str:
 
 def decrypt_json(token: str):
     try:
-        return json.loads(fernet().decrypt(token.encode()))
+        return json.loads(_plaintext(fernet(), token))
     except InvalidToken as exc:
         raise ValueError("encrypted value cannot be decrypted with the configured keys") from exc
+
+
+@functools.lru_cache(maxsize=4096)
+def _plaintext(keys: MultiFernet, token: str) -> bytes:
+    """A token's plaintext, kept for the next read of the same row: every encryption makes
+    a new token (a random IV and a timestamp), so a changed value is a new key here and
+    nothing needs invalidating; new keys are a new ``keys``. A runtime call reads five
+    encrypted fields (the installation's and its parent's credentials and API token, the
+    version's secrets), each a Fernet decryption otherwise."""
+    return keys.decrypt(token.encode())
 
 
 class EncryptedJSONField(models.TextField):

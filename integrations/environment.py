@@ -8,6 +8,7 @@ from django.urls import reverse
 
 from docplatform.crypto import key_from_setting
 
+from .endpoint_selectors import selected_space_ids
 from .middleware import URLCONF as PUBLIC_URLCONF
 from .models import Installation, Integration, IntegrationVersion
 
@@ -77,9 +78,7 @@ def environment_for(version: IntegrationVersion, installation: Installation | No
         **_installation_part(organization_installation),
         "space_selection": {
             "type": organization_installation.space_selection,
-            "spaces": sorted(
-                organization_installation.selected_spaces.values_list("id", flat=True)
-            ),
+            "spaces": selected_space_ids(organization_installation.pk),
         },
         "target": integration.target,
     }

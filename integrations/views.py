@@ -17,10 +17,11 @@ from django.views.decorators.csrf import csrf_exempt
 
 from docplatform.models import ApiToken
 
+from .endpoint_selectors import installation_for_call, integration_for_call
 from .gateway.client import call_runtime
 from .gateway.envelopes import fetch_event
 from .gateway.failures import ClientFault, RuntimeFailure
-from .models import Installation, Integration, IntegrationLog
+from .models import Installation, IntegrationLog
 from .policies import is_paused, runnable_version
 from .runtime.host import UNFORWARDED_HEADERS
 from .selectors import oauth_paths
@@ -135,13 +136,7 @@ def _body(request) -> bytes:
 
 @csrf_exempt
 def installation_endpoint(request, installation_id: str, path: str = ""):
-    installation = (
-        Installation.objects.select_related("integration__latest_version", "parent")
-        # The script is sent only when the runtime host asks for it (a deferred read then).
-        .defer("integration__latest_version__bundle")
-        .filter(pk=installation_id)
-        .first()
-    )
+    installation = installation_for_call(installation_id)
     if installation is None:
         return _failed(ClientFault("not_found", "no such installation"))
     if is_paused(installation):
@@ -154,12 +149,7 @@ def installation_endpoint(request, installation_id: str, path: str = ""):
 
 @csrf_exempt
 def integration_endpoint(request, name: str, path: str = ""):
-    integration = (
-        Integration.objects.select_related("latest_version")
-        .defer("latest_version__bundle")
-        .filter(name=name)
-        .first()
-    )
+    integration = integration_for_call(name)
     version = runnable_version(integration) if integration else None
     if version is None:
         return _failed(ClientFault("not_found", "no such integration endpoint"))

@@ -66,8 +66,11 @@ def integration_log_record(record: CallRecord) -> IntegrationLog | None:
         error=_storable(record.error, IntegrationLog.ERROR_LIMIT),
     )
     try:
-        with transaction.atomic():  # a savepoint inside a caller's transaction
-            line.save()
+        if transaction.get_connection().in_atomic_block:
+            with transaction.atomic():  # a savepoint: a refusal leaves the caller's intact
+                line.save()
+        else:
+            line.save()  # one statement in autocommit, not three
     except DatabaseError:
         logger.exception("integration %s: the call's log line was not stored", line.integration_id)
         return None

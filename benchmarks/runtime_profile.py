@@ -1,0 +1,117 @@
+"""Where the time of one runtime call goes, on the platform's side and in the host.
+
+A real runtime host (``python -m integrations.runtime.host``, the sandbox on) and, in this
+process, the platform (PostgreSQL): an installation's public endpoint is requested through
+Django's test client ``--calls`` times in a row. Printed: the wall ms per call, the CPU ms
+per call in this process (the web side), the SQL statements per call, the host's share (the
+time from the POST sent to the answer read), and the web side's top functions by own CPU
+(cProfile, process time).
+
+    .venv/bin/python benchmarks/runtime_profile.py [--calls 2000] [--top 25]
+
+Needs PostgreSQL (``--postgres``, trust auth) on 127.0.0.1; it creates and drops a database
+of its own (``test_bench_runtime_profile``) and stops the host it started.
+"""
+
+import argparse
+import base64
+import cProfile
+import os
+import pstats
+import secrets
+import shutil
+import sys
+import tempfile
+import time
+from collections import Counter
+from contextlib import ExitStack
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path[:0] = [str(ROOT), str(HERE)]
+
+from bench_processes import free_port, start, wait_for
+
+DATABASE = "bench_runtime_profile"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--postgres", default="postgres://postgres@127.0.0.1:5432")
+    parser.add_argument("--calls", type=int, default=2000)
+    parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--sandbox", default="bwrap")
+    args = parser.parse_args()
+
+    scratch = Path(tempfile.mkdtemp(prefix="bench-runtime-profile-"))
+    port = free_port()
+    os.environ.update(
+        DJANGO_SETTINGS_MODULE="docplatform.settings",
+        DATABASE_URL=f"{args.postgres}/{DATABASE}?conn_max_age=60",
+        SECRET_KEY=secrets.token_urlsafe(32),
+        ENCRYPTION_KEYS=base64.urlsafe_b64encode(secrets.token_bytes(32)).decode(),
+        RUNTIME_SIGNING_KEY=secrets.token_urlsafe(32),
+        RUNTIME_URL=f"http://127.0.0.1:{port}",
+        INTEGRATIONS_URL="http://integrations.testserver",
+        ALLOWED_HOSTS="integrations.testserver,testserver",
+        VAR_DIR=str(scratch),
+        CELERY_BROKER_URL="filesystem://",
+    )
+    import django
+
+    django.setup()
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+    from public_endpoint import setup_platform
+
+    creation = connection.creation
+    old_name = connection.settings_dict["NAME"]
+    creation.create_test_db(verbosity=0, autoclobber=True)
+    try:
+        with ExitStack() as stack:
+            host = start(
+                stack,
+                [sys.executable, "-m", "integrations.runtime.host", "--port", str(port)],
+                env={**os.environ, "RUNTIME_SANDBOX": args.sandbox},
+                log=scratch / "runtime.log",
+            )
+            wait_for(f"http://127.0.0.1:{port}/health", host, scratch / "runtime.log")
+            installation_id = setup_platform(scratch)
+            client = Client(HTTP_HOST="integrations.testserver")
+            url = f"/installations/{installation_id}/"
+
+            def call():
+                answer = client.get(url)
+                assert answer.status_code == 200, (answer.status_code, answer.content[:300])
+
+            for _ in range(200):
+                call()
+            with CaptureQueriesContext(connection) as queries:
+                call()
+            kinds = Counter(query["sql"].split()[0] for query in queries.captured_queries)
+            wall_started, cpu_started = time.perf_counter(), time.process_time()
+            for _ in range(args.calls):
+                call()
+            wall = (time.perf_counter() - wall_started) / args.calls * 1000
+            cpu = (time.process_time() - cpu_started) / args.calls * 1000
+            profiler = cProfile.Profile(time.process_time)
+            profiler.enable()
+            for _ in range(args.calls):
+                call()
+            profiler.disable()
+        statements = " + ".join(f"{count} {kind}" for kind, count in kinds.items())
+        print(f"{args.calls} serial calls, sandbox {args.sandbox}")
+        print(f"wall {wall:.2f} ms per call; web side CPU {cpu:.2f} ms; SQL: {statements}")
+        stats = pstats.Stats(profiler)
+        stats.sort_stats("tottime").print_stats(args.top)
+        stats.sort_stats("cumulative").print_stats(args.top)
+    finally:
+        connection.close()
+        creation.destroy_test_db(old_name, verbosity=0)
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

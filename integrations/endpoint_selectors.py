@@ -1,0 +1,76 @@
+"""The reads of every runtime call, compiled once (``docplatform.queries.Prepared``): a
+public endpoint's installation or integration, and the spaces an installation selected.
+Building and compiling these ORM queries cost more than running them, on the path every
+public endpoint request and every component render takes."""
+
+from django.db.models import QuerySet
+
+from docplatform.queries import Prepared, stand_in
+
+from .models import Installation, Integration
+
+_INSTALLATION, _NAME = stand_in("installation"), stand_in("name")
+_compiled: dict[tuple[str, str], Prepared] = {}
+
+
+def _prepared(name: str, build) -> Prepared:
+    key = (name, Installation.objects.db)
+    if key not in _compiled:
+        _compiled[key] = Prepared(build())
+    return _compiled[key]
+
+
+def _installation_query() -> QuerySet:
+    # The bundle is sent only when the runtime host asks for it (a deferred read then).
+    return (
+        Installation.objects.select_related("integration__latest_version", "parent")
+        .defer("integration__latest_version__bundle")
+        .filter(pk=_INSTALLATION)
+    )
+
+
+def installation_for_call(installation_id: str) -> Installation | None:
+    """The installation with its integration, latest version (without its bundle) and
+    organization installation."""
+    found = _prepared("installation", _installation_query).instances(
+        {_INSTALLATION: installation_id}
+    )
+    if not found:
+        return None
+    _link_version(found[0].integration)
+    return found[0]
+
+
+def _integration_query() -> QuerySet:
+    return (
+        Integration.objects.select_related("latest_version")
+        .defer("latest_version__bundle")
+        .filter(name=_NAME)
+    )
+
+
+def integration_for_call(name: str) -> Integration | None:
+    """The integration named ``name`` with its latest version (without its bundle)."""
+    found = _prepared("integration", _integration_query).instances({_NAME: name})
+    if not found:
+        return None
+    _link_version(found[0])
+    return found[0]
+
+
+def _link_version(integration: Integration) -> None:
+    """The latest version's own ``integration`` is this one (not read again)."""
+    if integration.latest_version is not None:
+        integration.latest_version.integration = integration
+
+
+def _selected_query() -> QuerySet:
+    return Installation.selected_spaces.through.objects.filter(
+        installation_id=_INSTALLATION
+    ).values_list("space_id", flat=True)
+
+
+def selected_space_ids(installation_id: str) -> list[str]:
+    """The ids of the spaces ``installation_id`` selected, sorted."""
+    rows = _prepared("selected", _selected_query).rows({_INSTALLATION: installation_id})
+    return sorted(row[0] for row in rows)
