@@ -3,8 +3,9 @@ one mapping to HTTP status, one error body (after Sentry's ``sentry_apps/utils/e
 
 Three parties can be at fault, and callers act on which:
 
-- ``PlatformFault``: the platform's side failed (the runtime host cannot be reached, or it
-  refused the envelope). Worth retrying; an operator should look.
+- ``PlatformFault``: the platform's side failed (the runtime host cannot be reached, it
+  refused the envelope, or the integration's worker was killed from outside: the kernel's
+  OOM killer, a shutdown). Worth retrying; an operator should look.
 - ``IntegrationFault``: the integration's code failed (an exception, a crash, its time limit,
   an answer the platform cannot use), or its runtime is busy. Not the caller's doing.
 - ``ClientFault``: the request cannot be served as asked (the installation is paused, the
@@ -20,11 +21,13 @@ STATUS: dict[str, int] = {
     # the platform's
     "runtime_unavailable": 502,
     "code_checks_unavailable": 503,  # publish cannot load the code to check it
+    "worker_lost": 503,  # the host's worker was killed from outside during the call
     # the integration's
     "integration_error": 502,
     "worker_crashed": 502,
     "runtime_error": 502,
     "invalid_answer": 502,
+    "answer_too_large": 502,  # over RUNTIME_MAX_ANSWER_MB: not read past it
     "timeout": 504,
     "busy": 503,
     "exposable": 422,  # the code raised ExposableError: its message is for people
@@ -43,7 +46,12 @@ HOST_OUTCOMES: dict[str, str] = {
     "integration_error": "the integration raised an error",
     "busy": "the runtime is busy",
     "runtime_error": "the runtime failed",
+    "worker_lost": "the integration's worker was stopped from outside",
+    "answer_too_large": "the integration's answer is too large",
 }
+#: Host outcomes that are no doing of the integration's code: worth a retry.
+PLATFORM_OUTCOMES = {"worker_lost"}
+MEBIBYTE = 1024 * 1024
 
 
 class RuntimeFailure(Exception):
@@ -85,15 +93,21 @@ class IntegrationFault(RuntimeFailure):
     @classmethod
     def from_outcome(
         cls, outcome: str, detail: str | None = None, body: dict | None = None
-    ) -> "IntegrationFault":
-        """The failure the runtime host reported as ``outcome`` (``timeout``, ...). When the
-        code raised ExposableError (``body``: ``{"error": "exposable", "message"}``), its
-        message, one line of plain text, is the message people see; any other error's
-        ``detail`` stays in the integration's log."""
+    ) -> RuntimeFailure:
+        """The failure the runtime host reported as ``outcome`` (``timeout``, ...); a
+        PlatformFault for ``PLATFORM_OUTCOMES``. When the code raised ExposableError
+        (``body``: ``{"error": "exposable", "message"}``), its message, one line of plain
+        text, is the message people see; any other error's ``detail`` stays in the
+        integration's log."""
         body = body if isinstance(body, dict) else {}
         words = exposed(body["message"]) if isinstance(body.get("message"), str) else ""
         if outcome == "integration_error" and body.get("error") == "exposable" and words:
             return cls("exposable", words, detail)
+        if outcome in PLATFORM_OUTCOMES:
+            return PlatformFault(outcome, HOST_OUTCOMES[outcome], detail)
+        limit = body.get("limit")
+        if outcome == "answer_too_large" and isinstance(limit, int) and limit > 0:
+            return cls(outcome, f"the integration's answer is over {limit / MEBIBYTE:g} MB", detail)
         return cls(outcome, HOST_OUTCOMES[outcome], detail)
 
 

@@ -40,15 +40,16 @@ def inspect_bundle(settings: WorkerSettings, bundle: CodeBundle) -> dict:
             "script": bundle.script,
         }
         python = [sandbox.interpreter(), "-I", "-S", "-c", BOOTSTRAP, json.dumps(worker_settings)]
-        with tempfile.TemporaryFile(dir=sandbox.stage) as output:
+        with tempfile.TemporaryFile(dir=sandbox.stage) as output, sandbox.filter_fd() as seccomp:
             process = subprocess.Popen(  # noqa: S603 - the sandbox's own command line
-                sandbox.confined(python, folder),
+                sandbox.confined(python, folder, seccomp),
                 stdin=subprocess.DEVNULL,
                 stdout=output,
                 stderr=subprocess.DEVNULL,
                 cwd=sandbox.stage,
                 env=sandbox.environment(folder),
                 start_new_session=True,
+                pass_fds=() if seccomp is None else (seccomp,),
             )
             timeout = settings.call_timeout + STARTUP_SECONDS
             try:

@@ -1,12 +1,17 @@
 """The sandbox a worker runs in (DESIGN.md, "Trust boundaries" 1).
 
 Each worker gets new user, PID, mount, network, IPC and UTS namespaces: no network but a
-down loopback; a file system of its own holding only ``/usr`` (the system's libraries), the
-Python installation without its site-packages, the SDK folder (``docplatform_sdk`` and
-``oauthlib``) and the integration's bundle, all read-only, a private ``/tmp`` of bounded size
-and its own ``/proc`` and ``/dev``; nothing of the platform's files, settings, database,
-processes or keys. When its PID namespace's first process dies, the kernel kills every
-process in it, so killing a worker kills everything it started, ``setsid`` or not.
+down loopback; a file system of its own holding only ``/usr/lib``, ``/usr/lib64`` (the
+system's libraries) and ``/usr/bin``, the Python installation without its site-packages, the
+SDK folder (``docplatform_sdk`` and ``oauthlib``) and the integration's bundle, all
+read-only, a private ``/tmp`` of bounded size and its own ``/proc`` and ``/dev``; nothing of
+the platform's files, settings (``/etc``, ``/usr/local/etc``), database, processes or keys.
+When its PID namespace's first process dies, the kernel kills every process in it, so killing
+a worker kills everything it started, ``setsid`` or not. With bubblewrap, a seccomp filter
+(``seccomp_filter.py``) refuses the system calls a worker has no use for.
+
+The host's scratch folder (the stage: the SDK copy, bundles) holds its pid; a host starting
+removes the stages of hosts that are gone (killed before they could clean up).
 
 Two ways to make it, the same namespaces either way: bubblewrap (``bwrap``, Debian's
 ``bubblewrap``) where installed, else the kernel's ``unshare`` (util-linux) with a small
@@ -16,6 +21,8 @@ picks: ``auto`` (the default: bwrap, else unshare, else refuse to start), ``bwra
 ``unshare``, or ``off`` (no confinement at all: a loud warning at start and on /health).
 """
 
+import contextlib
+import glob
 import json
 import logging
 import os
@@ -30,12 +37,19 @@ from pathlib import Path
 
 from docplatform_sdk.staging import copy_runtime_sdk
 
+from .seccomp_filter import compile_filter
+
 logger = logging.getLogger("integrations.runtime")
 
 MODES = ("auto", "bwrap", "unshare", "off")
 SDK_MOUNT = "/sdk"
 BUNDLE_MOUNT = "/bundle"
 PATH = "/usr/local/bin:/usr/bin:/bin"
+#: What of ``/usr`` a worker sees: the shared libraries, and the commands (a worker's code
+#: may start ``/bin/sh``); never ``/usr/local/etc``, ``/usr/share`` and the like.
+USR_MOUNTS = ("/usr/lib", "/usr/lib64", "/usr/bin")
+STAGE_PREFIX = "docplatform-runtime-"
+OWNER_FILE = "host.pid"
 BOOTSTRAP = """\
 import json, sys
 settings = json.loads(sys.argv[1])
@@ -53,8 +67,14 @@ root="$1"; shift
 hostname sandbox
 mount -t tmpfs -o size=1m,mode=755 sandbox "$root"
 for name in usr proc dev tmp sdk bundle python; do mkdir -p "$root/$name"; done
-mount --rbind /usr "$root/usr"; mount -o remount,bind,ro "$root/usr"
-for link in bin lib lib64 sbin; do [ -e "/$link" ] && ln -s "usr/$link" "$root/$link"; done
+mount -t tmpfs -o size=4k,mode=755 usr "$root/usr"
+for name in lib lib64 bin; do
+  [ -d "/usr/$name" ] || continue
+  mkdir "$root/usr/$name"; mount --rbind "/usr/$name" "$root/usr/$name"
+  mount -o remount,bind,ro "$root/usr/$name"
+done
+mount -o remount,ro "$root/usr"
+for link in bin lib lib64; do [ -e "/$link" ] && ln -s "usr/$link" "$root/$link"; done
 mount -t proc proc "$root/proc"
 for device in null zero random urandom; do
   touch "$root/dev/$device"; mount --bind "/dev/$device" "$root/dev/$device"
@@ -86,6 +106,7 @@ class Sandbox:
     stage: str  # a world-readable folder of the host's: the SDK copy, bundles
     worker_uid: int | None  # the user workers run as (when the host is root), else None
     tmp_bytes: int
+    seccomp: str | None = None  # the system call filter's BPF program (bwrap only)
 
     @property
     def sdk_path(self) -> str:
@@ -104,15 +125,29 @@ class Sandbox:
             "folder": BUNDLE_MOUNT if confined else bundle,
         }
 
-    def command(self, settings: dict, bundle: str) -> list[str]:
+    def command(self, settings: dict, bundle: str, filter_fd: int | None = None) -> list[str]:
         """The command that starts one worker for the bundle unpacked in ``bundle``."""
         python = [self.interpreter(), "-I", "-S", "-c", BOOTSTRAP, json.dumps(settings)]
-        return self.confined(python, bundle)
+        return self.confined(python, bundle, filter_fd)
 
-    def confined(self, python: list[str], bundle: str) -> list[str]:
+    @contextlib.contextmanager
+    def filter_fd(self):
+        """An open file descriptor of the seccomp filter (None without one), to pass to the
+        process started with ``command(..., filter_fd)``: bubblewrap reads it to its end."""
+        if self.seccomp is None or self.mode != "bwrap":
+            yield None
+            return
+        fd = os.open(self.seccomp, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            yield fd
+        finally:
+            os.close(fd)
+
+    def confined(self, python: list[str], bundle: str, filter_fd: int | None = None) -> list[str]:
         """``python`` (an interpreter's command line) run in this sandbox, with ``bundle``."""
         if self.mode == "bwrap":
-            return self._as_worker_user(self._bwrap(bundle) + python)
+            seccomp = [] if filter_fd is None else ["--seccomp", str(filter_fd)]
+            return self._as_worker_user(self._bwrap(bundle) + seccomp + python)
         if self.mode == "unshare":
             return self._unshare(bundle, python)
         return python
@@ -133,12 +168,17 @@ class Sandbox:
             "--new-session",
             "--uid", "65534", "--gid", "65534",
             "--hostname", "sandbox",
-            "--ro-bind", "/usr", "/usr",
         ]  # fmt: skip
-        for link in ("bin", "lib", "lib64", "sbin"):
+        for path in USR_MOUNTS:
+            command += ["--ro-bind-try", path, path]
+        for link in ("bin", "lib", "lib64"):
             if os.path.islink(f"/{link}"):
                 command += ["--symlink", os.readlink(f"/{link}"), f"/{link}"]
-        command += ["--ro-bind", python, prefix]
+        if prefix in ("/usr", "/usr/local"):  # never the whole of /usr/local: its etc
+            for path in _python_files(prefix):
+                command += ["--ro-bind", path, path]
+        else:
+            command += ["--ro-bind", python, prefix]
         site = _site_packages_of(prefix)
         if site:
             command += ["--tmpfs", site]
@@ -215,6 +255,17 @@ class Sandbox:
         shutil.rmtree(self.stage, ignore_errors=True)
 
 
+def _python_files(prefix: str) -> list[str]:
+    """The parts of a Python installed in ``/usr`` or ``/usr/local`` a worker needs: its
+    standard library, its shared library and the interpreter."""
+    paths = {sysconfig.get_path(name, vars={"installed_base": prefix, "base": prefix})
+             for name in ("stdlib", "platstdlib")}  # fmt: skip
+    library = sysconfig.get_config_var("LDLIBRARY") or ""
+    paths.update(glob.glob(os.path.join(sysconfig.get_config_var("LIBDIR") or "", library + "*")))
+    paths.add(os.path.realpath(sys.executable))
+    return sorted(path for path in paths if path and os.path.exists(path))
+
+
 def _site_packages_of(prefix: str) -> str | None:
     """The installation's own site-packages (hidden: only the SDK folder is importable)."""
     path = sysconfig.get_path("purelib", vars={"base": prefix, "platbase": prefix})
@@ -232,12 +283,14 @@ def worker_uid(user: str) -> int | None:
 
 
 def _stage(worker: int | None) -> str:
-    """A folder the worker user can read: the SDK and oauthlib, copied; bundles go beside."""
+    """A folder the worker user can read: the SDK and oauthlib, copied; bundles go beside.
+    The stages of hosts that are gone are removed first."""
     # Not under TMPDIR: every folder above the stage must be open to the worker user.
-    stage = tempfile.mkdtemp(
-        prefix="docplatform-runtime-", dir=os.environ.get("RUNTIME_STAGE_DIR", "/tmp")
-    )
+    parent = os.environ.get("RUNTIME_STAGE_DIR", "/tmp")
+    remove_stale_stages(parent)
+    stage = tempfile.mkdtemp(prefix=STAGE_PREFIX, dir=parent)
     os.chmod(stage, 0o755)
+    Path(stage, OWNER_FILE).write_text(_process_identity(os.getpid()) or "")
     copy_runtime_sdk(Path(stage, "sdk"))
     for folder, _subfolders, files in os.walk(stage):
         os.chmod(folder, 0o755)
@@ -250,20 +303,49 @@ def _stage(worker: int | None) -> str:
     return stage
 
 
+def _process_identity(pid: int) -> str | None:
+    """A process's pid and start time (a reused pid has another), None when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            started = handle.read().rpartition(b")")[2].split()[19].decode()
+    except (OSError, IndexError):
+        return None
+    return f"{pid} {started}"
+
+
+def remove_stale_stages(parent: str) -> list[str]:
+    """Remove the stages in ``parent`` whose host is gone (killed before it could remove
+    them); returns them. A stage without its owner's pid is left alone."""
+    removed = []
+    for stage in glob.glob(os.path.join(glob.escape(parent), STAGE_PREFIX + "*")):
+        try:
+            owner = Path(stage, OWNER_FILE).read_text().strip()
+            alive = _process_identity(int(owner.split()[0])) == owner
+        except (OSError, ValueError, IndexError):
+            continue
+        if not alive:
+            shutil.rmtree(stage, ignore_errors=True)
+            removed.append(stage)
+    if removed:
+        logger.info("removed %d scratch folders of runtime hosts that are gone", len(removed))
+    return removed
+
+
 def _works(sandbox: Sandbox) -> str | None:
     """Start a trivial confined process; None when it ran, else what went wrong."""
     bundle = tempfile.mkdtemp(prefix="probe-", dir=os.path.join(sandbox.stage, "bundles"))
     os.chmod(bundle, 0o755)
     python = [sandbox.interpreter(), "-I", "-S", "-c", "import os; print(os.getuid())"]
-    command = sandbox.confined(python, bundle)
     try:
-        result = subprocess.run(
-            command,
-            env=sandbox.environment(bundle),
-            capture_output=True,
-            text=True,
-            timeout=20,
-        )
+        with sandbox.filter_fd() as filter_fd:
+            result = subprocess.run(
+                sandbox.confined(python, bundle, filter_fd),
+                env=sandbox.environment(bundle),
+                capture_output=True,
+                text=True,
+                timeout=20,
+                pass_fds=() if filter_fd is None else (filter_fd,),
+            )
     except (OSError, subprocess.TimeoutExpired) as error:
         return str(error)
     finally:
@@ -286,7 +368,11 @@ def make_sandbox(mode: str, user: str, tmp_bytes: int) -> Sandbox:
         if shutil.which(candidate) is None:
             failures.append(f"{candidate}: not installed")
             continue
-        sandbox = Sandbox(candidate, _stage(uid), uid, tmp_bytes)
+        stage = _stage(uid)
+        seccomp = os.path.join(stage, "seccomp.bpf")
+        if candidate != "bwrap" or not compile_filter(seccomp):
+            seccomp = None
+        sandbox = Sandbox(candidate, stage, uid, tmp_bytes, seccomp)
         problem = _works(sandbox)
         if problem is None:
             if failures:

@@ -9,7 +9,7 @@ from the protocol's) is kept with the call it was printed in, its first ``OUTPUT
 
 import codecs
 import contextlib
-import json
+import fcntl
 import logging
 import os
 import queue
@@ -22,6 +22,9 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 
+from docplatform_sdk.framing import HEADER, decode, encode
+
+from .process_accounts import Usage, idle_watch, usage_of
 from .sandbox import Sandbox
 
 logger = logging.getLogger("integrations.runtime")
@@ -30,26 +33,33 @@ STARTUP_SECONDS = 10
 # A bundle that failed to load is not started again for this long (its import may have
 # depended on something passing).
 LOAD_ERROR_MEMORY = 30
-ANSWER_LIMIT = 64 * 1024 * 1024
 #: What a call's log keeps of what the code printed (stdout and stderr), and of its error.
 OUTPUT_LIMIT = 4096
 ERROR_LIMIT = 8192
-READ_CHUNK = 256 * 1024
+READ_CHUNK = 1024 * 1024
+PIPE_BYTES = 1024 * 1024
 MEBIBYTE = 1024 * 1024
+#: How long a crashed worker's exit status is waited for; how long a thread may take to end.
+EXIT_WAIT_SECONDS = 1
+SETTLE_SECONDS = 0.05
+#: Exit statuses of a sandbox whose worker was killed by a signal (bubblewrap exits with 128
+#: and the signal's number; a killed bubblewrap, minus the number) that the host does not
+#: send for a limit: the OOM killer's, a shutdown's, someone's kill. Not the code's doing, as
+#: far as the host can tell (its own ``os.kill(os.getpid(), 9)`` looks the same).
+LOST_SIGNALS = (signal.SIGKILL, signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+LOST_CODES = {128 + number for number in LOST_SIGNALS} | {-number for number in LOST_SIGNALS}
 
 
 @dataclass(frozen=True)
 class WorkerSettings:
     sandbox: Sandbox
-    workers_per_version: int = 2
     call_timeout: float = 10
-    queue_timeout: float = 10
     memory_bytes: int = 512 * MEBIBYTE
     cpu_seconds: int = 300
     processes: int = 32
     open_files: int = 256
     file_bytes: int = 64 * MEBIBYTE
-    pool_idle_seconds: float = 300
+    answer_bytes: int = 10 * MEBIBYTE
 
     def limits(self) -> dict:
         return {
@@ -75,6 +85,19 @@ class WorkerCrashed(CallFailed):
 
 class WorkerTimeout(CallFailed):
     """The worker did not answer within the time limit."""
+
+
+class WorkerLost(WorkerCrashed):
+    """The worker was killed from outside (not by its code, nor for a limit): the call may be
+    tried again."""
+
+
+class AnswerTooLarge(WorkerCrashed):
+    """The worker's answer is over ``limit`` bytes (left unread)."""
+
+    def __init__(self, limit: int):
+        super().__init__(f"the worker's answer is over {limit} bytes")
+        self.limit = limit
 
 
 class ScriptLoadError(CallFailed):
@@ -150,32 +173,61 @@ class Worker:
     """One sandboxed worker process and the host's end of its pipes."""
 
     def __init__(self, settings: WorkerSettings, name: str, folder: str, script: str):
+        """Start a worker and load the code in it (``spawn``, then ``load``)."""
+        self._start(settings, folder)
+        self.load(name, script)
+
+    @classmethod
+    def spawn(cls, settings: WorkerSettings, folder: str) -> "Worker":
+        """Start a sandboxed interpreter with ``folder`` (possibly still empty) read-only at
+        ``/bundle``; it imports the SDK and waits for ``load``."""
+        worker = cls.__new__(cls)
+        worker._start(settings, folder)
+        return worker
+
+    def _start(self, settings: WorkerSettings, folder: str):
         sandbox = settings.sandbox
-        worker_settings = sandbox.worker_settings(settings.limits(), folder)
-        self.process = _spawner.popen(
-            args=sandbox.command(worker_settings, folder),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            # What the code prints (its stdout and stderr, its subprocesses' too) comes here,
-            # never on the protocol's pipes, and is returned with the call it belongs to.
-            stderr=subprocess.PIPE,
-            cwd=sandbox.stage,
-            env=sandbox.environment(folder),
-            start_new_session=True,
-        )
+        self.settings = settings
+        self._worker_settings = sandbox.worker_settings(settings.limits(), folder)
+        with sandbox.filter_fd() as filter_fd:
+            self.process = _spawner.popen(
+                args=sandbox.command(self._worker_settings, folder, filter_fd),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                # What the code prints (its stdout and stderr, its subprocesses' too) comes
+                # here, never on the protocol's pipes, and goes with the call it belongs to.
+                stderr=subprocess.PIPE,
+                cwd=sandbox.stage,
+                env=sandbox.environment(folder),
+                start_new_session=True,
+                pass_fds=() if filter_fd is None else (filter_fd,),
+            )
         self.pid = self.process.pid
         self._input = self.process.stdin.fileno()
         self._output = self.process.stdout.fileno()
         self._printed: int | None = self.process.stderr.fileno()
+        for fd in (self._input, self._output):
+            with contextlib.suppress(OSError):  # fewer, larger reads and writes
+                fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
         os.set_blocking(self._input, False)
         os.set_blocking(self._printed, False)
-        self._pending = bytearray()
         self._capture = OutputCapture()
         self._keep_printed = False
+        self._call_id = 0
+        self._baseline: Usage | None = None  # once loaded: its processes and threads
+        self._state = threading.Lock()
+        self._busy = False
+        self._stopped: str | None = None  # why the host stopped it between calls
+        self.calls = 0
+
+    def load(self, name: str, script: str):
+        """Load the integration's code (the bundle's files are in the folder by now); the
+        worker is killed when it fails (ScriptLoadError, WorkerCrashed, WorkerTimeout)."""
+        folder = self._worker_settings["folder"]
         try:
             loaded = self.exchange(
-                {"load": {"name": name, "folder": worker_settings["folder"], "script": script}},
-                settings.call_timeout + STARTUP_SECONDS,
+                {"load": {"name": name, "folder": folder, "script": script}},
+                self.settings.call_timeout + STARTUP_SECONDS,
             )
         except BaseException:
             self.kill()
@@ -187,20 +239,38 @@ class Worker:
                 error=_error_text(loaded.get("error")),
                 output=loaded.get("output", ""),
             )
+        self._baseline = usage_of(self.pid)
+        idle_watch.watch(self)
         # What the code printed while loading goes with the first call this worker serves.
         self._keep_printed = True
 
     def exchange(self, message: dict, timeout: float, egress: Egress | None = None) -> dict:
         """Send one message and wait for the answer, at most ``timeout`` seconds in all,
         performing the HTTP requests the worker asks for meanwhile. The answer's ``output``
-        is what the worker printed meanwhile (a failure carries it too)."""
+        is what the worker printed meanwhile (a failure carries it too); a call's answer's
+        ``retire`` is the host's verdict (``retire_reason``)."""
         deadline = time.monotonic() + timeout
+        with self._state:
+            if self._stopped or self._wrote_out_of_turn():  # the call is not sent
+                raise WorkerLost(f"the worker is not usable: {self._stopped or 'it wrote'}")
+            self._busy, self._call_id, self.calls = True, self._call_id + 1, self.calls + 1
+        try:
+            answer = self._exchange(message, deadline, egress)
+        finally:
+            with self._state:
+                self._busy = False
+        if "call" in message:
+            reason = "it asked to be (a MemoryError)" if answer.get("retire") is True else None
+            answer["retire"] = reason or self.retire_reason()
+        return answer
+
+    def _exchange(self, message: dict, deadline: float, egress: Egress | None) -> dict:
         self._drain_printed()
         if not self._keep_printed:  # what it printed between calls belongs to none
             self._capture = OutputCapture()
         self._keep_printed = False
         try:
-            self._send(json.dumps(message).encode() + b"\n", deadline)
+            self._send(encode(self._call_id, message), deadline)
             while True:
                 answer = self._receive(deadline)
                 if "fetch" not in answer:
@@ -210,7 +280,7 @@ class Worker:
                     fetched = {"error": "no outbound requests here"}
                 else:
                     fetched = egress(request, deadline - time.monotonic())
-                self._send(json.dumps({"fetched": fetched}).encode() + b"\n", deadline)
+                self._send(encode(self._call_id, {"fetched": fetched}), deadline)
         except CallFailed as failure:
             self._drain_printed(until_closed=isinstance(failure, WorkerCrashed))
             failure.output = self._capture.text()
@@ -218,6 +288,65 @@ class Worker:
         self._drain_printed()
         answer["output"] = self._capture.text()
         return answer
+
+    # --- the host's accounts of the worker (process_accounts.py) ---------------------------
+
+    def retire_reason(self) -> str | None:
+        """Why this worker must not serve another call (read by the host, never asked of the
+        worker), or None: its last call left work behind, it used half its CPU budget, or the
+        host stopped it."""
+        if self._stopped:
+            return self._stopped
+        usage = usage_of(self.pid)
+        if usage is None:
+            return "it is gone"
+        if usage.cpu_seconds > self.settings.cpu_seconds / 2:
+            return f"it used {usage.cpu_seconds:.0f} s of CPU, half its budget"
+        if self.left_work_behind(usage):
+            return "its call left work behind"
+        return None
+
+    def left_work_behind(self, usage: Usage | None = None) -> bool:
+        """Whether the sandbox holds processes or threads beyond those it had once loaded, or
+        the worker wrote on the protocol pipe out of turn."""
+        if self._wrote_out_of_turn():
+            return True
+        usage = usage or usage_of(self.pid)
+        if usage is None or self._baseline is None:
+            return usage is None
+        if usage.exceeds(self._baseline):
+            time.sleep(SETTLE_SECONDS)  # a thread joined a moment ago may still be exiting
+            usage = usage_of(self.pid)
+        return usage is None or usage.exceeds(self._baseline)
+
+    def cpu_seconds(self) -> float:
+        """The CPU time the worker's sandbox has used, all its processes and threads."""
+        usage = usage_of(self.pid)
+        return usage.cpu_seconds if usage else 0.0
+
+    def usable(self) -> bool:
+        """Whether the worker may take a call: alive, not stopped by the host, and nothing
+        written on its protocol pipe since its last answer."""
+        return not self._stopped and self.process.poll() is None and not self._wrote_out_of_turn()
+
+    def _wrote_out_of_turn(self) -> bool:
+        return bool(select.select([self._output], [], [], 0)[0])
+
+    def idle(self) -> bool:
+        return self._baseline is not None and not self._busy and not self._stopped
+
+    def stop_idle(self, reason: str):
+        """Kill the worker between calls (``IdleWatch``); its next call is refused as
+        WorkerLost, to be tried again elsewhere."""
+        with self._state:
+            if self._busy or self._stopped:
+                return
+            self._stopped = reason
+        logger.warning("worker %s stopped: %s", self.pid, reason)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, signal.SIGKILL)
+
+    # --- the pipes ---------------------------------------------------------------------------
 
     def _drain_printed(self, until_closed: bool = False):
         """Read what the worker printed and is waiting in the pipe (all of it, up to its
@@ -255,38 +384,61 @@ class Worker:
             if not ready and not writable:
                 raise WorkerTimeout
 
-    def _send(self, data: bytes, deadline: float):
-        view = memoryview(data)
-        while view:
+    def _send(self, parts: list[bytes], deadline: float):
+        views = [memoryview(part) for part in parts if part]
+        while views:
             self._wait(deadline, reading=False)
             try:
-                view = view[os.write(self._input, view) :]
+                written = os.writev(self._input, views)
             except BlockingIOError:
                 continue
-            except OSError as error:
-                raise WorkerCrashed("the worker closed its input") from error
+            except OSError:
+                raise self._gone("the worker closed its input") from None
+            while written:
+                if written >= len(views[0]):
+                    written -= len(views.pop(0))
+                else:
+                    views[0], written = views[0][written:], 0
 
     def _receive(self, deadline: float) -> dict:
-        while b"\n" not in self._pending:
-            self._wait(deadline, reading=True)
-            chunk = os.read(self._output, READ_CHUNK)
-            if not chunk:
-                raise WorkerCrashed(f"the worker exited ({self.process.poll()})")
-            self._pending += chunk
-            if len(self._pending) > ANSWER_LIMIT:
-                raise WorkerCrashed("the worker's answer is over the size limit")
-        line, _, rest = bytes(self._pending).partition(b"\n")
-        self._pending = bytearray(rest)
+        """The next frame; its size is checked against the limit before it is read."""
+        size, body_size, call_id = HEADER.unpack(self._read(HEADER.size, deadline))
+        if call_id != self._call_id:
+            raise WorkerCrashed(f"the worker answered call {call_id} during call {self._call_id}")
+        limit = self.settings.answer_bytes
+        if size + body_size > limit:
+            raise AnswerTooLarge(limit)
         try:
-            answer = json.loads(line)
+            return decode(self._read(size, deadline), self._read(body_size, deadline))
         except ValueError as error:
-            raise WorkerCrashed("the worker's answer is not JSON") from error
-        if not isinstance(answer, dict):
-            raise WorkerCrashed("the worker's answer is not an object")
-        return answer
+            raise WorkerCrashed("the worker's answer is not a JSON object") from error
+
+    def _read(self, size: int, deadline: float) -> bytes:
+        chunks = []
+        while size:
+            self._wait(deadline, reading=True)
+            chunk = os.read(self._output, min(size, READ_CHUNK))
+            if not chunk:
+                raise self._gone("the worker closed its output")
+            chunks.append(chunk)
+            size -= len(chunk)
+        return b"".join(chunks)
+
+    def _gone(self, what: str) -> CallFailed:
+        """Why the worker's pipe closed: WorkerLost when a signal the host did not send ended
+        it (the kernel's OOM killer, someone's ``kill``), else WorkerCrashed."""
+        try:
+            code = self.process.wait(EXIT_WAIT_SECONDS)
+        except subprocess.TimeoutExpired:
+            return WorkerCrashed(what)
+        if code in LOST_CODES:
+            name = signal.Signals(code - 128 if code > 0 else -code).name
+            return WorkerLost(f"the worker was stopped from outside ({name})")
+        return WorkerCrashed(f"the worker exited ({code})")
 
     def kill(self):
         """Kill the worker's sandbox, and with it everything the worker started."""
+        idle_watch.forget(self)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, signal.SIGKILL)
         self.process.wait()

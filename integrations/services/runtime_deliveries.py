@@ -38,12 +38,14 @@ def longest_hold() -> float:
 def runtime_deliver(delivery_id: int) -> None:
     """Dispatch one event to the installation's integration and record the outcome.
 
-    The host unreachable or silent past ``RUNTIME_RESPONSE_TIMEOUT``, or the integration's
-    workers busy: retried (2, 4, 8 s). The integration failing (an exception, a crash, its
-    time limit): recorded as failed with the reason, not retried — the code would fail the
-    same way. An integration already running ``RUNTIME_INTEGRATION_CONCURRENCY`` deliveries
-    (a hanging one, say) gets no more worker slots: the delivery is postponed (not failed),
-    so other integrations' deliveries are not held up behind it.
+    The host unreachable or silent past ``RUNTIME_RESPONSE_TIMEOUT``, the integration's
+    workers busy, or its worker killed from outside during the call (``worker_lost``: the
+    OOM killer, a host's shutdown): retried (2, 4, 8 s). The integration failing (an
+    exception, a crash, its time limit): recorded as failed with the reason, not retried —
+    the code would fail the same way. An integration already running
+    ``RUNTIME_INTEGRATION_CONCURRENCY`` deliveries (a hanging one, say) gets no more worker
+    slots: the delivery is postponed (not failed), so other integrations' deliveries are not
+    held up behind it.
     """
     delivery = delivery_start(delivery_id, reads=CLAIM_READS)
     if delivery is None:
@@ -78,8 +80,8 @@ def runtime_deliver(delivery_id: int) -> None:
 
 
 def _failed(failure: PlatformFault | IntegrationFault, attempts: int) -> Result:
-    """A retry for what may pass (the host unreachable, the integration's workers busy);
-    else, or after the last retry, failed."""
+    """A retry for what may pass (the platform's faults: the host unreachable, a worker lost;
+    the integration's workers busy); else, or after the last retry, failed."""
     passing = isinstance(failure, PlatformFault) or failure.code == BUSY
     if passing and attempts <= MAX_RETRIES:
         delay = settings.RUNTIME_RETRY_BASE_DELAY * 2 ** (attempts - 1)

@@ -1,20 +1,22 @@
 """The worker process: loads one integration's code and serves the host's calls, one at a time.
 
 The runtime host starts it inside its sandbox (``integrations/runtime/sandbox.py``) as
-``python -I -S -c BOOTSTRAP <settings JSON>``. Protocol: one JSON object per line on the
-worker's stdin and stdout (integration code cannot print into it: its stdout goes to stderr,
-a pipe the host reads apart and returns with each call), bodies in base64.
+``python -I -S -c BOOTSTRAP <settings JSON>``. Protocol: frames (``framing.py``: a header
+with the sizes and the call's id, a JSON object, the body's bytes) on the worker's stdin and
+stdout (integration code cannot print into it: its stdout goes to stderr, a pipe the host
+reads apart and returns with each call). Every frame of a call carries the call's id.
 
 - host -> worker, first: ``{"load": {"name", "folder", "script"}}`` (the bundle is unpacked
   read-only in ``folder``); worker -> host: ``{"loaded": true}`` or ``{"loaded": false,
   "message", "error"}``.
-- then, per call: ``{"call": {"event", "environment", "fetchBody"}}``. While it runs, the
-  worker may send ``{"fetch": {"url", "method", "headers", "body"}}`` any number of times and
-  reads ``{"fetched": {"status", "headers", "body"}}`` or ``{"fetched": {"error"}}`` back.
-  Then worker -> host: ``{"status", "headers", "body", "outcome", "cpuSeconds", "retire"}``,
-  where ``outcome`` is ``ok`` or ``integration_error`` and ``retire`` asks the host to replace
-  this worker (after a MemoryError, or when the call left processes behind); a failed call's
-  answer has ``error`` too: the traceback, naming the author's files relative to the bundle.
+- then, per call: ``{"call": {"event", "environment"}, "body"}`` (the fetch body, or null).
+  While it runs, the worker may send ``{"fetch": {"url", "method", "headers", "body"}}`` any
+  number of times and reads ``{"fetched": {"status", "headers", "body"}}`` or ``{"fetched":
+  {"error"}}`` back (those bodies in base64). Then worker -> host: ``{"status", "headers",
+  "body", "outcome", "retire"}``, where ``outcome`` is ``ok`` or ``integration_error`` and
+  ``retire`` asks the host to replace this worker after a MemoryError (the host measures the
+  rest itself: what a call left running, the CPU time); a failed call's answer has ``error``
+  too: the traceback, naming the author's files relative to the bundle.
   What the code printed is flushed before the answer is sent, so the host has all of it.
 """
 
@@ -22,7 +24,6 @@ import base64
 import contextlib
 import ctypes
 import importlib.abc
-import json
 import os
 import resource
 import sys
@@ -34,6 +35,7 @@ from .context import FetchError
 from .definition import Integration
 from .dispatch import Answer, Dispatcher
 from .errors import error_body
+from .framing import HEADER, decode, encode
 from .http_messages import Response
 from .tracebacks import author_traceback
 
@@ -119,15 +121,20 @@ class HostChannel:
 
     def __init__(self, reader, writer):
         self.reader, self.writer = reader, writer
+        self.call_id = 0  # of the message being answered: every frame sent carries it
         self._lock = threading.Lock()
 
     def send(self, message: dict):
-        self.writer.write(json.dumps(message).encode() + b"\n")
+        for part in encode(self.call_id, message):
+            self.writer.write(part)
         self.writer.flush()
 
     def receive(self) -> dict | None:
-        line = self.reader.readline()
-        return json.loads(line) if line else None
+        header = self.reader.read(HEADER.size)
+        if len(header) < HEADER.size:
+            return None
+        size, body_size, self.call_id = HEADER.unpack(header)
+        return decode(self.reader.read(size), self.reader.read(body_size))
 
     def fetch(self, url, method="GET", headers=None, body=None, timeout=10) -> Response:
         if isinstance(body, str):
@@ -169,21 +176,6 @@ def describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {error}"[:MESSAGE_LIMIT]
 
 
-def cpu_seconds() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
-def left_processes_behind() -> bool:
-    """Whether this sandbox holds processes beyond its first one and this worker (its own
-    PID namespace: /proc lists only them)."""
-    try:
-        pids = {int(entry) for entry in os.listdir("/proc") if entry.isdigit()}
-    except OSError:
-        return False
-    return bool(pids - {1, os.getpid()})
-
-
 def flush_output():
     """What the code printed, out of Python's buffers and into the host's pipe."""
     for stream in (sys.stdout, sys.stderr):
@@ -191,29 +183,22 @@ def flush_output():
             stream.flush()
 
 
-def serve(dispatcher: Dispatcher, folder: str, channel: HostChannel, sandboxed: bool):
+def serve(dispatcher: Dispatcher, folder: str, channel: HostChannel):
     while (message := channel.receive()) is not None:
         call = message["call"]
-        fetch_body = call.get("fetchBody")
         outcome, retire, error_text = "ok", False, None
         try:
-            answer = dispatcher.dispatch(
-                call["event"],
-                call["environment"],
-                base64.b64decode(fetch_body) if fetch_body is not None else None,
-            )
+            answer = dispatcher.dispatch(call["event"], call["environment"], message["body"])
         except (Exception, SystemExit) as error:
             outcome, retire = "integration_error", isinstance(error, MemoryError)
             error_text = author_traceback(error, folder)[:ERROR_LIMIT]
             answer = Answer.json(500, error_body(error, describe(error)))
-        retire = retire or (sandboxed and left_processes_behind())
         flush_output()
         reply = {
             "status": answer.status,
             "headers": answer.headers,
-            "body": base64.b64encode(answer.body).decode(),
+            "body": answer.body,
             "outcome": outcome,
-            "cpuSeconds": cpu_seconds(),
             "retire": retire,
         }
         if error_text:
@@ -240,4 +225,4 @@ def main(settings: dict):
         return
     flush_output()
     channel.send({"loaded": True})
-    serve(Dispatcher(integration, channel.fetch), script["folder"], channel, settings["sandboxed"])
+    serve(Dispatcher(integration, channel.fetch), script["folder"], channel)

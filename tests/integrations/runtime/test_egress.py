@@ -205,7 +205,7 @@ def fetch(request, context):
     answers = []
     for asked in request.json():
         channel.send({"fetch": asked})
-        answers.append(channel.receive())
+        answers.append({key: value for key, value in channel.receive().items() if key != "body"})
     return Response.json(answers)
 
 integration = create_integration(fetch=fetch)
