@@ -5,24 +5,47 @@ answered; ``POST /inspect`` takes a signed bundle and describes its code loaded 
 sandbox (``inspection.py``, for publish's checks); ``GET /health`` says the host is up and
 how it confines integration code. Integration code runs in sandboxed worker processes
 (``pool.py``, ``sandbox.py``), never here, and reaches the network only through this host
-(``egress.py``). Production: ``gunicorn --worker-class gthread --threads 16
+(``egress.py``). Production: ``gunicorn --worker-class gthread --threads 48
 'integrations.runtime.host:create_app()'``; development and tests: ``python -m
 integrations.runtime.host --port 8100``.
 
 Environment: ``RUNTIME_SIGNING_KEY`` (required; comma-separated keys during a rotation; or
 ``RUNTIME_SIGNING_KEY_FILE``, a file holding it), ``RUNTIME_SANDBOX`` (auto),
-``RUNTIME_WORKER_USER`` (nobody), ``RUNTIME_WORKERS_PER_VERSION`` (2), ``RUNTIME_CALL_TIMEOUT``
-(10 s), ``RUNTIME_QUEUE_TIMEOUT`` (10 s), ``RUNTIME_WORKER_MEMORY_MB`` (512),
+``RUNTIME_WORKER_USER`` (nobody), ``RUNTIME_CALL_TIMEOUT`` (10 s), ``RUNTIME_WORKER_MEMORY_MB``
+(512),
 ``RUNTIME_WORKER_CPU_SECONDS`` (300, a worker's lifetime CPU budget: it is replaced at half of
 it), ``RUNTIME_WORKER_PROCESSES`` (32), ``RUNTIME_WORKER_OPEN_FILES`` (256),
-``RUNTIME_WORKER_FILE_MB`` (64), ``RUNTIME_WORKER_TMP_MB`` (64), ``RUNTIME_MAX_VERSIONS`` (64
-pools), ``RUNTIME_POOL_IDLE_SECONDS`` (300), ``RUNTIME_MAX_ENVELOPE_MB`` (12),
+``RUNTIME_WORKER_FILE_MB`` (64), ``RUNTIME_WORKER_TMP_MB`` (64), ``RUNTIME_MAX_ENVELOPE_MB`` (12),
+``RUNTIME_MAX_ANSWER_MB`` (10: a larger answer is never read, and is a 502 ``answer_too_large``),
 ``RUNTIME_SIGNATURE_TOLERANCE`` (300 s), ``RUNTIME_ALLOWED_NETWORKS`` (none: CIDRs that
 ``context.fetch`` may reach although not public), ``RUNTIME_FETCH_MAX_MB`` (10),
 ``RUNTIME_FETCH_TIMEOUT`` (10 s in all per request; 3 s to connect),
 ``RUNTIME_INSPECT_CONCURRENCY`` (2 code checks loading code at once; one more waits up to
 ``INSPECT_WAIT_SECONDS``, then is answered 503 ``busy``: publishing in a loop cannot take the
 host's processors from the integrations it runs).
+
+Workers (``pool.py``, ``capacity.py``, ``spares.py``): a version's pool grows with the calls
+waiting, one worker per waiting call, up to ``RUNTIME_WORKERS_MAX`` (4 per version; the old
+name ``RUNTIME_WORKERS_PER_VERSION`` is still read when it is not set), and a worker idle for
+``RUNTIME_WORKER_IDLE_SECONDS`` (60) is stopped, down to ``RUNTIME_WORKERS_MIN`` (0: a version
+not called for a minute holds no process). ``RUNTIME_SPARE_WORKERS`` (2) sandboxed
+interpreters are kept started ahead, bound to no version: a version that needs a worker takes
+one and loads its code into it (a few ms, where starting one takes about 300 ms). All workers
+together, spares included, are at most ``RUNTIME_MAX_WORKERS`` (16), and none starts while
+their resident memory (``VmRSS`` of each worker's processes, read from ``/proc`` about once a
+second; not their configured limit, which they seldom reach) is at ``RUNTIME_MAX_MEMORY_MB``
+(4096). When the host is full, a freed slot goes to the integration holding the fewest
+workers among those waiting: an idle worker of another version is stopped for it, and a
+worker of an integration holding two more than one waiting (or any, when that one has
+none) is stopped when its call ends. A call waits at most ``RUNTIME_QUEUE_TIMEOUT`` (10 s)
+for a worker, and at most ``RUNTIME_MAX_QUEUED`` (16) calls of one integration wait at once;
+beyond either, 503 ``busy`` with ``Retry-After: 1``. So one integration holds at most
+``RUNTIME_WORKERS_MAX`` request threads per version running plus ``RUNTIME_MAX_QUEUED``
+waiting, 20 by default, of the 48 that ``manage.py runtime_host --gunicorn`` gives each
+process (the development server makes one per connection). The limits are per host process:
+under gunicorn, each process keeps its own pools and spares. A version's pool unused for
+``RUNTIME_POOL_IDLE_SECONDS`` (300) is closed (the host forgets its bundle), and at most
+``RUNTIME_MAX_VERSIONS`` (64) are kept, the least recently used closed first.
 """
 
 import argparse
@@ -38,23 +61,26 @@ import signal
 import socketserver
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http import HTTPStatus
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from docplatform_sdk import codebundle, signing
 
 from . import envelope, outbound
+from .capacity import PoolSettings
 from .egress import Egress, EgressSettings
 from .inspection import inspect_bundle
-from .pool import PoolRegistry
+from .pool import RETRY_AFTER_SECONDS, PoolRegistry
 from .sandbox import SandboxUnavailable, make_sandbox
 from .worker_process import (
     ERROR_LIMIT,
+    AnswerTooLarge,
     CallFailed,
     PoolBusy,
     ScriptLoadError,
     WorkerCrashed,
+    WorkerLost,
     WorkerSettings,
     WorkerTimeout,
 )
@@ -93,18 +119,16 @@ class HostConfig:
     signing_keys: list[str]
     sandbox: str = "auto"
     worker_user: str = "nobody"
-    workers_per_version: int = 2
     call_timeout: float = 10
-    queue_timeout: float = 10
     worker_memory_mb: int = 512
     worker_cpu_seconds: int = 300
     worker_processes: int = 32
     worker_open_files: int = 256
     worker_file_mb: int = 64
     worker_tmp_mb: int = 64
-    max_versions: int = 64
-    pool_idle_seconds: float = 300
+    pools: PoolSettings = field(default_factory=PoolSettings)
     max_envelope_bytes: int = 12 * MEBIBYTE
+    max_answer_mb: float = 10
     signature_tolerance: int = signing.DEFAULT_TOLERANCE
     allowed_networks: tuple = ()
     fetch_max_mb: float = 10
@@ -118,14 +142,14 @@ class HostConfig:
         if not keys:
             raise RuntimeError("set RUNTIME_SIGNING_KEY, the key the platform signs envelopes with")
 
-        def number(name: str, default, kind=int):
+        def number(name: str, default, kind=int, zero=False):
             raw = environ.get(name)
             try:
                 value = kind(raw) if raw else default
             except ValueError:
                 raise RuntimeError(f"{name} must be a number, not {raw!r}") from None
-            if value <= 0:
-                raise RuntimeError(f"{name} must be positive")
+            if value < 0 or (value == 0 and not zero):
+                raise RuntimeError(f"{name} must be {'at least 0' if zero else 'positive'}")
             return value
 
         try:
@@ -138,18 +162,27 @@ class HostConfig:
             signing_keys=keys,
             sandbox=environ.get("RUNTIME_SANDBOX", "auto").strip().lower() or "auto",
             worker_user=environ.get("RUNTIME_WORKER_USER", "nobody").strip() or "nobody",
-            workers_per_version=number("RUNTIME_WORKERS_PER_VERSION", 2),
             call_timeout=number("RUNTIME_CALL_TIMEOUT", 10, float),
-            queue_timeout=number("RUNTIME_QUEUE_TIMEOUT", 10, float),
             worker_memory_mb=number("RUNTIME_WORKER_MEMORY_MB", 512),
             worker_cpu_seconds=number("RUNTIME_WORKER_CPU_SECONDS", 300),
             worker_processes=number("RUNTIME_WORKER_PROCESSES", 32),
             worker_open_files=number("RUNTIME_WORKER_OPEN_FILES", 256),
             worker_file_mb=number("RUNTIME_WORKER_FILE_MB", 64),
             worker_tmp_mb=number("RUNTIME_WORKER_TMP_MB", 64),
-            max_versions=number("RUNTIME_MAX_VERSIONS", 64),
-            pool_idle_seconds=number("RUNTIME_POOL_IDLE_SECONDS", 300, float),
+            pools=PoolSettings(
+                workers_min=number("RUNTIME_WORKERS_MIN", 0, zero=True),
+                workers_max=number("RUNTIME_WORKERS_MAX", number("RUNTIME_WORKERS_PER_VERSION", 4)),
+                worker_idle_seconds=number("RUNTIME_WORKER_IDLE_SECONDS", 60, float),
+                max_workers=number("RUNTIME_MAX_WORKERS", 16),
+                max_memory_bytes=number("RUNTIME_MAX_MEMORY_MB", 4096) * MEBIBYTE,
+                max_queued=number("RUNTIME_MAX_QUEUED", 16),
+                spare_workers=number("RUNTIME_SPARE_WORKERS", 2, zero=True),
+                queue_timeout=number("RUNTIME_QUEUE_TIMEOUT", 10, float),
+                pool_idle_seconds=number("RUNTIME_POOL_IDLE_SECONDS", 300, float),
+                max_pools=number("RUNTIME_MAX_VERSIONS", 64),
+            ),
             max_envelope_bytes=int(number("RUNTIME_MAX_ENVELOPE_MB", 12, float) * MEBIBYTE),
+            max_answer_mb=number("RUNTIME_MAX_ANSWER_MB", 10, float),
             signature_tolerance=number("RUNTIME_SIGNATURE_TOLERANCE", signing.DEFAULT_TOLERANCE),
             allowed_networks=tuple(networks),
             fetch_max_mb=number("RUNTIME_FETCH_MAX_MB", 10, float),
@@ -208,21 +241,24 @@ class RuntimeHost:
         if self.sandbox.mode == "off":
             logger.warning(UNCONFINED_WARNING)
         else:
-            logger.info("integration code runs sandboxed (%s)", self.sandbox.mode)
+            logger.info(
+                "integration code runs sandboxed (%s), %s; worker limits: %s",
+                self.sandbox.mode,
+                "with a seccomp filter" if self.sandbox.seccomp else "with NO seccomp filter",
+                WORKER_LIMITS,
+            )
         self.pools = PoolRegistry(
             WorkerSettings(
                 sandbox=self.sandbox,
-                workers_per_version=config.workers_per_version,
                 call_timeout=config.call_timeout,
-                queue_timeout=config.queue_timeout,
                 memory_bytes=config.worker_memory_mb * MEBIBYTE,
                 cpu_seconds=config.worker_cpu_seconds,
                 processes=config.worker_processes,
                 open_files=config.worker_open_files,
                 file_bytes=config.worker_file_mb * MEBIBYTE,
-                pool_idle_seconds=config.pool_idle_seconds,
+                answer_bytes=int(config.max_answer_mb * MEBIBYTE),
             ),
-            config.max_versions,
+            config.pools,
         )
         self.inspections = threading.BoundedSemaphore(config.inspect_concurrency)
         self.egress = Egress(
@@ -235,6 +271,8 @@ class RuntimeHost:
 
     def health(self) -> dict:
         answer = {"status": "ok", "sandbox": self.sandbox.mode, "pools": len(self.pools)}
+        answer["seccomp"] = self.sandbox.seccomp is not None
+        answer["limits"] = WORKER_LIMITS
         if self.sandbox.mode == "off":
             answer["warning"] = UNCONFINED_WARNING
         return answer
@@ -365,15 +403,9 @@ class RuntimeHost:
                     400, {"error": "malformed_envelope", "part": "bundle", "message": str(error)}
                 )
             pool = self.pools.create(key, bundle)
-        fetch_body = received.fetch_body
         message = {
-            "call": {
-                "event": received.event,
-                "environment": received.environment,
-                "fetchBody": base64.b64encode(fetch_body).decode()
-                if fetch_body is not None
-                else None,
-            }
+            "call": {"event": received.event, "environment": received.environment},
+            "body": received.fetch_body,  # carried raw (bytes), or None
         }
         try:
             answer = pool.call(message, self.egress.for_call(name, received.environment))
@@ -385,18 +417,30 @@ class RuntimeHost:
             return Reply.json(504, {"error": "timeout"}).logged(
                 error, f"the call ran over its time limit ({limit} s) and was stopped"
             )
+        except WorkerLost as error:  # killed from outside: the platform tries again
+            return Reply.json(503, {"error": "worker_lost"}).logged(error, str(error))
+        except AnswerTooLarge as error:
+            limit = {"error": "answer_too_large", "limit": error.limit}
+            return Reply.json(502, limit).logged(error, str(error))
         except WorkerCrashed as error:
             return Reply.json(502, {"error": "worker_crashed"}).logged(
                 error, f"the worker crashed: {error}"
             )
         except PoolBusy:
-            return Reply.json(503, {"error": "busy"})
+            reply = Reply.json(503, {"error": "busy"})
+            reply.headers.append(("Retry-After", str(RETRY_AFTER_SECONDS)))
+            return reply
         return _reply_from(answer)
 
     def close(self):
         self.pools.close()
         self.sandbox.close()
 
+
+#: How each worker is limited: per-process rlimits set before its code loads, and the host's
+#: own accounts of its process tree (process_accounts.py). Not cgroups: this host does not
+#: create a cgroup v2 per worker yet (README, "Sandbox").
+WORKER_LIMITS = "rlimits (memory, CPU time, processes, open files, file size)"
 
 UNCONFINED_WARNING = (
     "RUNTIME_SANDBOX=off: integration code runs UNCONFINED, with this host's user, files and "
@@ -415,7 +459,9 @@ def _reply_from(answer: dict) -> Reply:
     try:
         status = answer["status"]
         headers = [(str(name), str(value)) for name, value in answer["headers"]]
-        body = base64.b64decode(answer["body"], validate=True)
+        body = answer["body"]
+        if not isinstance(body, bytes):
+            raise TypeError("the body is not bytes")
         if not (isinstance(status, int) and 100 <= status <= 599):
             raise ValueError(status)
         if any(not name or "\r" in name + value or "\n" in name + value for name, value in headers):

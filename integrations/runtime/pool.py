@@ -1,14 +1,19 @@
-"""Pools of pre-started, sandboxed worker processes (``worker_process.py``), one pool per
-integration bundle.
+"""Pools of sandboxed worker processes (``worker_process.py``), one per integration bundle,
+sized to the demand.
 
-A call over its time limit, a crash or a garbled answer kills the worker and everything it
-started, and a replacement is started in the background. Pools of bundles no longer called
-are closed after ``pool_idle_seconds``, so the host's memory follows the versions in use, not
-every version ever published.
+A pool starts with no worker. A call that finds no worker free has one started for it (a
+spare, ``spares.py``, when there is one; the host-wide cap and fair share decide when there
+is none, ``capacity.py``), up to ``workers_max``, and takes whichever worker is free first;
+it waits at most ``queue_timeout``, and at most ``max_queued`` calls of one integration wait
+at once (beyond them: ``PoolBusy`` at once), so waiting calls cannot hold every request
+thread of the host. A worker idle for ``worker_idle_seconds`` is stopped, down to
+``workers_min``. A call over its time limit, a crash, a garbled answer, work left behind or
+half the CPU budget spent stops the worker and everything it started. A pool unused for
+``pool_idle_seconds`` is closed: the host forgets the bundle (the next call is answered 409
+``bundle_required``).
 """
 
 import logging
-import shutil
 import threading
 import time
 from collections import OrderedDict
@@ -16,12 +21,13 @@ from pathlib import Path
 
 from docplatform_sdk.codebundle import CodeBundle
 
+from .capacity import Capacity, PoolSettings, resident_bytes
+from .spares import Slot, Spares
 from .worker_process import (
     LOAD_ERROR_MEMORY,
     Egress,
     PoolBusy,
     ScriptLoadError,
-    Worker,
     WorkerCrashed,
     WorkerSettings,
     WorkerTimeout,
@@ -29,33 +35,37 @@ from .worker_process import (
 
 logger = logging.getLogger("integrations.runtime")
 
+#: What a 503 ``busy`` answer's ``Retry-After`` says (seconds).
+RETRY_AFTER_SECONDS = 1
+
 
 class WorkerPool:
-    """The workers of one bundle: up to ``workers_per_version``, each serving one call at a
-    time; calls wait at most ``queue_timeout`` for a free one."""
+    """The workers of one bundle. Its state is guarded by ``capacity.changed``."""
 
-    def __init__(self, name: str, bundle: CodeBundle, folder: Path, settings: WorkerSettings):
-        self.name, self.settings = name, settings
-        self.folder, self.script = folder, bundle.script
-        bundle.write(folder)
+    def __init__(self, name: str, bundle: CodeBundle, registry: "PoolRegistry"):
+        self.name, self.bundle = name, bundle
+        self.capacity, self.spares = registry.capacity, registry.spares
+        self.settings, self.limits = registry.settings, registry.pool_settings
+        self.bundles = registry.bundles
         self.last_used = time.monotonic()
-        self._idle: list[Worker] = []
-        self._count = 0  # workers alive or starting
-        self._busy = 0
+        self.count = 0  # workers alive or starting
+        self.slots: set[Slot] = set()  # workers alive
+        self._idle: list[tuple[Slot, float]] = []  # and since when, the oldest first
+        self._starting = 0
+        self._waiting = 0  # calls waiting for a worker
+        self._busy = 0  # calls holding one
         self._closed = False
         self._load_error: ScriptLoadError | None = None  # repeated for a while
         self._load_failed_at = 0.0
-        self._changed = threading.Condition()
-
-    def prestart(self, count: int):
-        """Start ``count`` workers in the background."""
-        for _ in range(count):
-            threading.Thread(target=self._replenish, daemon=True).start()
+        self._start_failures: list[Exception] = []  # each raised to one waiting call
+        with self.capacity.changed:
+            self.capacity.pools.add(self)
 
     def call(self, message: dict, egress: Egress | None = None) -> dict:
         """Run one call on a free worker. Raises ScriptLoadError, PoolBusy, WorkerTimeout or
-        WorkerCrashed; in the last two cases the worker is replaced."""
-        worker = self._checkout()
+        WorkerCrashed; in the last two cases the worker is stopped."""
+        slot = self._checkout()
+        worker = slot.worker
         try:
             answer = worker.exchange(message, self.settings.call_timeout, egress)
         except (WorkerTimeout, WorkerCrashed) as error:
@@ -65,129 +75,195 @@ class WorkerPool:
                 worker.pid,
                 f"crashed: {error}" if isinstance(error, WorkerCrashed) else "timed out",
             )
-            self._discard(worker)
+            self._checkin(slot, keep=False)
             raise
         except BaseException:
-            # Anything else (a bug of ours on the worker's input): the worker's state is
-            # unknown; replace it rather than lose its place in the pool.
+            # Anything else (a bug of ours on the worker's input): its state is unknown.
             logger.exception("integration %s: worker %s failed", self.name, worker.pid)
-            self._discard(worker)
+            self._checkin(slot, keep=False)
             raise
-        finally:
-            with self._changed:
-                self._busy -= 1
-                self.last_used = time.monotonic()
-        if answer.get("retire") or answer.get("cpuSeconds", 0) > self.settings.cpu_seconds / 2:
-            self._discard(worker)
-        else:
-            self._checkin(worker)
+        # ``retire``: the host's verdict (work left behind, half the CPU budget spent).
+        self._checkin(slot, keep=not answer.get("retire"))
         return answer
 
+    # With ``capacity.changed`` held:
+
+    def wants_worker(self) -> bool:
+        """Whether a call waits that no starting worker will serve, and one may start."""
+        return (
+            not self._closed
+            and self._load_error is None
+            and self._waiting > self._starting
+            and self.count < self.limits.workers_max
+        )
+
+    def has_idle(self) -> bool:
+        """Whether a worker is idle that no call of this pool waits for."""
+        return bool(self._idle) and not self._waiting
+
     def idle_since(self) -> float | None:
-        """When the pool was last used, or None while a call runs."""
-        with self._changed:
-            return None if self._busy else self.last_used
+        """When the pool was last used, or None while a call runs or waits."""
+        return None if self._busy or self._waiting else self.last_used
 
-    def close(self):
-        """Kill the idle workers now and the busy ones when their call ends; the bundle's
-        folder goes with the last one."""
-        with self._changed:
-            self._closed = True
-            idle, self._idle = self._idle, []
-            self._changed.notify_all()
-        for worker in idle:
-            worker.kill()
-        with self._changed:
-            self._count -= len(idle)
-            done = self._count == 0
-        if done:
-            shutil.rmtree(self.folder, ignore_errors=True)
-
-    def _checkout(self) -> Worker:
-        deadline = time.monotonic() + self.settings.queue_timeout
-        with self._changed:
-            self._busy += 1
+    def _checkout(self) -> Slot:
+        capacity, limits = self.capacity, self.limits
+        deadline = time.monotonic() + limits.queue_timeout
+        with capacity.changed:
+            if self._closed or (not self._idle and capacity.queued[self.name] >= limits.max_queued):
+                raise PoolBusy
+            self._waiting += 1
+            capacity.queued[self.name] += 1
             try:
                 while True:
-                    if self._closed:
-                        raise PoolBusy
-                    if self._idle:
-                        return self._idle.pop()
-                    if self._load_error is not None:
-                        if time.monotonic() - self._load_failed_at < LOAD_ERROR_MEMORY:
-                            raise self._load_error.again()
-                        self._load_error = None
-                    if self._count < self.settings.workers_per_version:
-                        self._count += 1
-                        break
+                    while self._idle:
+                        slot = self._idle.pop()[0]  # the most recently used: others age out
+                        if slot.worker.usable():
+                            self._busy += 1
+                            return slot
+                        self._forget(slot)  # stopped by the host while idle
+                        slot.stop()
+                    self._check_load_error()
+                    if self._start_failures:
+                        raise self._start_failures.pop(0)
+                    self._grow()
                     remaining = deadline - time.monotonic()
-                    if remaining <= 0:
+                    if self._closed or remaining <= 0:
                         raise PoolBusy
-                    self._changed.wait(remaining)
-            except BaseException:
-                self._busy -= 1
-                raise
-        try:
-            return self._start()
-        except BaseException:
-            with self._changed:
-                self._busy -= 1
-            raise
+                    capacity.changed.wait(remaining)
+            finally:
+                self._waiting -= 1
+                if not self._waiting:
+                    self._start_failures.clear()
+                capacity.queued[self.name] -= 1
+                if not capacity.queued[self.name]:
+                    del capacity.queued[self.name]
 
-    def _start(self) -> Worker:
-        """Start a worker whose place ``_count`` already holds."""
-        try:
-            return Worker(self.settings, self.name, str(self.folder), self.script)
-        except BaseException as error:
-            with self._changed:
-                self._count -= 1
-                if isinstance(error, ScriptLoadError):
-                    self._load_error, self._load_failed_at = error, time.monotonic()
-                self._changed.notify_all()
-            raise
+    def _check_load_error(self):
+        if self._load_error is not None:
+            if time.monotonic() - self._load_failed_at < LOAD_ERROR_MEMORY:
+                raise self._load_error.again()
+            self._load_error = None
 
-    def _replenish(self):
-        with self._changed:
-            if self._closed or self._load_error or self._count >= self.settings.workers_per_version:
+    def _grow(self):
+        """Start a worker in the background for a waiting call, when one may start: a spare;
+        else a new one in a free slot, or in the slot of an idle worker of another pool, if
+        this integration holds the fewest workers of those waiting."""
+        capacity = self.capacity
+        if not self.wants_worker():
+            return
+        slot, evicted = self.spares.take(), None
+        if slot is None:
+            if not capacity.first_in_line(self.name):
                 return
-            self._count += 1
+            if not capacity.has_room():
+                victim = capacity.victim(self)
+                if victim is None:
+                    return
+                evicted = victim._evict()
+        capacity.take(self.name)
+        self.count += 1
+        self._starting += 1
+        threading.Thread(target=self._start, args=(slot, evicted), daemon=True).start()
+
+    def _evict(self) -> Slot:
+        """Give up the oldest idle worker's slot; the caller stops the worker."""
+        slot, _since = self._idle.pop(0)
+        self._forget(slot)
+        return slot
+
+    def _forget(self, slot: Slot):
+        self.slots.discard(slot)
+        self.count -= 1
+        self.capacity.give_back(self.name)
+
+    def shrink(self, now: float) -> list[Slot]:
+        """Give up the workers idle for ``worker_idle_seconds``, down to ``workers_min``;
+        the caller stops them."""
+        stopped = []
+        while (
+            self._idle
+            and self.count > self.limits.workers_min
+            and now - self._idle[0][1] >= self.limits.worker_idle_seconds
+        ):
+            stopped.append(self._evict())
+        return stopped
+
+    # Without the lock:
+
+    def _start(self, slot: Slot | None, evicted: Slot | None):
+        """Bind a spare (or a new worker) to this bundle: write the bundle into its folder
+        and load the code; then it is idle, for a waiting call to take."""
+        if evicted is not None:
+            evicted.stop()
+        error = None
         try:
-            self._checkin(self._start())
-        except (ScriptLoadError, WorkerCrashed, WorkerTimeout, OSError) as error:
-            logger.warning("integration %s: a worker failed to start: %s", self.name, error)
-
-    def _checkin(self, worker: Worker):
-        with self._changed:
-            if not self._closed:
-                self._idle.append(worker)
-                self._changed.notify()
+            slot = slot or Slot.start(self.settings, self.bundles)
+            self.bundle.write(slot.folder)
+            slot.worker.load(self.name, self.bundle.script)
+        except ScriptLoadError as failure:
+            error = failure
+        except (WorkerCrashed, WorkerTimeout, OSError) as failure:
+            logger.warning("integration %s: a worker failed to start: %s", self.name, failure)
+            error = failure
+        except Exception as failure:
+            logger.exception("integration %s: a worker failed to start", self.name)
+            error = failure
+        with self.capacity.changed:
+            self._starting -= 1
+            if error is None and not self._closed:
+                self.slots.add(slot)
+                self._idle.append((slot, time.monotonic()))
+                self.capacity.changed.notify_all()
                 return
-        self._discard(worker, replace=False)
+            self.count -= 1
+            self.capacity.give_back(self.name)
+            if isinstance(error, ScriptLoadError):
+                self._load_error, self._load_failed_at = error, time.monotonic()
+            elif error is not None:
+                self._start_failures.append(error)
+        if slot is not None:
+            slot.stop()
 
-    def _discard(self, worker: Worker, replace: bool = True):
-        worker.kill()
-        with self._changed:
-            self._count -= 1
-            self._changed.notify_all()
-            finished = self._closed and self._count == 0
-        if finished:
-            shutil.rmtree(self.folder, ignore_errors=True)
-        elif replace:
-            self.prestart(1)
+    def _checkin(self, slot: Slot, keep: bool):
+        """A call ended: the worker is idle again, unless it must go or another integration
+        waiting with fewer workers should have its slot."""
+        capacity = self.capacity
+        with capacity.changed:
+            self._busy -= 1
+            self.last_used = time.monotonic()
+            if keep and not self._closed and not capacity.should_yield(self.name):
+                self._idle.append((slot, self.last_used))
+                capacity.changed.notify_all()
+                return
+            self._forget(slot)
+        slot.stop()
+
+    def close(self):
+        """Stop the idle workers now, the busy and starting ones when they are done."""
+        with self.capacity.changed:
+            self._closed = True
+            self.capacity.pools.discard(self)
+            idle = [self._evict() for _ in list(self._idle)]
+            self.capacity.changed.notify_all()
+        for slot in idle:
+            slot.stop()
 
 
 class PoolRegistry:
     """The pools of the bundles this host serves, keyed by (integration name, the SHA-256 the
-    host computed of the bundle); the least recently used one is closed beyond ``max_pools``,
-    and any pool unused for ``pool_idle_seconds`` is closed by a reaper thread."""
+    host computed of the bundle); the least recently used one is closed beyond ``max_pools``.
+    A thread closes the pools unused for ``pool_idle_seconds``, stops the workers idle for
+    ``worker_idle_seconds`` and samples the workers' memory."""
 
-    def __init__(self, settings: WorkerSettings, max_pools: int):
-        self.settings, self.max_pools = settings, max_pools
+    def __init__(self, settings: WorkerSettings, pool_settings: PoolSettings):
+        self.settings, self.pool_settings = settings, pool_settings
+        self.capacity = Capacity(pool_settings)
+        self.bundles = Path(settings.sandbox.stage, "bundles")
+        self.spares = Spares(self.capacity, settings, self.bundles)
         self._pools: OrderedDict[tuple[str, str], WorkerPool] = OrderedDict()
         self._lock = threading.Lock()
         self._stopped = threading.Event()
-        self._bundles = Path(settings.sandbox.stage, "bundles")
-        threading.Thread(target=self._reap, daemon=True).start()
+        threading.Thread(target=self._maintain, name="pools", daemon=True).start()
 
     def get(self, key: tuple[str, str]) -> WorkerPool | None:
         with self._lock:
@@ -204,14 +280,11 @@ class PoolRegistry:
             pool = self._pools.get(key)
             if pool is not None:
                 return pool
-            folder = self._bundles / f"{key[0]}-{key[1][:16]}-{time.monotonic_ns()}"
-            folder.mkdir(mode=0o755)
-            pool = self._pools[key] = WorkerPool(key[0], bundle, folder, self.settings)
-            while len(self._pools) > self.max_pools:
+            pool = self._pools[key] = WorkerPool(key[0], bundle, self)
+            while len(self._pools) > self.pool_settings.max_pools:
                 evicted.append(self._pools.popitem(last=False)[1])
         for old in evicted:
             old.close()
-        pool.prestart(self.settings.workers_per_version - 1)
         return pool
 
     def __len__(self):
@@ -219,23 +292,42 @@ class PoolRegistry:
             return len(self._pools)
 
     def retire_idle(self, now: float | None = None) -> int:
-        """Close the pools unused for ``pool_idle_seconds``; returns how many."""
+        """Close the pools unused for ``pool_idle_seconds`` and stop the workers idle for
+        ``worker_idle_seconds``; returns how many pools were closed."""
         now = time.monotonic() if now is None else now
-        retired = []
-        with self._lock:
+        retired, stopped = [], []
+        with self._lock, self.capacity.changed:
             for key, pool in list(self._pools.items()):
                 since = pool.idle_since()
-                if since is not None and now - since >= self.settings.pool_idle_seconds:
+                if since is not None and now - since >= self.pool_settings.pool_idle_seconds:
                     retired.append(self._pools.pop(key))
+                else:
+                    stopped += pool.shrink(now)
         for pool in retired:
             logger.info("integration %s: pool retired after being idle", pool.name)
             pool.close()
+        for slot in stopped:
+            slot.stop()
         return len(retired)
 
-    def _reap(self):
-        interval = max(0.5, min(30.0, self.settings.pool_idle_seconds / 4))
+    def sample_memory(self):
+        """Measure the resident memory of every worker, spares included."""
+        with self.capacity.changed:
+            slots = [
+                *self.spares.slots,
+                *(slot for pool in self.capacity.pools for slot in pool.slots),
+            ]
+        total = sum(resident_bytes(slot.worker.pid) for slot in slots)
+        with self.capacity.changed:
+            self.capacity.memory = total
+            self.capacity.changed.notify_all()
+
+    def _maintain(self):
+        limits = self.pool_settings
+        interval = max(0.1, min(1.0, limits.worker_idle_seconds / 4, limits.pool_idle_seconds / 4))
         while not self._stopped.wait(interval):
             self.retire_idle()
+            self.sample_memory()
 
     def close(self):
         self._stopped.set()
@@ -243,3 +335,4 @@ class PoolRegistry:
             pools, self._pools = list(self._pools.values()), OrderedDict()
         for pool in pools:
             pool.close()
+        self.spares.close()

@@ -16,13 +16,17 @@ from django.core.management.base import BaseCommand, CommandError
 from integrations.environment import runtime_signing_key
 
 PASSED_THROUGH = ("PATH", "LANG", "TZ", "HOME")
+#: Request threads per gunicorn process. A call waiting for a worker holds one: one integration
+#: holds at most RUNTIME_WORKERS_MAX per version running and RUNTIME_MAX_QUEUED waiting (20 by
+#: default), so others keep threads while it is hammered (integrations/runtime/host.py).
+THREADS = 48
 
 
 class Command(BaseCommand):
     help = "Start the integration runtime host (the envelope protocol's server)."
 
     def add_arguments(self, parser):
-        default = urlsplit(settings.RUNTIME_URL)
+        default = urlsplit(settings.RUNTIME_URL.split(",")[0])
         parser.add_argument("--host", default=default.hostname or "127.0.0.1")
         parser.add_argument("--port", type=int, default=default.port or 8100)
         parser.add_argument(
@@ -49,7 +53,7 @@ class Command(BaseCommand):
                 "--bind", f"{host}:{port}",
                 "--workers", str(gunicorn),
                 "--worker-class", "gthread",
-                "--threads", "16",
+                "--threads", str(THREADS),
                 # The platform keeps its connections to the host alive between calls: a host
                 # closing them after gunicorn's default 2 idle seconds races the next call.
                 "--keep-alive", "75",

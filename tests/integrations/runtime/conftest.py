@@ -7,6 +7,7 @@ HOST_ENVIRONMENT = {
     "RUNTIME_CALL_TIMEOUT": "2",
     "RUNTIME_QUEUE_TIMEOUT": "1",
     "RUNTIME_WORKERS_PER_VERSION": "2",
+    "RUNTIME_MAX_QUEUED": "32",  # test_many_concurrent_calls_are_all_served: 24 at once
     "RUNTIME_WORKER_MEMORY_MB": "256",
     "RUNTIME_MAX_ENVELOPE_MB": "1",
     # What a hostile script must not see, although the host's own environment has it.

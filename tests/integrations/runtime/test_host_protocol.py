@@ -123,7 +123,13 @@ def render_event(**fields):
 def test_health(runtime_host):
     answer = requests.get(f"{runtime_host.url}/health", timeout=5)
     assert answer.status_code == 200
-    assert answer.json() == {"status": "ok", "sandbox": "bwrap", "pools": 0}
+    assert answer.json() == {
+        "status": "ok",
+        "sandbox": "bwrap",
+        "pools": 0,
+        "seccomp": True,
+        "limits": "rlimits (memory, CPU time, processes, open files, file size)",
+    }
 
 
 def test_fetch_round_trip_keeps_the_raw_body_byte_for_byte(client):

@@ -267,7 +267,8 @@ def process_exists(pid: int) -> bool:
 
 
 def test_pools_of_versions_no_longer_called_are_retired(tmp_path_factory):
-    host = start_host(tmp_path_factory, RUNTIME_POOL_IDLE_SECONDS="1")
+    # No spares: they would stay, bound to no version (so each pool's worker starts anew).
+    host = start_host(tmp_path_factory, RUNTIME_POOL_IDLE_SECONDS="3", RUNTIME_SPARE_WORKERS="0")
     try:
         client = EnvelopeClient(host)
         versions = [hostile(f"return Response.text('v{number}')") for number in range(3)]
