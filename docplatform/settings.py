@@ -457,12 +457,22 @@ for _url in (PLATFORM_URL, INTEGRATIONS_URL):
     if _host not in ALLOWED_HOSTS and "*" not in ALLOWED_HOSTS:
         ALLOWED_HOSTS.append(_host)
 
-RUNTIME_URL = env.str("RUNTIME_URL", default="http://127.0.0.1:8100").rstrip("/")
+# Where the runtime hosts listen: one URL, or several comma-separated (a version's calls go to
+# one of them, chosen by its bundle's hash: integrations/gateway/hosts.py).
+RUNTIME_URL = ",".join(
+    url.strip().rstrip("/")
+    for url in env.str("RUNTIME_URL", default="http://127.0.0.1:8100").split(",")
+    if url.strip()
+)
+for _url in RUNTIME_URL.split(","):
+    origin_host("RUNTIME_URL", _url)  # each http(s)://host[:port]
 # The key that signs every envelope to the runtime host (the host is started with the same
 # one: `manage.py runtime_host` passes it). Without one, it is derived from SECRET_KEY.
 RUNTIME_SIGNING_KEY = env.str("RUNTIME_SIGNING_KEY", default="")
 RUNTIME_CONNECT_TIMEOUT = env_positive(float, "RUNTIME_CONNECT_TIMEOUT", 3.0)
 RUNTIME_RESPONSE_TIMEOUT = env_positive(float, "RUNTIME_RESPONSE_TIMEOUT", 15.0)
+# An answer from the runtime host over this is not read past it: the call fails (MB: MiB).
+RUNTIME_MAX_ANSWER_MB = env_positive(float, "RUNTIME_MAX_ANSWER_MB", 10.0)
 # Seconds a page waits for its integration blocks (rendered at once); a block that has not
 # answered by then shows an inline box instead.
 BLOCK_RENDER_DEADLINE = env_positive(float, "BLOCK_RENDER_DEADLINE", 3.0)

@@ -1,10 +1,16 @@
 """The gateway's client: envelopes to the runtime host, answers or failures back.
 
-``POST {RUNTIME_URL}/integrations/{name}/v1`` with the parts ``event``, ``environment`` and
+``POST {host}/integrations/{name}/v1`` with the parts ``event``, ``environment`` and
 ``fetch-body`` (multipart/form-data), the raw body signed with the platform-to-runtime key
 (the webhook scheme). The host keeps code by the SHA-256 of its bundle (which it checks);
 when it does not have this version's bundle it answers 409 ``bundle_required`` and the
 envelope is sent again with the extension part ``bundle``.
+
+``{host}`` is one of ``RUNTIME_URL``'s, chosen by the bundle's hash (``hosts.py``). A call
+goes to the next host only when the connection failed (refused, or not made in time):
+nothing reached the host. A call that may have reached one (no answer in time, a connection
+broken mid-answer) is never sent again, save a ``repeatable`` one. An answer is read up to
+``RUNTIME_MAX_ANSWER_MB``, never past it.
 """
 
 import json
@@ -15,17 +21,22 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import requests
 from django.conf import settings
 from docplatform_sdk import codebundle, signing
+from urllib3 import BaseHTTPResponse, HTTPHeaderDict, Timeout
+from urllib3.exceptions import ConnectTimeoutError, HTTPError, NewConnectionError, ReadTimeoutError
 from urllib3.filepost import encode_multipart_formdata
 
 from ..environment import environment_for, runtime_signing_key
 from ..models import Installation, IntegrationLog, IntegrationVersion
+from . import hosts
 from .call_log import CallLog
 from .failures import HOST_OUTCOMES, IntegrationFault, PlatformFault, RuntimeFailure
 
 OUTCOME_HEADER = "X-Runtime-Outcome"
+MEBIBYTE = 1024 * 1024
+#: Bytes read from the host at a time.
+CHUNK = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -41,12 +52,17 @@ class RuntimeAnswer:
         return json.loads(self.body)
 
 
-_session = requests.Session()
-_session.trust_env = False
+@dataclass(frozen=True)
+class HostAnswer:
+    """The runtime host's answer, its body read whole (within ``RUNTIME_MAX_ANSWER_MB``)."""
 
+    host: str
+    status_code: int
+    headers: HTTPHeaderDict
+    content: bytes
 
-def envelope_url(integration_name: str) -> str:
-    return f"{settings.RUNTIME_URL}/integrations/{integration_name}/v1"
+    def json(self):
+        return json.loads(self.content)
 
 
 def _envelope(event: dict, environment: dict, fetch_body: bytes | None, bundle: bytes | None):
@@ -109,12 +125,13 @@ class RuntimeCall:
         before an answer is tried once more; any other call is never sent twice."""
         self.event, self.version, self.fetch_body = event, version, fetch_body
         self.repeatable = repeatable
-        self.url = envelope_url(version.integration.name)
+        self.path = f"/integrations/{version.integration.name}/v1"
         self.environment = environment or environment_for(version, installation)
+        self.key = self.environment["integration"].get("bundleHash") or self.path
         self.log = CallLog(event, version, installation, kind, self.environment)
         self._started = time.perf_counter()
-        self._answer: requests.Response | None = None
-        self._failure: PlatformFault | None = None
+        self._answer: HostAnswer | None = None
+        self._failure: RuntimeFailure | None = None
         self._duration_ms = 0
 
     def send(self) -> None:
@@ -122,11 +139,13 @@ class RuntimeCall:
         self._started = time.perf_counter()
         for _attempt in range(2 if self.repeatable else 1):
             try:
-                self._answer = _post(self.url, self.event, self.environment, self.fetch_body, None)
-                self._failure = None
+                self._answer, self._failure = self._post(bundle=None), None
                 break
             except PlatformFault as failure:
                 self._failure = failure
+            except IntegrationFault as failure:  # an answer too large: it would be again
+                self._failure = failure
+                break
         self._duration_ms = int((time.perf_counter() - self._started) * 1000)
 
     def abandon(self, failure: RuntimeFailure) -> RuntimeFailure:
@@ -140,14 +159,8 @@ class RuntimeCall:
         if self._failure is None and _wants_bundle(answer):
             # The host does not have this version's code yet: send it along, once.
             try:
-                answer = _post(
-                    self.url,
-                    self.event,
-                    self.environment,
-                    self.fetch_body,
-                    bundle=bytes(self.version.bundle),
-                )
-            except PlatformFault as failure:
+                answer = self._post(bundle=bytes(self.version.bundle))
+            except RuntimeFailure as failure:
                 self._failure = failure
             self._duration_ms = int((time.perf_counter() - self._started) * 1000)
         log, duration_ms = self.log, self._duration_ms
@@ -190,8 +203,14 @@ class RuntimeCall:
         log.succeeded()
         return value
 
+    def _post(self, bundle: bytes | None) -> HostAnswer:
+        """The envelope, with ``bundle`` when given, to this version's host (reads no
+        database: ``send`` runs it in other threads)."""
+        body, content_type = _envelope(self.event, self.environment, self.fetch_body, bundle)
+        return _post(self.path, self.key, body, content_type)
 
-def _wants_bundle(answer: requests.Response | None) -> bool:
+
+def _wants_bundle(answer: HostAnswer | None) -> bool:
     return (
         answer is not None
         and answer.status_code == 409
@@ -199,7 +218,7 @@ def _wants_bundle(answer: requests.Response | None) -> bool:
     )
 
 
-def _body_of(answer: requests.Response) -> dict | None:
+def _body_of(answer: HostAnswer) -> dict | None:
     """The answer's JSON object, if it is one."""
     try:
         body = answer.json()
@@ -208,33 +227,86 @@ def _body_of(answer: requests.Response) -> dict | None:
     return body if isinstance(body, dict) else None
 
 
-def _message_of(answer: requests.Response) -> str | None:
+def _message_of(answer: HostAnswer) -> str | None:
     """The integration's exception (``Type: message``) the host reported, if any."""
     message = (_body_of(answer) or {}).get("message")
     return message if isinstance(message, str) else None
 
 
-def _post(url: str, event, environment, fetch_body, bundle) -> requests.Response:
-    """One POST of the envelope to ``url``; reads no database (``RuntimeCall.send`` runs it
-    in other threads)."""
-    body, content_type = _envelope(event, environment, fetch_body, bundle)
+def _post(path: str, key: str, body: bytes, content_type: str) -> HostAnswer:
+    """``POST path`` with ``body``, signed, to the first of ``key``'s hosts that takes the
+    connection; PlatformFault when none does or the call broke, IntegrationFault when the
+    answer is over ``RUNTIME_MAX_ANSWER_MB``."""
     headers = {
         "Content-Type": content_type,
         signing.HEADER: signing.sign(body, runtime_signing_key()),
     }
+    timeout = Timeout(
+        connect=settings.RUNTIME_CONNECT_TIMEOUT, read=settings.RUNTIME_RESPONSE_TIMEOUT
+    )
+    refused: HTTPError | None = None
+    for host in hosts.marks.candidates(key, hosts.host_urls(settings.RUNTIME_URL)):
+        try:
+            response = hosts.pool(host).urlopen(
+                "POST",
+                path,
+                body=body,
+                headers=headers,
+                timeout=timeout,
+                retries=False,
+                redirect=False,
+                preload_content=False,
+                decode_content=False,
+            )
+        except ConnectTimeoutError as error:  # refused, or not connected in time: not sent
+            hosts.marks.mark_down(host)
+            refused = error
+            continue
+        except HTTPError as error:
+            raise _unreachable(error) from error
+        hosts.marks.answered(host)
+        return _read(host, response)
+    raise _unreachable(refused)
+
+
+def _read(host: str, response: BaseHTTPResponse) -> HostAnswer:
+    """The answer, its body read up to ``RUNTIME_MAX_ANSWER_MB`` and not a byte past it
+    (the connection is then closed)."""
+    limit = int(settings.RUNTIME_MAX_ANSWER_MB * MEBIBYTE)
+    declared = response.length_remaining or 0  # its Content-Length
+    chunks, size = [], 0
     try:
-        return _session.post(
-            url,
-            data=body,
-            headers=headers,
-            timeout=(settings.RUNTIME_CONNECT_TIMEOUT, settings.RUNTIME_RESPONSE_TIMEOUT),
-            allow_redirects=False,
-        )
-    except requests.RequestException as exc:
-        raise PlatformFault(
-            "runtime_unavailable",
-            f"the runtime host cannot be reached ({exc.__class__.__name__})",
-        ) from exc
+        if declared <= limit:
+            for chunk in response.stream(min(CHUNK, limit + 1)):
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > limit:
+                    break
+        if max(declared, size) > limit:
+            response.close()
+            raise IntegrationFault(
+                "answer_too_large",
+                f"the integration's answer is over {settings.RUNTIME_MAX_ANSWER_MB:g} MB",
+            )
+    except HTTPError as error:
+        raise _unreachable(error) from error
+    finally:
+        response.release_conn()
+    return HostAnswer(host, response.status, response.headers, b"".join(chunks))
+
+
+def _unreachable(error: HTTPError | None) -> PlatformFault:
+    """The failure of a call that got no answer, named as it always was (the names of
+    ``requests``' errors)."""
+    if isinstance(error, NewConnectionError) or error is None:
+        reason = "ConnectionError"  # refused, or the host's name does not resolve
+    elif isinstance(error, ConnectTimeoutError):
+        reason = "ConnectTimeout"
+    elif isinstance(error, ReadTimeoutError):
+        reason = "ReadTimeout"
+    else:
+        reason = "ConnectionError"  # the connection broke before the whole answer
+    return PlatformFault("runtime_unavailable", f"the runtime host cannot be reached ({reason})")
 
 
 #: Descriptions of code that loaded, by (runtime host, bundle digest), the least recently
@@ -266,27 +338,17 @@ def inspect_code(bundle: bytes) -> dict:
 
 
 def _inspect(bundle: bytes) -> dict:
-    headers = {
-        "Content-Type": "application/json",
-        signing.HEADER: signing.sign(bundle, runtime_signing_key()),
-    }
     try:
-        answer = _session.post(
-            f"{settings.RUNTIME_URL}/inspect",
-            data=bundle,
-            headers=headers,
-            timeout=(settings.RUNTIME_CONNECT_TIMEOUT, settings.RUNTIME_RESPONSE_TIMEOUT),
-            allow_redirects=False,
-        )
-    except requests.RequestException as exc:
+        answer = _post("/inspect", codebundle.digest(bundle), bundle, "application/json")
+    except RuntimeFailure as failure:
         raise PlatformFault(
             "code_checks_unavailable",
-            "the code cannot be checked: the runtime host cannot be reached "
-            f"({exc.__class__.__name__}); nothing was published, try again later",
-        ) from exc
+            f"the code cannot be checked: {failure.message}; nothing was published, "
+            "try again later",
+        ) from failure
     try:
         description = answer.json()["description"] if answer.status_code == 200 else None
-    except (ValueError, KeyError, TypeError):  # not JSON (requests' error is a ValueError)
+    except (ValueError, KeyError, TypeError):  # not JSON
         description = None
     if not isinstance(description, dict):
         raise PlatformFault(

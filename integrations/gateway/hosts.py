@@ -1,0 +1,133 @@
+"""Which runtime host takes a call, when ``RUNTIME_URL`` lists several (DESIGN.md, "Runtime
+past one machine").
+
+Rendezvous hashing (highest random weight) on the version's bundle hash: every host gets a
+weight for the key, and the hosts are tried by decreasing weight. A version lands on the same
+host in every web and worker process while the list is the same (its warm pool is reused),
+versions spread evenly, and adding or removing a host moves only the versions whose first
+choice it becomes or was (about 1/n of them).
+
+A host that refused a connection is marked down in this process and skipped until it answers
+``GET /health`` again: a caller that reaches a marked host probes it, at most once every
+``PROBE_INTERVAL`` seconds per host (the others skip it meanwhile); no thread of its own.
+While every host is marked down they are all tried anyway, in order: a mark is a hint, never
+a reason to fail a call without trying.
+
+One keep-alive connection pool per host (urllib3), shared by the process's threads.
+"""
+
+import hashlib
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+
+from urllib3 import HTTPConnectionPool, Timeout, connection_from_url
+from urllib3.exceptions import HTTPError
+
+#: Seconds between two probes of a host marked down, and a probe's whole time limit.
+PROBE_INTERVAL = 2.0
+PROBE_TIMEOUT = 1.0
+#: Connections kept open per host: at least the threads of a web process (gunicorn's
+#: threads, and the 16 that render a page's blocks at once). A thread past it opens a
+#: connection of its own, closed after its call (``block=False``).
+POOL_SIZE = 32
+
+
+def host_urls(setting: str) -> tuple[str, ...]:
+    """The hosts of ``RUNTIME_URL``: one URL, or several comma-separated."""
+    return tuple(url.strip().rstrip("/") for url in setting.split(",") if url.strip())
+
+
+def weight(host: str, key: str) -> int:
+    digest = hashlib.blake2b(f"{host}\n{key}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big")
+
+
+def rendezvous_order(key: str, hosts: Sequence[str]) -> list[str]:
+    """``hosts`` by decreasing weight for ``key``: the first is the key's host."""
+    return sorted(hosts, key=lambda host: weight(host, key), reverse=True)
+
+
+class HostMarks:
+    """The hosts found down in this process, and when each may be probed again."""
+
+    def __init__(
+        self,
+        probe: Callable[[str], bool],
+        *,
+        interval: float = PROBE_INTERVAL,
+        clock: Callable[[], float] = time.monotonic,
+    ):
+        self._probe, self._interval, self._clock = probe, interval, clock
+        self._down: dict[str, float] = {}  # host -> when it may be probed next
+        self._lock = threading.Lock()
+
+    def mark_down(self, host: str) -> None:
+        with self._lock:
+            self._down.setdefault(host, self._clock() + self._interval)
+
+    def answered(self, host: str) -> None:
+        """``host`` answered a call: it is up, whatever its mark said."""
+        if host in self._down:
+            with self._lock:
+                self._down.pop(host, None)
+
+    def is_down(self, host: str) -> bool:
+        """Whether ``host`` is marked down; a marked host whose probe is due is probed here
+        first (by this caller only)."""
+        with self._lock:
+            due = self._down.get(host)
+            if due is None:
+                return False
+            if self._clock() < due:
+                return True
+            self._down[host] = self._clock() + self._interval
+        if not self._probe(host):
+            return True
+        self.answered(host)
+        return False
+
+    def candidates(self, key: str, hosts: Sequence[str]) -> Iterator[str]:
+        """The hosts to try for ``key``, in its rendezvous order, skipping those marked down;
+        all of them when every one is marked down. Lazy: a host after the one that takes
+        the call is never looked at (nor probed)."""
+        ranked = rendezvous_order(key, hosts)
+        offered = False
+        for host in ranked:
+            if not self.is_down(host):
+                offered = True
+                yield host
+        if not offered:
+            yield from ranked
+
+
+_pools: dict[str, HTTPConnectionPool] = {}
+_pools_lock = threading.Lock()
+
+
+def pool(host: str) -> HTTPConnectionPool:
+    """The process's connection pool to ``host`` (a ``scheme://host:port`` URL)."""
+    found = _pools.get(host)
+    if found is None:
+        with _pools_lock:
+            found = _pools.get(host)
+            if found is None:
+                found = _pools[host] = connection_from_url(
+                    host, maxsize=POOL_SIZE, block=False, retries=False
+                )
+    return found
+
+
+def healthy(host: str) -> bool:
+    """Whether ``host`` answers ``GET /health`` with 200 within ``PROBE_TIMEOUT``."""
+    try:
+        answer = pool(host).urlopen(
+            "GET", "/health", timeout=Timeout(total=PROBE_TIMEOUT), retries=False, redirect=False
+        )
+    except HTTPError:
+        return False
+    return answer.status == 200
+
+
+#: This process's marks, probed with ``healthy``.
+marks = HostMarks(healthy)
