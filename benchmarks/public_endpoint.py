@@ -1,31 +1,73 @@
-"""The round trip of an installation's public endpoint, beside a bare Django view, in one run.
+"""The runtime's paths (issue 19) beside a bare Django view, in one run: an installation's
+public endpoint under load and serially, a component's render and action, an event's dispatch
+to its handler, and the cold start after a publish.
 
-Three contenders answer the same ``GET`` with the same body (``{"message": "Hello, bench!"}``,
-``application/json``), each from the platform under gunicorn (``docplatform.wsgi -w 2 -k
-gthread --threads 8``, PostgreSQL with persistent connections):
+The platform runs as production does (the README's "Configuration"): gunicorn
+(``docplatform.wsgi -w 2 -k gthread --threads 8``), ``DEBUG`` off, PostgreSQL with persistent
+connections, Redis as the Celery broker, a Celery worker as the ``Procfile`` starts it
+(``celery -A docplatform worker --queues default,webhooks,runtime --concurrency 2``), and the
+runtime host as ``manage.py runtime_host --gunicorn 1`` (gthread, its own thread count), one
+process, because each host process keeps its own pools of integration workers
+(``RUNTIME_WORKERS_MAX``, ``--workers`` per version, 2 by default): one process gives a known
+pool on this two-core machine. Integration code runs in bubblewrap's sandbox. One setting
+differs: ``API_THROTTLE_USER`` is raised (1,200 a minute by default), or the serial component
+calls would be throttled. Both integrations are published and installed through the services
+(``integration_publish``, ``installation_create``), by an organization's admin.
 
-endpoint    ``{INTEGRATIONS_URL}/installations/{id}/``: the platform reads the installation,
-            builds and signs the envelope, POSTs it to the runtime host, which hands it to a
-            pre-started, sandboxed worker (bubblewrap) running the integration's ``fetch``;
+Under load, ``--concurrency`` HTTP/1.1 keep-alive connections (one thread each), in
+alternating rounds (bare, endpoint, unconfined, bare, ...) after a warm-up; requests per
+second, p50 and p99 of:
+
+bare        ``/bench/bare/``: a plain Django view (``public_endpoint_urls.py``, a benchmark-only
+            URLconf) answering ``{"message": "Hello, bench!"}``: what the web server and
+            Django cost alone, the goals' reference.
+endpoint    ``{INTEGRATIONS_URL}/installations/{id}/``, the same body from the integration's
+            ``fetch``: the platform reads the installation, builds and signs the envelope,
+            POSTs it to the runtime host, which hands it to a pre-started, sandboxed worker;
             the answer is relayed back.
 unconfined  the same through a second web server and runtime host whose workers run
             unconfined (``RUNTIME_SANDBOX=off``): what the sandbox costs is the difference.
-bare        ``/bench/bare/``: a plain Django view (``public_endpoint_urls.py``, a benchmark-only
-            URLconf), the limit: what the web server and Django cost alone.
 
-The runtime host is ``manage.py runtime_host --gunicorn 1``: gunicorn (gthread, 16 threads) as
-in production, keeping its connections to the platform alive, and one process, because each
-host process keeps its own pool of integration workers (``RUNTIME_WORKERS_PER_VERSION``, 2):
-one process gives a known pool on this two-core machine.
+Then, on the sandboxed platform (``runtime_paths.py``):
 
-A client in this process keeps ``--concurrency`` HTTP/1.1 connections busy (one thread each),
-in alternating rounds (bare, endpoint, unconfined, bare, ...) after a warm-up, and reports the
-requests per second and the p50 and p99 latency of each, and their ratio.
+serial      one keep-alive connection, one request at a time: ``--serial`` each (after 50
+            of each as warm-up) of the bare view, the endpoint, a component render, a
+            component action and an API read, in blocks of ``--serial-block`` in a row,
+            taking turns; medians.
+render      ``POST /api/v1/installations/{id}/components/counter/render/`` with the admin's
+            personal API token, a counter block of a space's integration, no action: one
+            runtime call, the state read and unchanged.
+action      the same with ``{"action": "increment"}``: the action and the render in one
+            runtime call, the new state stored.
+api         for comparison, ``GET /api/v1/installations/{id}/`` with the same token: the
+            API's cost without a runtime call.
+events      ``--events`` ``space_content_updated`` events, one at a time, fired with
+            ``docplatform.events.fire`` in a transaction in this process; the integration's
+            handler prints the time it ran (its log line's output). Reported: from just before
+            ``fire`` to the handler's run (the commit, Redis, the Celery worker's claim, its
+            call to the runtime host), and the runtime call's own duration (the log line's).
+cold start  ``--cold-starts`` times: a new version of the endpoint's integration published
+            (its message changed; untimed), then its first ``GET``: the envelope, the host's
+            409 ``bundle_required``, the envelope again with the bundle, a worker taken (a
+            spare) and the code loaded. Median and max.
 
-    .venv/bin/python benchmarks/public_endpoint.py [--concurrency 8] [--seconds 10] [--rounds 3]
+The report (``public_endpoint_report.py``) ends with one table, each figure beside its goal:
+the endpoint's requests per second at least 0.33 of the bare view's, its p50 at most 3 times
+the bare view's, serially at most 3 ms above it; the cold start under 60 ms (median); render
+and action at most 5 ms above the bare view serially. The machine is shared: figures move
+from run to run.
 
-Needs PostgreSQL (``--postgres``, trust auth) on 127.0.0.1; the benchmark creates and drops a
-database of its own (``test_bench_public_endpoint``) and stops every process it started.
+From a fresh clone:
+
+    make install
+    .venv/bin/python benchmarks/public_endpoint.py [--concurrency 8] [--seconds 10] \
+        [--rounds 3] [--serial 500] [--events 50] [--cold-starts 10]
+
+Needs PostgreSQL (``--postgres``, trust auth) and Redis (``--redis``, database 11 by default,
+which must be empty) on 127.0.0.1, and bubblewrap (``bwrap``). The benchmark creates and drops
+a database of its own (``test_bench_public_endpoint``), empties its Redis database at the end,
+and stops every process it started (also on an error, Ctrl-C, SIGTERM or ``--timeout``).
+About 4 minutes.
 """
 
 import argparse
@@ -33,9 +75,10 @@ import base64
 import os
 import secrets
 import shutil
-import statistics
+import signal
 import sys
 import tempfile
+import time
 from contextlib import ExitStack
 from pathlib import Path
 
@@ -44,47 +87,33 @@ ROOT = HERE.parent
 sys.path[:0] = [str(ROOT), str(HERE)]
 
 import requests
-from bench_processes import free_port, load, percentile, start, wait_for
+import runtime_paths
+from bench_processes import free_port, load, start, wait_for
+from public_endpoint_report import report
 
 DATABASE = "bench_public_endpoint"  # create_test_db() makes test_bench_public_endpoint
-SCRIPT = """\
-from docplatform_sdk import Response, create_integration
+#: The Procfile's worker.
+CELERY_WORKER = ["worker", "--queues", "default,webhooks,runtime", "--concurrency", "2"]
 
 
-def fetch(request, context):
-    return Response.json({"message": "Hello, bench!"})
-
-
-integration = create_integration(fetch=fetch)
-"""
-MANIFEST = """\
-name: bench-endpoint
-title: Bench endpoint
-description: Answers its public endpoint.
-organization: bench
-visibility: private
-script: main.py
-scopes: []
-"""
-
-
-def start_platform(stack: ExitStack, scratch: Path, database_url: str, sandbox: str) -> dict:
+def start_platform(
+    stack: ExitStack, scratch: Path, env: dict, sandbox: str, workers: int, ports: tuple
+) -> dict:
     """A web server (gunicorn) and its runtime host, whose workers run in ``sandbox``."""
-    web_port, runtime_port = free_port(), free_port()
+    web_port, runtime_port = ports
     web, runtime = f"http://127.0.0.1:{web_port}", f"http://127.0.0.1:{runtime_port}"
     env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(ROOT), str(HERE)]),
-        "DJANGO_SETTINGS_MODULE": "public_endpoint_settings",
-        "DATABASE_URL": database_url,
+        **env,
         "PLATFORM_URL": web,
         "INTEGRATIONS_URL": f"http://localhost:{web_port}",
         "RUNTIME_URL": runtime,
     }
+    # The host reads RUNTIME_WORKERS_MAX, before it RUNTIME_WORKERS_PER_VERSION: both given.
+    pools = {"RUNTIME_WORKERS_MAX": str(workers), "RUNTIME_WORKERS_PER_VERSION": str(workers)}
     host = start(
         stack,
         [sys.executable, "manage.py", "runtime_host", "--gunicorn", "1"],
-        env={**env, "RUNTIME_WORKERS_PER_VERSION": "2", "RUNTIME_SANDBOX": sandbox},
+        env={**env, **pools, "RUNTIME_SANDBOX": sandbox},
         log=scratch / f"runtime-{sandbox}.log",
     )
     server = start(
@@ -97,26 +126,19 @@ def start_platform(stack: ExitStack, scratch: Path, database_url: str, sandbox: 
     )  # fmt: skip
     wait_for(f"{runtime}/health", host, scratch / f"runtime-{sandbox}.log")
     wait_for(f"{web}/bench/bare/", server, scratch / f"web-{sandbox}.log")
-    return {"web": web, "integrations": f"http://localhost:{web_port}", "runtime": runtime}
+    health = requests.get(f"{runtime}/health", timeout=10).json()
+    if health["sandbox"] != sandbox:
+        raise RuntimeError(f"the runtime host runs {health['sandbox']!r}, not {sandbox!r}")
+    from integrations.runtime.host import HostConfig
 
-
-def setup_platform(folder: Path) -> str:
-    """An organization, its admin, the integration published and installed; its id."""
-    from django.contrib.auth import get_user_model
-
-    from docplatform.services import organization_create
-    from integrations.services import integration_publish
-    from integrations.services.installations import installation_create
-
-    admin = get_user_model().objects.create_user("bench-admin")
-    organization = organization_create(subdomain="bench", title="Bench", admin=admin)
-    (folder / "service-manifest.yaml").write_text(MANIFEST)
-    (folder / "main.py").write_text(SCRIPT)
-    integration = integration_publish(path=folder, publisher=admin).version.integration
-    installation = installation_create(
-        user=admin, integration=integration, organization=organization
+    config = HostConfig.from_environ({**env, **pools, "RUNTIME_SANDBOX": sandbox})
+    host_line = (
+        f"sandbox {health['sandbox']}, seccomp {health.get('seccomp')}, "
+        f"{config.pools.workers_max} workers per version at most, "
+        f"{config.pools.spare_workers} spare"
     )
-    return installation.id
+    return {"web": web, "integrations": f"http://localhost:{web_port}", "runtime": runtime,
+            "env": env, "host": host_line}  # fmt: skip
 
 
 def expecting(expected: bytes):
@@ -128,23 +150,58 @@ def expecting(expected: bytes):
     return check
 
 
+def claim_redis(url: str):
+    """A client of the Redis database, refused when it holds keys (emptied at the end)."""
+    import redis
+
+    client = redis.Redis.from_url(url)
+    if client.dbsize():
+        raise SystemExit(f"{url} is not empty: give an empty Redis database with --redis")
+    return client
+
+
+class Stopped(Exception):
+    """SIGTERM, or the run's time bound (SIGALRM)."""
+
+
+def _stop(signum, frame):
+    raise Stopped(signal.Signals(signum).name)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--postgres", default="postgres://postgres@127.0.0.1:5432")
+    parser.add_argument("--redis", default="redis://127.0.0.1:6379/11", help="the broker")
     parser.add_argument("--concurrency", type=int, default=8, help="client connections")
     parser.add_argument("--seconds", type=float, default=10, help="length of each round")
     parser.add_argument("--rounds", type=int, default=3, help="rounds per contender")
+    parser.add_argument("--workers", type=int, default=2, help="integration workers per version")
+    parser.add_argument("--serial", type=int, default=500, help="serial requests of each kind")
+    parser.add_argument("--serial-block", type=int, default=50, help="of one kind in a row")
+    parser.add_argument("--events", type=int, default=50, help="events dispatched")
+    parser.add_argument("--cold-starts", type=int, default=10, help="publishes and first calls")
+    parser.add_argument("--cold-pause", type=float, default=2, help="seconds before each")
+    parser.add_argument("--timeout", type=float, help="give up after this many seconds")
     args = parser.parse_args()
+    timeout = args.timeout or 3 * args.rounds * args.seconds + 600
+    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGALRM, _stop)
+    signal.alarm(int(timeout))
 
+    broker = claim_redis(args.redis)
     scratch = Path(tempfile.mkdtemp(prefix="bench-public-endpoint-"))
+    ports = {sandbox: (free_port(), free_port()) for sandbox in ("bwrap", "off")}
     os.environ.update(
         DJANGO_SETTINGS_MODULE="docplatform.settings",
+        DEBUG="false",
         DATABASE_URL=f"{args.postgres}/{DATABASE}",
         SECRET_KEY=secrets.token_urlsafe(32),
         ENCRYPTION_KEYS=base64.urlsafe_b64encode(secrets.token_bytes(32)).decode(),
         RUNTIME_SIGNING_KEY=secrets.token_urlsafe(32),
-        VAR_DIR=str(scratch),  # the setup's events queue into a broker folder of its own
-        CELERY_BROKER_URL="filesystem://",
+        VAR_DIR=str(scratch),
+        CELERY_BROKER_URL=args.redis,
+        # Publishing loads the code in a runtime host to check it: the sandboxed one.
+        RUNTIME_URL=f"http://127.0.0.1:{ports['bwrap'][1]}",
     )
     import django
 
@@ -153,28 +210,40 @@ def main():
 
     creation = connection.creation
     old_name = connection.settings_dict["NAME"]
+    started_at, load_before = time.strftime("%Y-%m-%d %H:%M:%S"), os.getloadavg()
     creation.create_test_db(verbosity=0, autoclobber=True)
-    database_url = f"{args.postgres}/{connection.settings_dict['NAME']}?conn_max_age=60"
     try:
         with ExitStack() as stack:
+            database_url = f"{args.postgres}/{connection.settings_dict['NAME']}?conn_max_age=60"
+            env = {
+                **os.environ,
+                "PYTHONPATH": os.pathsep.join([str(ROOT), str(HERE)]),
+                "DJANGO_SETTINGS_MODULE": "public_endpoint_settings",
+                "DATABASE_URL": database_url,
+                "API_THROTTLE_USER": "1000000/minute",
+            }
             platforms = {
-                sandbox: start_platform(stack, scratch, database_url, sandbox)
+                sandbox: start_platform(stack, scratch, env, sandbox, args.workers, ports[sandbox])
                 for sandbox in ("bwrap", "off")
             }
-            # Publishing loads the code in a runtime host to check it: the sandboxed one.
-            from django.conf import settings
-
-            settings.RUNTIME_URL = platforms["bwrap"]["runtime"]
-            installation_id = setup_platform(scratch)
+            sandboxed = platforms["bwrap"]
+            celery = str(Path(sys.executable).parent / "celery")
+            worker = start(
+                stack,
+                [celery, "-A", "docplatform", *CELERY_WORKER, "--loglevel", "INFO"],
+                env=sandboxed["env"],
+                log=scratch / "celery.log",
+            )
+            data = runtime_paths.setup_platform(scratch)
             connection.close()
-            endpoint = f"/installations/{installation_id}/"
+            endpoint = f"/installations/{data['endpoint'].pk}/"
             urls = {
-                "bare": f"{platforms['bwrap']['web']}/bench/bare/",
-                "endpoint": platforms["bwrap"]["integrations"] + endpoint,
+                "bare": f"{sandboxed['web']}/bench/bare/",
+                "endpoint": sandboxed["integrations"] + endpoint,
                 "unconfined": platforms["off"]["integrations"] + endpoint,
             }
             bodies = {name: requests.get(url, timeout=20).content for name, url in urls.items()}
-            assert bodies["bare"] == bodies["endpoint"], bodies
+            assert bodies["bare"] == bodies["endpoint"] == bodies["unconfined"], bodies
             results = {name: ([], []) for name in urls}
             for name, url in urls.items():  # warm-up: connections, pools, code paths
                 load(url, expecting(bodies[name]), args.concurrency, 2)
@@ -185,45 +254,37 @@ def main():
                     )
                     results[name][0].extend(latencies)
                     results[name][1].append(rate)
-        report(args, results)
+            print("load done; serially ...", file=sys.stderr)
+            client = runtime_paths.SerialClient(
+                sandboxed["web"], sandboxed["integrations"], data, bodies["bare"]
+            )
+            client.rounds(50, 50)  # warm-up; the component instances made
+            serial = client.rounds(args.serial, args.serial_block)
+            client.close()
+            print("events ...", file=sys.stderr)
+            try:  # warm-up: the worker up, its connections, the integration's pool
+                runtime_paths.dispatch_one(data, -1, timeout=60)
+            except RuntimeError:
+                if worker.poll() is not None:
+                    log = (scratch / "celery.log").read_text()[-3000:]
+                    raise RuntimeError(f"the Celery worker exited:\n{log}") from None
+                raise
+            runtime_paths.dispatch(data, 5, 0.05)
+            events = runtime_paths.dispatch(data, args.events, 0.05)
+            print("cold starts ...", file=sys.stderr)
+            cold = runtime_paths.cold_starts(
+                data, sandboxed["integrations"], args.cold_starts, args.cold_pause
+            )
+        signal.alarm(0)
+        hosts = {sandbox: platform["host"] for sandbox, platform in platforms.items()}
+        report(args, results, serial, events, cold, started_at, load_before, hosts)
     finally:
+        signal.alarm(0)
         connection.close()
         creation.destroy_test_db(old_name, verbosity=0)
+        broker.flushdb()
+        broker.close()
         shutil.rmtree(scratch, ignore_errors=True)
-
-
-def report(args, results: dict) -> None:
-    rows = {}
-    for name, (latencies, rates) in results.items():
-        rows[name] = (
-            len(latencies),
-            statistics.mean(rates),
-            percentile(latencies, 0.50) * 1000,
-            percentile(latencies, 0.99) * 1000,
-        )
-    print(
-        f"PostgreSQL, gunicorn web -w 2 gthread x8, runtime host gunicorn x1 (2 integration "
-        f"workers, bubblewrap or unconfined); {args.concurrency} connections, {args.rounds} "
-        f"rounds of {args.seconds:g} s"
-    )
-    print(f"| {'contender':<28} | {'requests':>8} | {'req/s':>7} | {'p50 ms':>7} | {'p99 ms':>7} |")
-    print(f"| {'-' * 28} | {'-' * 8}:| {'-' * 6}:| {'-' * 6}:| {'-' * 6}:|")
-    labels = {
-        "bare": "bare Django view",
-        "endpoint": "public endpoint, sandboxed",
-        "unconfined": "public endpoint, unconfined",
-    }
-    for name, (count, rate, p50, p99) in rows.items():
-        print(f"| {labels[name]:<28} | {count:>8} | {rate:>7.0f} | {p50:>7.2f} | {p99:>7.2f} |")
-    for label, top, bottom in [
-        ("sandboxed / bare", "endpoint", "bare"),
-        ("sandboxed / unconfined", "endpoint", "unconfined"),
-    ]:
-        a, b = rows[top], rows[bottom]
-        print(
-            f"| {'ratio ' + label:<28} | {'':>8} | {a[1] / b[1]:>7.2f} "
-            f"| {a[2] / b[2]:>7.2f} | {a[3] / b[3]:>7.2f} |"
-        )
 
 
 if __name__ == "__main__":

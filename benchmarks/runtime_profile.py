@@ -2,7 +2,9 @@
 
 A real runtime host (``python -m integrations.runtime.host``, the sandbox on) and, in this
 process, the platform (PostgreSQL): an installation's public endpoint is requested through
-Django's test client ``--calls`` times in a row. Printed: the wall ms per call, the CPU ms
+Django's test client ``--calls`` times in a row (``--path``: the public endpoint, a
+component render or action through the API, or an API read without a call). Printed: the
+wall ms per call, the CPU ms
 per call in this process (the web side), the SQL statements per call, the host's share (the
 time from the POST sent to the answer read), and the web side's top functions by own CPU
 (cProfile, process time).
@@ -42,6 +44,9 @@ def main():
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--sandbox", default="bwrap")
+    parser.add_argument(
+        "--path", choices=("endpoint", "render", "action", "api"), default="endpoint"
+    )
     args = parser.parse_args()
 
     scratch = Path(tempfile.mkdtemp(prefix="bench-runtime-profile-"))
@@ -64,7 +69,7 @@ def main():
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
-    from public_endpoint import setup_platform
+    from runtime_paths import setup_platform
 
     creation = connection.creation
     old_name = connection.settings_dict["NAME"]
@@ -78,13 +83,7 @@ def main():
                 log=scratch / "runtime.log",
             )
             wait_for(f"http://127.0.0.1:{port}/health", host, scratch / "runtime.log")
-            installation_id = setup_platform(scratch)
-            client = Client(HTTP_HOST="integrations.testserver")
-            url = f"/installations/{installation_id}/"
-
-            def call():
-                answer = client.get(url)
-                assert answer.status_code == 200, (answer.status_code, answer.content[:300])
+            call = _caller(args.path, setup_platform(scratch), Client)
 
             for _ in range(200):
                 call()
@@ -102,7 +101,7 @@ def main():
                 call()
             profiler.disable()
         statements = " + ".join(f"{count} {kind}" for kind, count in kinds.items())
-        print(f"{args.calls} serial calls, sandbox {args.sandbox}")
+        print(f"{args.calls} serial calls of {args.path}, sandbox {args.sandbox}")
         print(f"wall {wall:.2f} ms per call; web side CPU {cpu:.2f} ms; SQL: {statements}")
         stats = pstats.Stats(profiler)
         stats.sort_stats("tottime").print_stats(args.top)
@@ -111,6 +110,31 @@ def main():
         connection.close()
         creation.destroy_test_db(old_name, verbosity=0)
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _caller(path: str, data: dict, client_class):
+    """One request of ``path`` through Django's test client, its answer checked."""
+    if path == "endpoint":
+        client = client_class(HTTP_HOST="integrations.testserver")
+        url, body = f"/installations/{data['endpoint'].pk}/", None
+    else:
+        client = client_class(HTTP_AUTHORIZATION=f"Bearer {data['token']}")
+        installation = data["in_space"].pk
+        url = f"/api/v1/installations/{installation}/components/counter/render/"
+        body = {"instance": "profile-render"}
+        if path == "action":
+            body = {"instance": "profile-action", "action": {"action": "increment"}}
+        elif path == "api":
+            url, body = f"/api/v1/installations/{installation}/", None
+
+    def call():
+        if body is None:
+            answer = client.get(url)
+        else:
+            answer = client.post(url, body, content_type="application/json")
+        assert answer.status_code == 200, (answer.status_code, answer.content[:300])
+
+    return call
 
 
 if __name__ == "__main__":

@@ -3,13 +3,16 @@ public endpoint's installation or integration, and the spaces an installation se
 Building and compiling these ORM queries cost more than running them, on the path every
 public endpoint request and every component render takes."""
 
+from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
 
-from docplatform.queries import Prepared, stand_in
+from docplatform.queries import Prepared, stand_in, stand_ins
 
 from .models import Installation, Integration
+from .selectors import installations_visible_to
 
 _INSTALLATION, _NAME = stand_in("installation"), stand_in("name")
+(_USER,) = stand_ins("user", 1, numbers=True)
 _compiled: dict[tuple[str, str], Prepared] = {}
 
 
@@ -20,13 +23,23 @@ def _prepared(name: str, build) -> Prepared:
     return _compiled[key]
 
 
-def _installation_query() -> QuerySet:
+def _for_call(installations: QuerySet) -> QuerySet:
     # The bundle is sent only when the runtime host asks for it (a deferred read then).
     return (
-        Installation.objects.select_related("integration__latest_version", "parent")
+        installations.select_related("integration__latest_version", "parent")
         .defer("integration__latest_version__bundle")
         .filter(pk=_INSTALLATION)
     )
+
+
+def _installation_query() -> QuerySet:
+    return _for_call(Installation.objects.all())
+
+
+def _visible_installation_query() -> QuerySet:
+    # The rule of who sees an installation (selectors.installations_visible_to), for a
+    # stand-in user.
+    return _for_call(installations_visible_to(get_user_model()(pk=_USER)))
 
 
 def installation_for_call(installation_id: str) -> Installation | None:
@@ -34,6 +47,17 @@ def installation_for_call(installation_id: str) -> Installation | None:
     organization installation."""
     found = _prepared("installation", _installation_query).instances(
         {_INSTALLATION: installation_id}
+    )
+    if not found:
+        return None
+    _link_version(found[0].integration)
+    return found[0]
+
+
+def installation_visible_for_call(user, installation_id: str) -> Installation | None:
+    """As ``installation_for_call``, when ``user`` (a person) may see the installation."""
+    found = _prepared("visible", _visible_installation_query).instances(
+        {_USER: user.pk, _INSTALLATION: installation_id}
     )
     if not found:
         return None

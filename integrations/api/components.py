@@ -21,13 +21,13 @@ from docplatform.api_permissions import IsPerson
 from docplatform.api_schema import service_errors
 
 from ..authentication import IsInstallation, is_installation
+from ..endpoint_selectors import installation_visible_for_call
 from ..gateway.failures import STATUS, RuntimeFailure
 from ..models import ComponentState, Installation
 from ..selectors import block_ids, configuration_screen_ids
 from ..services.components import INSTANCE_RE, component_render
 from ..services.markup import is_action
 from .failures import failure_response
-from .installations import installation_for
 
 
 @extend_schema_field(
@@ -98,7 +98,10 @@ def error_response(description: str) -> OpenApiResponse:
 def caller_installation(request, installation_id: str) -> Installation:
     """The installation, for a member of its organization or for its own token."""
     if not is_installation(request.user):
-        return installation_for(request, installation_id)
+        installation = installation_visible_for_call(request.user, installation_id)
+        if installation is None:
+            raise Http404
+        return installation
     if request.auth.pk != installation_id:
         raise Http404
     return request.auth

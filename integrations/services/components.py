@@ -22,6 +22,7 @@ from django.utils import timezone
 
 from docplatform.queries import Prepared, stand_in_values, stand_ins
 
+from ..endpoint_selectors import installation_for_call
 from ..environment import environment_for
 from ..gateway.client import RuntimeCall, call_runtime
 from ..gateway.envelopes import ui_render_event
@@ -62,10 +63,11 @@ def component_render(
     stored then.
     """
     _check_input(instance=instance, props=props, action=action)
+    installation = _loaded_for_call(installation)
     version = _renderable_version(installation, component_id)
-    stored = ComponentState.objects.filter(
-        installation=installation, component_id=component_id, instance=instance
-    ).first()
+    stored = _stored_states([ComponentRequest(installation, component_id, instance)]).get(
+        (installation.pk, component_id, instance)
+    )
     if props is None:
         props = stored.props if stored else {}
     event = ui_render_event(
@@ -184,15 +186,13 @@ BLOCK_CACHE_SECONDS = 3600
 
 
 def _loaded_for_call(installation: Installation) -> Installation:
-    """The installation with everything a call's environment reads (its tokens, secrets and
-    organization installation) in one query: a page's reads leave them out."""
-    full = (
-        Installation.objects.select_related("integration__latest_version", "parent")
-        .defer("integration__latest_version__bundle", "integration__summary")
-        .get(pk=installation.pk)
-    )
-    full.integration.latest_version.integration = full.integration
-    return full
+    """The installation as stored now, with everything a call's environment reads (its
+    tokens, secrets and organization installation), in one compiled query: a page's reads
+    leave them out, and an action must see the status as it is."""
+    loaded = installation_for_call(installation.pk)
+    if loaded is None:
+        raise Http404("no such installation")
+    return loaded
 
 
 def _renderable_version(installation: Installation, component_id: str):
