@@ -1,6 +1,7 @@
 """Where the time of one runtime call goes, on the platform's side and in the host.
 
-A real runtime host (``python -m integrations.runtime.host``, the sandbox on) and, in this
+A real runtime host as production runs it (``manage.py runtime_host --gunicorn 1``, the
+sandbox on) and, in this
 process, the platform (PostgreSQL): an installation's public endpoint is requested through
 Django's test client ``--calls`` times in a row (``--path``: the public endpoint, a
 component render or action through the API, or an API read without a call). Printed: the
@@ -78,7 +79,15 @@ def main():
         with ExitStack() as stack:
             host = start(
                 stack,
-                [sys.executable, "-m", "integrations.runtime.host", "--port", str(port)],
+                [
+                    sys.executable,
+                    "manage.py",
+                    "runtime_host",
+                    "--gunicorn",
+                    "1",
+                    "--port",
+                    str(port),
+                ],
                 env={**os.environ, "RUNTIME_SANDBOX": args.sandbox},
                 log=scratch / "runtime.log",
             )

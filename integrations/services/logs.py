@@ -11,8 +11,11 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, models, transaction
+from django.db.models.sql import InsertQuery
 from django.utils import timezone
+
+from docplatform.queries import PreparedSQL, stand_in, stand_in_time, stand_ins
 
 from ..models import Installation, IntegrationLog, IntegrationVersion
 from ..selectors import Undelivered
@@ -68,13 +71,54 @@ def integration_log_record(record: CallRecord) -> IntegrationLog | None:
     try:
         if transaction.get_connection().in_atomic_block:
             with transaction.atomic():  # a savepoint: a refusal leaves the caller's intact
-                line.save()
+                _insert(line)
         else:
-            line.save()  # one statement in autocommit, not three
+            _insert(line)  # one statement in autocommit, not three
     except DatabaseError:
         logger.exception("integration %s: the call's log line was not stored", line.integration_id)
         return None
     return line
+
+
+_NUMBER_TYPES = {"PositiveIntegerField", "PositiveSmallIntegerField", "BigAutoField"}
+_LOG_FIELDS = [field for field in IntegrationLog._meta.concrete_fields if not field.primary_key]
+
+
+def _stand_in_of(field):
+    if isinstance(field, models.DateTimeField):
+        return stand_in_time(_LOG_FIELDS.index(field) + 1)
+    if field.get_internal_type() in _NUMBER_TYPES:
+        return stand_ins(f"log-{field.attname}", 1, numbers=True)[0]
+    return stand_in(f"log-{field.attname}")
+
+
+#: Each column's attribute and the stand-in its value replaces in the compiled statement.
+_COLUMNS = [(field.attname, _stand_in_of(field)) for field in _LOG_FIELDS]
+_insert_statements: dict[str, PreparedSQL] = {}
+
+
+def _insert(line: IntegrationLog) -> None:
+    """``line.save()`` without building and compiling the INSERT at each call (a third of
+    the CPU a runtime call costs the web process): compiled once per database with a
+    stand-in for each column, as ``docplatform.queries`` does for reads."""
+    alias = IntegrationLog.objects.db
+    if alias not in _insert_statements:
+        _insert_statements[alias] = _insert_statement(alias)
+    rows = _insert_statements[alias].execute(
+        {stand: getattr(line, attname) for attname, stand in _COLUMNS}
+    )
+    line.pk = rows[0][0]
+    line._state.adding, line._state.db = False, alias
+
+
+def _insert_statement(alias: str) -> PreparedSQL:
+    template = IntegrationLog(**dict(_COLUMNS))
+    query = InsertQuery(IntegrationLog)
+    query.insert_values(_LOG_FIELDS, [template])
+    compiler = query.get_compiler(using=alias)
+    compiler.returning_fields = [IntegrationLog._meta.pk]
+    [(sql, params)] = compiler.as_sql()
+    return PreparedSQL(sql, params, using=alias)
 
 
 def integration_logs_not_delivered(event, undelivered: list[Undelivered]) -> None:
