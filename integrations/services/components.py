@@ -27,7 +27,7 @@ from ..environment import environment_for
 from ..gateway.client import RuntimeCall, call_runtime
 from ..gateway.envelopes import ui_render_event
 from ..gateway.failures import ClientFault, IntegrationFault, RuntimeFailure
-from ..models import ComponentState, Installation
+from ..models import ComponentState, Installation, Integration
 from ..policies import is_paused, runnable_version
 from ..selectors import manifest_component_ids
 from .markup import is_action, markup_problem
@@ -189,10 +189,23 @@ def _loaded_for_call(installation: Installation) -> Installation:
     """The installation as stored now, with everything a call's environment reads (its
     tokens, secrets and organization installation), in one compiled query: a page's reads
     leave them out, and an action must see the status as it is."""
+    if _has_what_a_call_reads(installation):
+        return installation
     loaded = installation_for_call(installation.pk)
     if loaded is None:
         raise Http404("no such installation")
     return loaded
+
+
+def _has_what_a_call_reads(installation: Installation) -> bool:
+    """Whether ``installation`` was read with its integration's latest version, its
+    organization installation and its tokens (``endpoint_selectors``, in this request)."""
+    return (
+        Installation.integration.is_cached(installation)
+        and Integration.latest_version.is_cached(installation.integration)
+        and (installation.parent_id is None or Installation.parent.is_cached(installation))
+        and not {"api_token", "credentials"} & installation.get_deferred_fields()
+    )
 
 
 def _renderable_version(installation: Installation, component_id: str):
