@@ -6,6 +6,8 @@ A real runtime host (the session's), real worker threads, a real silent server.
 """
 
 import logging
+import os
+import signal
 import socket
 import threading
 import time
@@ -15,6 +17,7 @@ from django.db import connection, transaction
 
 from docplatform.events.models import Delivery
 from docplatform.services import space_content_update
+from integrations.models import IntegrationLog
 from integrations.services import integration_publish
 from integrations.services.installations import installation_create, installation_pause
 from integrations.services.runtime_deliveries import runtime_deliver
@@ -202,3 +205,65 @@ def test_a_runtime_delivery_taken_over_is_settled_once(integration, installed, s
     delivery.refresh_from_db()
     assert (delivery.status, delivery.attempts, delivery.outcome) == ("succeeded", 1, "handled")
     assert f"deliveries [{delivery.pk}]: lease taken over (or settled already)" in caplog.text
+
+
+def _cpu_ticks_below(root: int) -> dict[int, int]:
+    """The CPU ticks of every process below ``root`` (the runtime host), by pid."""
+    ticks, pending = {}, [root]
+    while pending:
+        pid = pending.pop()
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as handle:
+                fields = handle.read().rpartition(b")")[2].split()
+            for thread in os.listdir(f"/proc/{pid}/task"):
+                with open(f"/proc/{pid}/task/{thread}/children", "rb") as handle:
+                    pending += [int(child) for child in handle.read().split()]
+        except OSError:
+            continue
+        if pid != root:
+            ticks[pid] = int(fields[11]) + int(fields[12])
+    return ticks
+
+
+def _kill_the_busy_worker(host_pid: int) -> None:
+    """SIGKILL, from outside, the process under the host that is using the CPU: the worker
+    running the spinning handler (the host sent no signal; the OOM killer would do this)."""
+    before = _cpu_ticks_below(host_pid)
+    time.sleep(0.4)
+    after = _cpu_ticks_below(host_pid)
+    busy = max(after, key=lambda pid: after[pid] - before.get(pid, after[pid]))
+    assert after[busy] - before.get(busy, after[busy]) > 0, "no worker is running the call"
+    os.kill(busy, signal.SIGKILL)
+
+
+@pytest.mark.usefixtures("private_broker")
+def test_a_worker_killed_from_outside_mid_delivery_is_retried_and_handled_once(
+    integration, installed, runtime, settings
+):
+    """The worker running an event's handler is killed with SIGKILL by someone else: the
+    delivery is not failed as if the code had crashed; it is retried (the retry policy's
+    delays) and the handler then runs to its end, once."""
+    settings.RUNTIME_RETRY_BASE_DELAY = 0.2
+    space, installation = installed(integration("takes-1-5-s"))
+    update(space)
+    delivery = content_deliveries(installation=installation).get()
+
+    first = Worker(delivery.pk)
+    first.start()
+    time.sleep(0.3)  # the call is in the worker, spinning
+    _kill_the_busy_worker(runtime.process.pid)
+    first.finish()
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts) == ("retrying", 1)
+    assert delivery.last_error == "the integration's worker was stopped from outside"
+
+    runtime_deliver(delivery.pk)  # the retry, as the worker's next claim runs it
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.outcome) == ("succeeded", "handled")
+    assert delivery.attempts == 2
+    outcomes = list(
+        IntegrationLog.objects.filter(installation=installation, event="space_content_updated")
+        .order_by("id")
+        .values_list("outcome", flat=True)
+    )
+    assert outcomes == ["error", "ok"]  # killed once, then run to its end once
