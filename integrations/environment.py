@@ -1,5 +1,6 @@
 """What integration code is told about itself: ``context.environment`` (spec and DESIGN.md)."""
 
+import functools
 import hashlib
 import hmac
 
@@ -27,15 +28,19 @@ def runtime_signing_key() -> str:
 
 def integration_public_endpoint(integration: Integration) -> str:
     """The world-facing URL of the integration's own endpoint, on the integrations origin."""
-    path = reverse("integration-endpoint", urlconf=PUBLIC_URLCONF, args=[integration.name, ""])
-    return settings.INTEGRATIONS_URL + path
+    return settings.INTEGRATIONS_URL + _endpoint_path("integration-endpoint", integration.name)
 
 
 def installation_public_endpoint(installation: Installation) -> str:
     """The world-facing URL of an installation, on the integrations origin; requests there are
     relayed to the integration's ``fetch``."""
-    path = reverse("installation-endpoint", urlconf=PUBLIC_URLCONF, args=[installation.id, ""])
-    return settings.INTEGRATIONS_URL + path
+    return settings.INTEGRATIONS_URL + _endpoint_path("installation-endpoint", installation.id)
+
+
+@functools.lru_cache(maxsize=4096)
+def _endpoint_path(route: str, key: str) -> str:
+    """An endpoint's path, reversed once: every runtime call's environment names two or three."""
+    return reverse(route, urlconf=PUBLIC_URLCONF, args=[key, ""])
 
 
 def _installation_part(installation: Installation) -> dict:
