@@ -8,10 +8,10 @@ connections, Redis as the Celery broker, a Celery worker as the ``Procfile`` sta
 (``celery -A docplatform worker --queues default,webhooks,runtime --concurrency 2``), and the
 runtime host as ``manage.py runtime_host --gunicorn 1`` (gthread, its own thread count), one
 process, because each host process keeps its own pools of integration workers
-(``RUNTIME_WORKERS_MAX``, ``--workers`` per version, 2 by default): one process gives a known
-pool on this two-core machine. Integration code runs in bubblewrap's sandbox. One setting
-differs: ``API_THROTTLE_USER`` is raised (1,200 a minute by default), or the serial component
-calls would be throttled. Both integrations are published and installed through the services
+(``RUNTIME_WORKERS_MAX`` per version: the host's default, 4, unless ``--workers`` is given):
+one process gives a known pool on this two-core machine. Integration code runs in
+bubblewrap's sandbox. One setting differs: ``API_THROTTLE_USER`` is raised (1,200 a minute
+by default), or the serial component calls would be throttled. Both integrations are published and installed through the services
 (``integration_publish``, ``installation_create``), by an organization's admin.
 
 Under load, ``--concurrency`` HTTP/1.1 keep-alive connections (one thread each), in
@@ -46,6 +46,10 @@ events      ``--events`` ``space_content_updated`` events, one at a time, fired 
             handler prints the time it ran (its log line's output). Reported: from just before
             ``fire`` to the handler's run (the commit, Redis, the Celery worker's claim, its
             call to the runtime host), and the runtime call's own duration (the log line's).
+fairness    (``fairness_phase.py``) a third web server sends a second integration's public
+            endpoint calls to the same runtime host, 32 connections back to back, its
+            ``fetch`` waiting 20 ms: the endpoint's serial p50 (``--serial`` / 2 calls)
+            alone and meanwhile; the goal is at most 2 times.
 cold start  ``--cold-starts`` times: a new version of the endpoint's integration published
             (its message changed; untimed), then its first ``GET``: the envelope, the host's
             409 ``bundle_required``, the envelope again with the bundle, a worker taken (a
@@ -86,6 +90,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path[:0] = [str(ROOT), str(HERE)]
 
+import fairness_phase
 import requests
 import runtime_paths
 from bench_processes import free_port, load, start, wait_for
@@ -97,7 +102,7 @@ CELERY_WORKER = ["worker", "--queues", "default,webhooks,runtime", "--concurrenc
 
 
 def start_platform(
-    stack: ExitStack, scratch: Path, env: dict, sandbox: str, workers: int, ports: tuple
+    stack: ExitStack, scratch: Path, env: dict, sandbox: str, workers: int | None, ports: tuple
 ) -> dict:
     """A web server (gunicorn) and its runtime host, whose workers run in ``sandbox``."""
     web_port, runtime_port = ports
@@ -108,24 +113,15 @@ def start_platform(
         "INTEGRATIONS_URL": f"http://localhost:{web_port}",
         "RUNTIME_URL": runtime,
     }
-    # The host reads RUNTIME_WORKERS_MAX, before it RUNTIME_WORKERS_PER_VERSION: both given.
-    pools = {"RUNTIME_WORKERS_MAX": str(workers), "RUNTIME_WORKERS_PER_VERSION": str(workers)}
+    pools = {"RUNTIME_WORKERS_MAX": str(workers)} if workers else {}
     host = start(
         stack,
         [sys.executable, "manage.py", "runtime_host", "--gunicorn", "1"],
         env={**env, **pools, "RUNTIME_SANDBOX": sandbox},
         log=scratch / f"runtime-{sandbox}.log",
     )
-    server = start(
-        stack,
-        [str(Path(sys.executable).parent / "gunicorn"), "docplatform.wsgi",
-         "--bind", f"127.0.0.1:{web_port}",
-         "--workers", "2", "--worker-class", "gthread", "--threads", "8"],
-        env=env,
-        log=scratch / f"web-{sandbox}.log",
-    )  # fmt: skip
+    start_web(stack, scratch, env, web_port, sandbox)
     wait_for(f"{runtime}/health", host, scratch / f"runtime-{sandbox}.log")
-    wait_for(f"{web}/bench/bare/", server, scratch / f"web-{sandbox}.log")
     health = requests.get(f"{runtime}/health", timeout=10).json()
     if health["sandbox"] != sandbox:
         raise RuntimeError(f"the runtime host runs {health['sandbox']!r}, not {sandbox!r}")
@@ -139,6 +135,22 @@ def start_platform(
     )
     return {"web": web, "integrations": f"http://localhost:{web_port}", "runtime": runtime,
             "env": env, "host": host_line}  # fmt: skip
+
+
+def start_web(stack: ExitStack, scratch: Path, env: dict, port: int, name: str) -> str:
+    """A web server of the platform (gunicorn, as production runs it) on ``port``; its URL."""
+    web = f"http://127.0.0.1:{port}"
+    env = {**env, "PLATFORM_URL": web, "INTEGRATIONS_URL": f"http://localhost:{port}"}
+    server = start(
+        stack,
+        [str(Path(sys.executable).parent / "gunicorn"), "docplatform.wsgi",
+         "--bind", f"127.0.0.1:{port}",
+         "--workers", "2", "--worker-class", "gthread", "--threads", "8"],
+        env=env,
+        log=scratch / f"web-{name}.log",
+    )  # fmt: skip
+    wait_for(f"{web}/bench/bare/", server, scratch / f"web-{name}.log")
+    return web
 
 
 def expecting(expected: bytes):
@@ -175,7 +187,9 @@ def main():
     parser.add_argument("--concurrency", type=int, default=8, help="client connections")
     parser.add_argument("--seconds", type=float, default=10, help="length of each round")
     parser.add_argument("--rounds", type=int, default=3, help="rounds per contender")
-    parser.add_argument("--workers", type=int, default=2, help="integration workers per version")
+    parser.add_argument(
+        "--workers", type=int, help="integration workers per version (default: the host's)"
+    )
     parser.add_argument("--serial", type=int, default=500, help="serial requests of each kind")
     parser.add_argument("--serial-block", type=int, default=50, help="of one kind in a row")
     parser.add_argument("--events", type=int, default=50, help="events dispatched")
@@ -275,9 +289,20 @@ def main():
             cold = runtime_paths.cold_starts(
                 data, sandboxed["integrations"], args.cold_starts, args.cold_pause
             )
+            print("fairness ...", file=sys.stderr)
+            hammered = fairness_phase.install_hammered(scratch, data)
+            connection.close()
+            hammer_port = free_port()
+            start_web(stack, scratch, sandboxed["env"], hammer_port, "hammer")
+            fairness = fairness_phase.measure(
+                sandboxed["integrations"] + endpoint,
+                bodies["endpoint"],
+                f"http://localhost:{hammer_port}{hammered}",
+                args.serial // 2,
+            )
         signal.alarm(0)
         hosts = {sandbox: platform["host"] for sandbox, platform in platforms.items()}
-        report(args, results, serial, events, cold, started_at, load_before, hosts)
+        report(args, results, serial, events, cold, fairness, started_at, load_before, hosts)
     finally:
         signal.alarm(0)
         connection.close()

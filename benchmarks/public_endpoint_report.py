@@ -11,7 +11,7 @@ def _met(ok: bool | None) -> str:
     return "—" if ok is None else "met" if ok else "MISSED"
 
 
-def report(args, results, serial, events, cold, started_at, load_before, hosts) -> None:
+def report(args, results, serial, events, cold, fairness, started_at, load_before, hosts) -> None:
     rows = {}
     for name, (latencies, rates) in results.items():
         rows[name] = (
@@ -25,8 +25,7 @@ def report(args, results, serial, events, cold, started_at, load_before, hosts) 
         f"{started_at}; {os.cpu_count()} cores, load average {load_before[0]:.2f} before, "
         f"{load_after[0]:.2f} after (a shared machine: figures move from run to run). "
         f"PostgreSQL, Redis, gunicorn web -w 2 gthread x8, DEBUG off, runtime host "
-        f"runtime_host --gunicorn 1 ({args.workers} integration workers per version, "
-        f"bubblewrap or unconfined), Celery worker prefork x2"
+        f"runtime_host --gunicorn 1 (bubblewrap or unconfined), Celery worker prefork x2"
     )
     for sandbox, line in hosts.items():
         print(f"runtime host ({sandbox}): {line}")
@@ -90,6 +89,17 @@ def report(args, results, serial, events, cold, started_at, load_before, hosts) 
     print(f"\nCold start, first call after a publish ({args.cold_starts}): ", end="")
     print(" ".join(f"{value:.1f}" for value in cold_ms))
 
+    statuses = ", ".join(
+        f"{count} x {status}" for status, count in sorted(fairness["statuses"].items())
+    )
+    print(
+        f"\nFairness: the endpoint's serial p50 {fairness['quiet_p50']:.2f} ms alone, "
+        f"{fairness['loaded_p50']:.2f} ms while another integration is hammered through its own "
+        f"web server (32 connections: {fairness['hammered_rate']:.0f} req/s, p50 "
+        f"{fairness['hammered_p50']:.1f} ms; answered {statuses})"
+    )
+    fair = fairness["loaded_p50"] / fairness["quiet_p50"]
+
     bare, endpoint = rows["bare"], rows["endpoint"]
     ratio = endpoint[1] / bare[1]
     serial_over = median["endpoint"] - median["bare"]
@@ -112,6 +122,8 @@ def report(args, results, serial, events, cold, started_at, load_before, hosts) 
          f"{median['render']:.2f} - {median['bare']:.2f} ms", "<= 5 ms", render_over <= 5),
         ("action (- bare serial, median)", f"{action_over:+.2f} ms",
          f"{median['action']:.2f} - {median['bare']:.2f} ms", "<= 5 ms", action_over <= 5),
+        ("fairness (p50 hammered / quiet)", f"{fair:.2f}",
+         f"{fairness['loaded_p50']:.2f} / {fairness['quiet_p50']:.2f} ms", "<= 2", fair <= 2),
         ("event dispatch (fire -> handler, median)", f"{dispatched:.1f} ms",
          f"runtime call {statistics.median(ms['call']):.1f} ms", "—", None),
     ]  # fmt: skip
