@@ -47,7 +47,10 @@ class Dispatcher:
         self.fetch_function = fetch
 
     def call(self, handler, *args):
-        return self.loop.run_until_complete(_resolve(handler(*args)))
+        value = handler(*args)
+        if not inspect.isawaitable(value):  # a plain handler: no turn of the event loop
+            return value
+        return self.loop.run_until_complete(_resolve(value))
 
     def dispatch(self, event: dict, environment: dict, fetch_body: bytes | None) -> Answer:
         context = (
