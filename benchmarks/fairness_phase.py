@@ -79,9 +79,14 @@ def _serial(url: str, expected: bytes, count: int) -> list[float]:
     return times
 
 
-def measure(quiet_url: str, expected: bytes, hammered_url: str, calls: int) -> dict:
+def measure(quiet_url: str, hammered_url: str, calls: int) -> dict:
     """The quiet endpoint's serial p50 (ms) alone and while the other is hammered, and what
     the hammering was answered."""
+    parts = urlsplit(quiet_url)
+    connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+    connection.request("GET", parts.path)
+    expected = connection.getresponse().read()  # as the last version published answers
+    connection.close()
     _serial(quiet_url, expected, 50)  # warm-up
     quiet = _serial(quiet_url, expected, calls)
     statuses: dict[int, int] = {}

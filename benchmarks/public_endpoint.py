@@ -297,7 +297,6 @@ def main():
             start_web(stack, scratch, sandboxed["env"], hammer_port, "hammer")
             fairness = fairness_phase.measure(
                 sandboxed["integrations"] + endpoint,
-                bodies["endpoint"],
                 f"http://localhost:{hammer_port}{hammered}",
                 args.serial // 2,
             )

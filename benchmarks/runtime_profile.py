@@ -104,7 +104,7 @@ def main():
                 call()
             wall = (time.perf_counter() - wall_started) / args.calls * 1000
             cpu = (time.process_time() - cpu_started) / args.calls * 1000
-            profiler = cProfile.Profile(time.process_time)
+            profiler = cProfile.Profile(time.perf_counter if os.environ.get("PROFILE_WALL") else time.process_time)
             profiler.enable()
             for _ in range(args.calls):
                 call()

@@ -78,7 +78,7 @@ def api_token_working(raw: str) -> ApiToken | None:
     key = ApiToken.objects.db
     if key not in _token_queries:
         _token_queries[key] = Prepared(
-            _working_tokens(_NOW).select_related("user").filter(token_hash=_TOKEN_HASH)
+            _working_tokens(_NOW).select_related("user").filter(token_hash=_TOKEN_HASH).order_by()
         )
     found = _token_queries[key].instances({_TOKEN_HASH: hash_token(raw), _NOW: now})
     token = found[0] if found else None

@@ -23,12 +23,18 @@ def _prepared(name: str, build) -> Prepared:
     return _compiled[key]
 
 
+#: What no call reads: the bundle is sent only when the runtime host asks for it (a deferred
+#: read then), and the catalogue's texts.
+_NOT_READ = ("latest_version__bundle", "description", "summary", "external_links")
+
+
 def _for_call(installations: QuerySet) -> QuerySet:
-    # The bundle is sent only when the runtime host asks for it (a deferred read then).
+    # Without the models' ordering: one row, and sorting it doubled PostgreSQL's planning.
     return (
         installations.select_related("integration__latest_version", "parent")
-        .defer("integration__latest_version__bundle")
+        .defer(*(f"integration__{field}" for field in _NOT_READ))
         .filter(pk=_INSTALLATION)
+        .order_by()
     )
 
 
@@ -68,8 +74,9 @@ def installation_visible_for_call(user, installation_id: str) -> Installation | 
 def _integration_query() -> QuerySet:
     return (
         Integration.objects.select_related("latest_version")
-        .defer("latest_version__bundle")
+        .defer(*_NOT_READ)
         .filter(name=_NAME)
+        .order_by()
     )
 
 

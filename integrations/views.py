@@ -18,6 +18,7 @@ from django.views.decorators.csrf import csrf_exempt
 from docplatform.models import ApiToken
 
 from .endpoint_selectors import installation_for_call, integration_for_call
+from .gateway.call_log import lines_held, write_after, write_lines
 from .gateway.client import call_runtime
 from .gateway.envelopes import fetch_event
 from .gateway.failures import ClientFault, RuntimeFailure
@@ -86,22 +87,30 @@ def _sets_platform_cookie(value: str) -> bool:
 
 
 def _relay(request, path: str, *, version, installation=None) -> HttpResponse:
-    try:
-        body = _body(request)
-        event = fetch_event(
-            request.method,
-            settings.INTEGRATIONS_URL + request.get_full_path(),
-            _relayed_request_headers(request),
-        )
-        answer = call_runtime(
-            event,
-            version=version,
-            installation=installation,
-            fetch_body=body,
-            kind=_log_kind(path, version.integration, installation),
-        )
-    except RuntimeFailure as failure:
-        return _failed(failure)
+    with lines_held() as lines:  # the call's log line is written once the answer is sent
+        try:
+            body = _body(request)
+            event = fetch_event(
+                request.method,
+                settings.INTEGRATIONS_URL + request.get_full_path(),
+                _relayed_request_headers(request),
+            )
+            answer = call_runtime(
+                event,
+                version=version,
+                installation=installation,
+                fetch_body=body,
+                kind=_log_kind(path, version.integration, installation),
+            )
+        except RuntimeFailure as failure:
+            return write_after(_failed(failure), lines)
+        except BaseException:
+            write_lines(lines)
+            raise
+    return write_after(_relayed(answer), lines)
+
+
+def _relayed(answer) -> HttpResponse:
     response = HttpResponse(answer.body, status=answer.status)
     for name, value in answer.headers.items():
         if name.lower() in UNRELAYED_HEADERS:

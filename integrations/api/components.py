@@ -22,6 +22,7 @@ from docplatform.api_schema import service_errors
 
 from ..authentication import IsInstallation, is_installation
 from ..endpoint_selectors import installation_visible_for_call
+from ..gateway.call_log import lines_held, write_after, write_lines
 from ..gateway.failures import STATUS, RuntimeFailure
 from ..models import ComponentState, Installation
 from ..selectors import block_ids, configuration_screen_ids
@@ -142,16 +143,22 @@ class ComponentRenderApi(APIView):
         data = ComponentRenderInput(data=request.data)
         data.is_valid(raise_exception=True)
         fields = data.validated_data
-        try:
-            rendered = component_render(
-                installation=installation,
-                component_id=component_id,
-                instance=fields.get("instance") or default_instance(installation, component_id),
-                props=fields.get("props"),
-                action=fields.get("action"),
-            )
-        except Http404 as error:  # the component, not the installation: say which
-            raise NotFound(str(error)) from error
-        except RuntimeFailure as failure:
-            return failure_response(failure)
-        return Response(ComponentRenderOutput(rendered).data)
+        instance = fields.get("instance") or default_instance(installation, component_id)
+        with lines_held() as lines:  # the call's log line is written once the answer is sent
+            try:
+                rendered = component_render(
+                    installation=installation,
+                    component_id=component_id,
+                    instance=instance,
+                    props=fields.get("props"),
+                    action=fields.get("action"),
+                )
+            except RuntimeFailure as failure:
+                return write_after(failure_response(failure), lines)
+            except Http404 as error:  # the component, not the installation: say which
+                write_lines(lines)
+                raise NotFound(str(error)) from error
+            except BaseException:
+                write_lines(lines)
+                raise
+        return write_after(Response(ComponentRenderOutput(rendered).data), lines)

@@ -8,6 +8,9 @@ author's files) in two headers of every answer, base64 of UTF-8 text (see
 
 import base64
 import binascii
+import functools
+import threading
+from contextlib import contextmanager
 from urllib.parse import urlsplit
 
 from django.utils import timezone
@@ -118,18 +121,52 @@ class CallLog:
         if self._written:
             return
         self._written = True
-        integration_log_record(
-            CallRecord(
-                version=self.version,
-                installation=self.installation,
-                kind=self.kind,
-                event=self.event,
-                request=self.request,
-                started_at=self.started_at,
-                outcome=outcome,
-                status=self.status,
-                duration_ms=self.duration_ms,
-                output=self.output,
-                error=self.error,
-            )
+        record = CallRecord(
+            version=self.version,
+            installation=self.installation,
+            kind=self.kind,
+            event=self.event,
+            request=self.request,
+            started_at=self.started_at,
+            outcome=outcome,
+            status=self.status,
+            duration_ms=self.duration_ms,
+            output=self.output,
+            error=self.error,
         )
+        held = getattr(_held, "lines", None)
+        if held is not None:
+            held.append(record)
+        else:
+            integration_log_record(record)
+
+
+_held = threading.local()
+
+
+@contextmanager
+def lines_held():
+    """The log lines of the calls made inside, kept (in the list yielded) instead of written:
+    a request's view writes them once its response is sent (``write_after``), so the
+    caller does not wait for the line's INSERT and commit."""
+    lines: list[CallRecord] = []
+    _held.lines = lines
+    try:
+        yield lines
+    finally:
+        _held.lines = None
+
+
+def write_after(response, lines: list[CallRecord]):
+    """Write ``lines`` when ``response`` has been sent: among its closers, which Django runs
+    when the server closes it, before ``request_finished`` (and its closing of the database
+    connection)."""
+    if lines:
+        response._resource_closers.append(functools.partial(write_lines, lines))
+    return response
+
+
+def write_lines(lines: list[CallRecord]):
+    """Write held lines now (a view that will answer no response of its own: an error)."""
+    for record in lines:
+        integration_log_record(record)

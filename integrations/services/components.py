@@ -235,7 +235,7 @@ def _stored_states(requests: list[ComponentRequest]) -> dict:
             ComponentState.objects.filter(
                 installation_id__in=stand_ins("installation", count),
                 instance__in=stand_ins("instance", count),
-            )
+            ).order_by()
         )
     rows = _stored_queries[key].instances(
         stand_in_values("installation", [r.installation.pk for r in requests])
