@@ -13,8 +13,10 @@ same way.
 import json
 import zlib
 from collections.abc import Hashable, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 
+from django.conf import settings
 from django.db import connections
 from django.db.models import QuerySet
 from django.db.models.expressions import RawSQL
@@ -78,9 +80,39 @@ class PreparedSQL:
         ]
         if connection.vendor != "postgresql":  # lists for values_of, as JSON
             parameters = [json.dumps(p) if isinstance(p, list) else p for p in parameters]
-        with connection.cursor() as cursor:
+        with _statement_cursor(connection) as cursor:
             cursor.execute(self.sql, parameters)
-            return [list(row) for row in cursor.fetchall()]
+            rows = [list(row) for row in cursor.fetchall()]
+        log = connection.queries_log if connection.queries_logged else None
+        if log and log[-1]["sql"] is None:  # Django cannot show a prepared statement's run
+            log[-1]["sql"] = connection.ops.compose_sql(self.sql, parameters)
+        return rows
+
+
+@contextmanager
+def _statement_cursor(connection):
+    """A cursor for a compiled statement. On PostgreSQL (unless ``DATABASE_PREPARED_STATEMENTS``
+    is off, e.g. behind a transaction-pooling PgBouncer older than 1.21), one of psycopg's
+    server-side binding cursors, whose statements the connection prepares on their first run
+    and then only executes: PostgreSQL no longer parses and plans them each time (the
+    installation a runtime call reads: 1.1 ms -> 0.15). Django's own cursors bind on the
+    client, which never prepares, so the connection's threshold changes nothing for them."""
+    if connection.vendor != "postgresql" or not settings.DATABASE_PREPARED_STATEMENTS:
+        with connection.cursor() as cursor:
+            yield cursor
+        return
+    from django.db.backends.postgresql.base import ServerBindingCursor
+
+    connection.ensure_connection()
+    raw = connection.connection
+    raw.prepare_threshold = 0
+    factory, raw.cursor_factory = raw.cursor_factory, ServerBindingCursor
+    try:
+        cursor = connection.cursor()  # Django's wrapping: query logging, error translation
+    finally:
+        raw.cursor_factory = factory
+    with cursor:
+        yield cursor
 
 
 class Prepared(PreparedSQL):

@@ -211,6 +211,10 @@ else:
     # of CPU on both sides. A broken one is replaced at the next request or task.
     DATABASES["default"]["CONN_MAX_AGE"] = env_number(int, "DATABASE_CONN_MAX_AGE", 300)
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+#: The hot paths' compiled statements (docplatform.queries) run as prepared statements on
+#: PostgreSQL; off behind a pooler that does not keep them (PgBouncer before 1.21 in
+#: transaction mode).
+DATABASE_PREPARED_STATEMENTS = env_flag("DATABASE_PREPARED_STATEMENTS", True)
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
