@@ -126,7 +126,7 @@ def start_platform(
     health = requests.get(f"{runtime}/health", timeout=10).json()
     if health["sandbox"] != sandbox:
         raise RuntimeError(f"the runtime host runs {health['sandbox']!r}, not {sandbox!r}")
-    from integrations.runtime.host import HostConfig
+    from integrations.runtime.config import HostConfig
 
     config = HostConfig.from_environ({**env, **pools, "RUNTIME_SANDBOX": sandbox})
     host_line = (

@@ -45,6 +45,7 @@ def main():
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--sandbox", default="bwrap")
+    parser.add_argument("--wall", action="store_true", help="profile wall time, not CPU")
     parser.add_argument(
         "--path", choices=("endpoint", "render", "action", "api"), default="endpoint"
     )
@@ -104,7 +105,7 @@ def main():
                 call()
             wall = (time.perf_counter() - wall_started) / args.calls * 1000
             cpu = (time.process_time() - cpu_started) / args.calls * 1000
-            profiler = cProfile.Profile(time.perf_counter if os.environ.get("PROFILE_WALL") else time.process_time)
+            profiler = cProfile.Profile(time.perf_counter if args.wall else time.process_time)
             profiler.enable()
             for _ in range(args.calls):
                 call()

@@ -21,17 +21,10 @@ from pathlib import Path
 
 from docplatform_sdk.codebundle import CodeBundle
 
+from .call_failures import PoolBusy, ScriptLoadError, WorkerCrashed, WorkerTimeout
 from .capacity import Capacity, PoolSettings, resident_bytes
 from .spares import Slot, Spares
-from .worker_process import (
-    LOAD_ERROR_MEMORY,
-    Egress,
-    PoolBusy,
-    ScriptLoadError,
-    WorkerCrashed,
-    WorkerSettings,
-    WorkerTimeout,
-)
+from .worker_process import LOAD_ERROR_MEMORY, Egress, WorkerSettings
 
 logger = logging.getLogger("integrations.runtime")
 

@@ -7,7 +7,6 @@ requests (``egress.py``). What a worker prints (its stdout and stderr are one pi
 from the protocol's) is kept with the call it was printed in, its first ``OUTPUT_LIMIT`` bytes.
 """
 
-import codecs
 import contextlib
 import fcntl
 import logging
@@ -24,6 +23,16 @@ from dataclasses import dataclass
 
 from docplatform_sdk.framing import HEADER, decode, encode
 
+from .call_failures import (
+    ERROR_LIMIT,
+    AnswerTooLarge,
+    CallFailed,
+    OutputCapture,
+    ScriptLoadError,
+    WorkerCrashed,
+    WorkerLost,
+    WorkerTimeout,
+)
 from .process_accounts import Usage, idle_watch, usage_of
 from .sandbox import Sandbox
 
@@ -33,9 +42,6 @@ STARTUP_SECONDS = 10
 # A bundle that failed to load is not started again for this long (its import may have
 # depended on something passing).
 LOAD_ERROR_MEMORY = 30
-#: What a call's log keeps of what the code printed (stdout and stderr), and of its error.
-OUTPUT_LIMIT = 4096
-ERROR_LIMIT = 8192
 READ_CHUNK = 1024 * 1024
 PIPE_BYTES = 1024 * 1024
 MEBIBYTE = 1024 * 1024
@@ -69,74 +75,6 @@ class WorkerSettings:
             "open_files": self.open_files,
             "file_bytes": self.file_bytes,
         }
-
-
-class CallFailed(Exception):
-    """A call that gave no answer; ``output`` is what the code printed until then, ``error``
-    its traceback when it has one."""
-
-    output: str = ""
-    error: str = ""
-
-
-class WorkerCrashed(CallFailed):
-    """The worker died or garbled its answer."""
-
-
-class WorkerTimeout(CallFailed):
-    """The worker did not answer within the time limit."""
-
-
-class WorkerLost(WorkerCrashed):
-    """The worker was killed from outside (not by its code, nor for a limit): the call may be
-    tried again."""
-
-
-class AnswerTooLarge(WorkerCrashed):
-    """The worker's answer is over ``limit`` bytes (left unread)."""
-
-    def __init__(self, limit: int):
-        super().__init__(f"the worker's answer is over {limit} bytes")
-        self.limit = limit
-
-
-class ScriptLoadError(CallFailed):
-    """The code failed to load; the message is its exception, without the stack (which is
-    ``error``)."""
-
-    def __init__(self, message: str, *, error: str = "", output: str = ""):
-        super().__init__(message)
-        self.error, self.output = error, output
-
-    def again(self) -> "ScriptLoadError":
-        """The same failure, raised anew for another call."""
-        return ScriptLoadError(str(self), error=self.error, output=self.output)
-
-
-class OutputCapture:
-    """What a worker printed during one call: the first ``limit`` bytes, and how many more."""
-
-    def __init__(self, limit: int = OUTPUT_LIMIT):
-        self.limit = limit
-        self.kept = bytearray()
-        self.cut = 0
-
-    def add(self, data: bytes):
-        room = max(0, self.limit - len(self.kept))
-        self.kept += data[:room]
-        self.cut += len(data) - min(room, len(data))
-
-    def text(self) -> str:
-        """The output as text (invalid UTF-8 replaced), with a mark where it was cut."""
-        decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        text = decoder.decode(bytes(self.kept), final=not self.cut)
-        if self.cut:
-            text += f"\n[output cut: {self.cut} more bytes]"
-        return text
-
-
-class PoolBusy(Exception):
-    """No worker of the version became free in time."""
 
 
 #: Performs one HTTP request a worker asked for: (request, seconds left) -> the answer.

@@ -200,12 +200,17 @@ def _loaded_for_call(installation: Installation) -> Installation:
 def _has_what_a_call_reads(installation: Installation) -> bool:
     """Whether ``installation`` was read with its integration's latest version, its
     organization installation and its tokens (``endpoint_selectors``, in this request)."""
-    return (
+    if not (
         Installation.integration.is_cached(installation)
         and Integration.latest_version.is_cached(installation.integration)
         and (installation.parent_id is None or Installation.parent.is_cached(installation))
-        and not {"api_token", "credentials"} & installation.get_deferred_fields()
-    )
+    ):
+        return False
+    version = installation.integration.latest_version
+    read = [(installation, {"api_token", "credentials"})]
+    read += [(installation.parent, {"api_token", "credentials"})] if installation.parent else []
+    read += [(version, {"manifest", "secrets"})] if version else []
+    return not any(fields & row.get_deferred_fields() for row, fields in read)
 
 
 def _renderable_version(installation: Installation, component_id: str):
