@@ -5,6 +5,7 @@ uses these needs a database its own process has committed to: ``transactional_db
 """
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -50,3 +51,24 @@ def manage_py(*args: str, timeout: float = 60, **environment: str) -> subprocess
     """``python manage.py ARGS`` against the test database."""
     command = [sys.executable, str(REPO / "manage.py"), *args]
     return run(command, platform_env(**environment), timeout)
+
+
+def start(command: list[str], env: dict[str, str], log_path: Path) -> subprocess.Popen:
+    """``command`` in a session of its own (``stop`` ends it and all it started), its output
+    in ``log_path``."""
+    with open(log_path, "wb") as log:
+        return subprocess.Popen(
+            command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )  # fmt: skip
+
+
+def stop(process: subprocess.Popen) -> None:
+    """SIGTERM to the process's session, SIGKILL after 10 s."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(timeout=10)

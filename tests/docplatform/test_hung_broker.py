@@ -8,9 +8,7 @@ a Celery worker process on the real Redis (database 6), and a local webhook rece
 
 import json
 import os
-import signal
 import socket
-import subprocess
 import sys
 import threading
 import time
@@ -31,7 +29,7 @@ from docplatform.services import api_token_create, space_content_update
 from integrations.models import Integration
 from integrations.services.installations import installation_create
 from tests.factories import SpaceFactory
-from tests.processes import BIN, REPO, manage_py, platform_env
+from tests.processes import BIN, manage_py, platform_env, start, stop
 from tests.webhooks.conftest import Receiver, _handler
 
 REDIS = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379")
@@ -108,22 +106,6 @@ def publishing_to(url: str):
         app.amqp._producer_pool = None
 
 
-def start(command: list[str], env: dict, log) -> subprocess.Popen:
-    return subprocess.Popen(
-        command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-    )
-
-
-def stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=10)
-
-
 @contextmanager
 def web_server(tmp_path, **environment):
     """gunicorn serving the platform: one worker process of two threads, so two hung requests
@@ -139,8 +121,7 @@ def web_server(tmp_path, **environment):
     )
     command = [str(BIN / "gunicorn"), "--bind", f"127.0.0.1:{port}", "--workers", "1",
                "--threads", "2", "--timeout", "120", "docplatform.wsgi"]  # fmt: skip
-    with open(log_path, "w") as log:
-        process = start(command, env, log)
+    process = start(command, env, log_path)
     base = f"http://localhost:{port}"
     try:
         deadline = time.monotonic() + 30
@@ -167,8 +148,7 @@ def webhook_worker(tmp_path):
     command = [sys.executable, "-m", "celery", "-A", "docplatform", "worker", "-Q", "webhooks",
                "--pool", "threads", "--concurrency", "4", "--without-mingle",
                "--without-gossip", "--loglevel", "WARNING"]  # fmt: skip
-    with open(tmp_path / "worker.log", "w") as log:
-        process = start(command, env, log)
+    process = start(command, env, tmp_path / "worker.log")
     try:
         with publishing_to(BROKER_BACK):
             wait_for(lambda: app.control.ping(timeout=0.5), 30, "the worker did not start")

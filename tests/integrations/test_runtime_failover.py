@@ -10,7 +10,6 @@ after the kill is answered 200, and a call in flight at the kill fails 502 at wo
 
 import os
 import signal
-import subprocess
 import sys
 import threading
 import time
@@ -32,7 +31,7 @@ from tests.conftest import wait_until
 from tests.factories import SpaceFactory
 from tests.integrations.conftest import minimal_manifest
 from tests.integrations.runtime.support import RunningHost, free_port
-from tests.processes import BIN, REPO, platform_env
+from tests.processes import BIN, platform_env, start, stop
 
 pytestmark = pytest.mark.slow
 
@@ -77,24 +76,6 @@ class ReceiverHandler(BaseHTTPRequestHandler):
 
     def log_message(self, *args):
         pass
-
-
-def start(command: list[str], env: dict, log_path) -> subprocess.Popen:
-    with open(log_path, "w") as log:
-        return subprocess.Popen(
-            command, cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )  # fmt: skip
-
-
-def stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(timeout=10)
 
 
 @contextmanager
