@@ -18,7 +18,7 @@ from django.views.decorators.csrf import csrf_exempt
 from docplatform.models import ApiToken
 
 from .endpoint_selectors import installation_for_call, integration_for_call
-from .gateway.call_log import lines_held, write_after, write_lines
+from .gateway.call_log import lines_held, write_after
 from .gateway.client import call_runtime
 from .gateway.envelopes import fetch_event
 from .gateway.failures import ClientFault, RuntimeFailure
@@ -104,9 +104,6 @@ def _relay(request, path: str, *, version, installation=None) -> HttpResponse:
             )
         except RuntimeFailure as failure:
             return write_after(_failed(failure), lines)
-        except BaseException:
-            write_lines(lines)
-            raise
     return write_after(_relayed(answer), lines)
 
 

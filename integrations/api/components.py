@@ -22,7 +22,7 @@ from docplatform.api_schema import service_errors
 
 from ..authentication import IsInstallation, is_installation
 from ..endpoint_selectors import installation_visible_for_call
-from ..gateway.call_log import lines_held, write_after, write_lines
+from ..gateway.call_log import lines_held, write_after
 from ..gateway.failures import STATUS, RuntimeFailure
 from ..models import ComponentState, Installation
 from ..selectors import block_ids, configuration_screen_ids
@@ -156,9 +156,5 @@ class ComponentRenderApi(APIView):
             except RuntimeFailure as failure:
                 return write_after(failure_response(failure), lines)
             except Http404 as error:  # the component, not the installation: say which
-                write_lines(lines)
                 raise NotFound(str(error)) from error
-            except BaseException:
-                write_lines(lines)
-                raise
         return write_after(Response(ComponentRenderOutput(rendered).data), lines)

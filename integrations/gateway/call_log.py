@@ -153,6 +153,9 @@ def lines_held():
     _held.lines = lines
     try:
         yield lines
+    except BaseException:
+        _write_lines(lines)  # the view answers no response of its own: written now
+        raise
     finally:
         _held.lines = None
 
@@ -162,11 +165,10 @@ def write_after(response, lines: list[CallRecord]):
     when the server closes it, before ``request_finished`` (and its closing of the database
     connection)."""
     if lines:
-        response._resource_closers.append(functools.partial(write_lines, lines))
+        response._resource_closers.append(functools.partial(_write_lines, lines))
     return response
 
 
-def write_lines(lines: list[CallRecord]):
-    """Write held lines now (a view that will answer no response of its own: an error)."""
+def _write_lines(lines: list[CallRecord]):
     for record in lines:
         integration_log_record(record)
