@@ -62,3 +62,25 @@ def test_times_stand_in_as_the_orm_and_hand_written_sql_pass_them(organization):
     earlier = space.created_at - timedelta(days=1)
     assert update.execute({made: earlier, stand_in("id"): space.pk}) == [[space.pk]]
     assert Space.objects.get(pk=space.pk).created_at == earlier
+
+
+def _prepared_in_session() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_prepared_statements")
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL prepares statements")
+@pytest.mark.parametrize("enabled", [True, False])
+def test_compiled_statements_are_prepared_by_postgresql_unless_switched_off(
+    organization, settings, enabled
+):
+    """A compiled statement is prepared once per connection and run again by name; with
+    DATABASE_PREPARED_STATEMENTS off (a pooler that does not keep them) nothing is."""
+    settings.DATABASE_PREPARED_STATEMENTS = enabled
+    SpaceFactory(organization=organization, title="Prepared")
+    query = Prepared(Space.objects.filter(title=TITLE).order_by())
+    before = _prepared_in_session()
+    for _ in range(3):
+        assert [space.title for space in query.instances({TITLE: "Prepared"})] == ["Prepared"]
+    assert _prepared_in_session() - before == (1 if enabled else 0)

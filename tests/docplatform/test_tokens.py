@@ -1,3 +1,5 @@
+from datetime import timedelta
+
 import pytest
 from django.db import connection
 
@@ -30,6 +32,19 @@ def test_bearer_token_authenticates_as_its_user(client, org_admin, organization)
         {"id": organization.id, "subdomain": "acme", "title": organization.title, "role": "admin"}
     ]
     assert ApiToken.objects.get(user=org_admin).last_used_at is not None
+
+
+def test_last_used_is_kept_to_the_minute(client, org_admin):
+    """A token used again within a minute writes nothing; a minute later it is recorded."""
+    token, raw = api_token_create(user=org_admin, name="ci")
+    client.get("/api/v1/me/", HTTP_AUTHORIZATION=f"Bearer {raw}")
+    first = ApiToken.objects.get(pk=token.pk).last_used_at
+    client.get("/api/v1/me/", HTTP_AUTHORIZATION=f"Bearer {raw}")
+    assert ApiToken.objects.get(pk=token.pk).last_used_at == first
+    earlier = first - timedelta(minutes=2)
+    ApiToken.objects.filter(pk=token.pk).update(last_used_at=earlier)
+    client.get("/api/v1/me/", HTTP_AUTHORIZATION=f"Bearer {raw}")
+    assert ApiToken.objects.get(pk=token.pk).last_used_at > first
 
 
 def test_a_revoked_token_is_refused_with_the_error_shape(client, org_admin):
