@@ -101,6 +101,9 @@ class Revision(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    git_commit = models.CharField(
+        max_length=64, blank=True, help_text="The Git commit it was imported from, if it was."
+    )
 
     class Meta:
         ordering = ["-created_at"]
@@ -161,6 +164,12 @@ class Site(models.Model):
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="sites")
     title = models.CharField(max_length=200)
     spaces = models.ManyToManyField(Space, related_name="sites", blank=True)
+    custom_domains = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Host names the site is also served on (e.g. docs.example.com): the beacon "
+        "accepts their pages' URLs too.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -216,6 +225,8 @@ class WorkerPing(models.Model):
         return f"ping {self.pk}"
 
 
-# The outbox's models live with the outbox (docplatform.events) and are registered with this
-# app here, where Django looks for an app's models.
+# The outbox's, the sites' and Git sync's models live with them (docplatform.events, .sites,
+# .gitsync) and are registered with this app here, where Django looks for an app's models.
 from .events.models import Delivery, DrainRequest, Event  # noqa: E402, F401
+from .gitsync.models import GitConnection, GitSync  # noqa: E402, F401
+from .sites.models import PageFeedback, SiteVisit  # noqa: E402, F401

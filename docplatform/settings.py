@@ -440,22 +440,32 @@ def origin_host(name: str, url: str) -> str:
     return parts.hostname.rstrip(".").lower()
 
 
-def check_separate_origins(platform_url: str, integrations_url: str, *, production: bool) -> None:
-    """INTEGRATIONS_URL's host must not be the platform's; in production not a parent or a
-    child domain of it either (a cookie set for one with ``Domain=`` would reach the other)."""
-    platform = origin_host("PLATFORM_URL", platform_url)
-    integrations = origin_host("INTEGRATIONS_URL", integrations_url)
-    related = integrations.endswith("." + platform) or platform.endswith("." + integrations)
-    if integrations == platform or (production and related):
-        raise ImproperlyConfigured(
-            f"INTEGRATIONS_URL ({integrations_url}) must be on another domain than PLATFORM_URL "
-            f"({platform_url}): not the same host, nor a parent or child domain of it"
-        )
+def check_separate_origins(name: str, url: str, *others: str, production: bool) -> None:
+    """The host of setting ``name`` must not be the host of any setting in ``others``; in
+    production not a parent or a child domain of it either (a cookie set for one with
+    ``Domain=`` would reach the other)."""
+    host = origin_host(name, url)
+    for other in others:
+        other_url = globals()[other]
+        other_host = origin_host(other, other_url)
+        related = host.endswith("." + other_host) or other_host.endswith("." + host)
+        if host == other_host or (production and related):
+            raise ImproperlyConfigured(
+                f"{name} ({url}) must be on another domain than {other} ({other_url}): not "
+                "the same host, nor a parent or child domain of it"
+            )
 
 
-check_separate_origins(PLATFORM_URL, INTEGRATIONS_URL, production=not DEBUG)
-# Both hosts are served: admit them without repeating them in ALLOWED_HOSTS.
-for _url in (PLATFORM_URL, INTEGRATIONS_URL):
+check_separate_origins("INTEGRATIONS_URL", INTEGRATIONS_URL, "PLATFORM_URL", production=not DEBUG)
+# The origin of published sites (DESIGN.md, "The documentation product"): anonymous visitors,
+# the site's own visitor cookie, nothing of the platform's. Another host than the platform's
+# and the integrations' (development: another loopback address, which `make run` also serves).
+SITES_URL = env.str("SITES_URL", default="http://127.0.0.2:8000").rstrip("/")
+check_separate_origins(
+    "SITES_URL", SITES_URL, "PLATFORM_URL", "INTEGRATIONS_URL", production=not DEBUG
+)
+# The three hosts are served: admit them without repeating them in ALLOWED_HOSTS.
+for _url in (PLATFORM_URL, INTEGRATIONS_URL, SITES_URL):
     _host = urlsplit(_url).hostname
     _host = f"[{_host}]" if ":" in _host else _host
     if _host not in ALLOWED_HOSTS and "*" not in ALLOWED_HOSTS:

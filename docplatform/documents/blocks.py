@@ -30,13 +30,16 @@ class BlockChoice:
 @dataclass(frozen=True)
 class BlockPlace:
     """Where blocks are shown: the space and page, who looks, and whether they may press the
-    blocks' buttons here (``action_url`` receives them)."""
+    blocks' buttons here (``action_url`` receives them). ``for_visitors``: a published site's
+    page, where only the blocks whose manifest entry says ``visitors: true`` take presses
+    (the others are shown read-only)."""
 
     space: Space
     page_path: str
     request: object
     interactive: bool
     action_url: str = ""
+    for_visitors: bool = False
 
 
 class BlockProvider(Protocol):

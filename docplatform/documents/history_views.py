@@ -7,7 +7,9 @@ from django.http import Http404
 from django.shortcuts import redirect
 from django.urls import reverse
 
+from ..gitsync import selectors as gitsync_selectors
 from ..models import Space
+from ..sites import selectors as sites_selectors
 from . import selectors, services
 from .reading import page_document, shown_html, table_of_contents
 from .views import PermissionDeniedPage, SpaceView
@@ -111,6 +113,8 @@ class SpaceSettingsView(SpaceView):
                 "visibility_value": visibility,
                 "visibilities": Space.Visibility.choices,
                 "errors": errors,
+                **gitsync_selectors.settings_context(self.space),
+                **sites_selectors.feedback_context(self.space),
             },
             status=status,
         )

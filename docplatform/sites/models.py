@@ -1,0 +1,69 @@
+"""What published sites record: a visitor's last counted view of a page, and the visitors'
+feedback on pages. Registered with the docplatform app (``docplatform.models``)."""
+
+from django.db import models
+
+
+class SiteVisit(models.Model):
+    """When a visitor last viewed a page of a site and ``site_view`` fired for it: at most once
+    per visitor, site, page and ``SITE_VIEW_INTERVAL`` (``sites.services``)."""
+
+    site = models.ForeignKey("docplatform.Site", on_delete=models.CASCADE, related_name="+")
+    visitor = models.CharField(max_length=80, help_text="anon:<anonymous id> or addr:<digest>")
+    page = models.CharField(max_length=400, help_text="<space id>/<page path>, or the URL's digest")
+    last_fired_at = models.DateTimeField()
+
+    class Meta:
+        app_label = "docplatform"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["site", "visitor", "page"], name="one_site_visit_per_visitor_page"
+            )
+        ]
+
+    def __str__(self):
+        return f"{self.visitor} on {self.site_id}/{self.page}"
+
+
+class PageFeedback(models.Model):
+    """A visitor's rating of a page (with an optional comment): one per visitor and page (a
+    space's page is its path, whatever the revision), a second rating replaces the first."""
+
+    class Rating(models.TextChoices):
+        GOOD = "good", "Good"
+        OK = "ok", "OK"
+        BAD = "bad", "Bad"
+
+    site = models.ForeignKey("docplatform.Site", on_delete=models.CASCADE, related_name="+")
+    space = models.ForeignKey(
+        "docplatform.Space", on_delete=models.CASCADE, related_name="feedback"
+    )
+    page_path = models.CharField(max_length=300)
+    page = models.ForeignKey(
+        "docplatform.Page",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The page as it was rated (its revision's row).",
+    )
+    visitor = models.CharField(max_length=80, help_text="The site's anonymous visitor id.")
+    rating = models.CharField(max_length=8, choices=Rating.choices)
+    comment = models.TextField(blank=True, max_length=1000)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        app_label = "docplatform"
+        ordering = ["-updated_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["space", "page_path", "visitor"], name="one_feedback_per_visitor_page"
+            )
+        ]
+        indexes = [
+            models.Index(fields=["space", "page_path", "-updated_at"], name="feedback_page_idx")
+        ]
+
+    def __str__(self):
+        return f"{self.rating} on {self.space_id}/{self.page_path}"
