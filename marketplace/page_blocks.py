@@ -102,6 +102,12 @@ class IntegrationBlocks:
         installation = _installation_for(ref, _by_integration(place.space))
         if isinstance(installation, str):
             return notice_html(installation, title=_title(ref))
+        if not takes_presses(_block_entry(installation, ref.block), place):
+            return notice_html(
+                "This block's buttons do not work here: its integration has not made them "
+                "for the site's visitors.",
+                title=_title(ref),
+            )
         form = ComponentActionForm(data)
         if not form.is_valid():
             return notice_html(ComponentActionForm.MALFORMED, title=_title(ref))
@@ -156,19 +162,36 @@ def _title(ref) -> str:
     return f"{ref.integration} · {ref.block}" if ref.integration else "Block"
 
 
+def takes_presses(block: dict | None, place: BlockPlace) -> bool:
+    """Whether the block's buttons work here: where the place takes presses at all, and on a
+    published site's page (``for_visitors``) only for a block whose manifest entry says
+    ``visitors: true``."""
+    if not place.interactive or block is None:
+        return False
+    return not place.for_visitors or block.get("visitors") is True
+
+
+def _block_entry(installation, block_id: str) -> dict | None:
+    return next((b for b in installation.integration.blocks if b["id"] == block_id), None)
+
+
 def _html(ref, installation, result, place: BlockPlace) -> str:
-    blocks = installation.integration.blocks
-    title = next((b.get("title") or b["id"] for b in blocks if b["id"] == ref.block), ref.block)
+    block = _block_entry(installation, ref.block)
+    title = (block.get("title") or block["id"]) if block else ref.block
     heading = f"{installation.integration.title} · {title}"
     if isinstance(result, RuntimeFailure):
         return notice_html(f"This block could not be shown: {result.message}.", title=heading)
     if isinstance(result, Exception):
         return notice_html(f"This block could not be shown: {result}.", title=heading)
     instance = block_instance(place.space.pk, ref.key)
+    interactive = takes_presses(block, place)
     # The same markup in the same place makes the same HTML: kept, as templates cost more
-    # than the rest of a warm block. A form's CSRF token is the one of the reader's secret.
-    secret = place.request.META.get("CSRF_COOKIE") if place.interactive else ""
-    inputs = [heading, instance, place.interactive, place.action_url, place.page_path, secret]
+    # than the rest of a warm block. A form's CSRF token is the one of the reader's secret
+    # (a site's visitors have no session, so their forms carry none).
+    with_token = interactive and not place.for_visitors
+    secret = place.request.META.get("CSRF_COOKIE") if with_token else ""
+    inputs = [heading, instance, interactive, with_token, place.action_url, place.page_path]
+    inputs.append(secret)
     digest = hashlib.sha256(json.dumps([inputs, result.element], sort_keys=True).encode())
     key = f"page-block-html:1:{digest.hexdigest()}"
     html = cache.get(key) if secret is not None else None
@@ -181,6 +204,8 @@ def _html(ref, installation, result, place: BlockPlace) -> str:
                 "instance": instance,
                 "markup": page_markup(result.element, instance),
                 "place": place,
+                "interactive": interactive,
+                "with_token": with_token,
             },
             request=place.request,
         )

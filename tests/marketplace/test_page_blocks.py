@@ -4,11 +4,14 @@ revisions, an unchanged block is not rendered twice, a page's blocks render at o
 block that cannot render shows a box in its place (never a broken page)."""
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
+from django.http import QueryDict
 
-from docplatform.markdown import block_fence
+from docplatform.documents.blocks import BlockPlace, provider
+from docplatform.markdown import block_fence, parse_document
 from docplatform.services import space_content_update
 from integrations.environment import runtime_signing_key
 from integrations.models import ComponentState, IntegrationLog
@@ -139,6 +142,47 @@ def test_only_members_press_buttons_and_readers_of_public_spaces_see_them_disabl
     html = client.get(f"/s/{space.pk}/intro").content.decode()
     assert "Count: 0" in html and "<fieldset disabled" in html
     assert press(client, space, "one", "Increment").status_code == 404
+
+
+def test_on_a_sites_page_only_a_block_made_for_visitors_takes_presses(
+    space, installation, org_admin, tmp_path, rf
+):
+    """A published site's page (``for_visitors``) shows a block read-only unless its manifest
+    entry says ``visitors: true``; then its form carries no CSRF token (no session there)."""
+    write(space, counter("one"))
+    [ref] = parse_document(counter("one")).blocks
+    request = rf.get("/")
+    place = BlockPlace(
+        space=space,
+        page_path="intro",
+        request=request,
+        interactive=True,
+        action_url="/site/-/blocks",
+        for_visitors=True,
+    )
+    html = provider().render([ref], place)[ref.index]
+    assert "<fieldset disabled" in html and "<form" not in html
+    increment = QueryDict(mutable=True)
+    increment["press"] = json.dumps({"action": "increment"})
+    increment["instance"] = f"{space.pk}-one"
+    refused = provider().act(ref, place, increment)
+    assert "do not work here" in refused
+    assert ComponentState.objects.filter(instance=f"{space.pk}-one").count() <= 1
+
+    for_visitors = tmp_path / "counter"
+    shutil.copytree(EXAMPLE, for_visitors)
+    manifest = for_visitors / "service-manifest.yaml"
+    manifest.write_text(
+        manifest.read_text().replace(
+            "    title: Counter\n", "    title: Counter\n    visitors: true\n"
+        )
+    )
+    integration_publish(path=for_visitors, publisher=org_admin)
+    html = provider().render([ref], place)[ref.index]
+    assert '<form method="post" action="/site/-/blocks"' in html
+    assert "csrfmiddlewaretoken" not in html
+    pressed = provider().act(ref, place, increment)
+    assert "Count: 1" in pressed
 
 
 SLOW_SCRIPT = """\

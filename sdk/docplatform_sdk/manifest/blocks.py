@@ -6,9 +6,10 @@ import re
 from typing import Any
 from urllib.parse import urlsplit
 
-from .base import BLOCK_ID_RE, CheckerBase, index, join, shown
+from .base import BLOCK_ID_RE, CheckerBase, describe, index, join, shown
 from .constants import (
     BLOCK_KEYS,
+    BLOCK_OPTIONAL_KEYS,
     EXTERNAL_LINK_KEYS,
     MAX_DESCRIPTION_LENGTH,
     MAX_IDENTIFIER_LENGTH,
@@ -33,7 +34,7 @@ class BlockChecks(CheckerBase):
                 ok = False
                 continue
             before = len(self.errors)
-            self.keys(block, where, BLOCK_KEYS, BLOCK_KEYS)
+            self.keys(block, where, BLOCK_KEYS + BLOCK_OPTIONAL_KEYS, BLOCK_KEYS)
             block_id = None
             if "id" in block:
                 block_id = self.string(
@@ -60,10 +61,19 @@ class BlockChecks(CheckerBase):
                     join(where, "description"),
                     max_length=MAX_DESCRIPTION_LENGTH,
                 )
+            if "visitors" in block and not isinstance(block["visitors"], bool):
+                self.error(
+                    join(where, "visitors"),
+                    "must be true (a published site's visitors may press the block's buttons) "
+                    f"or false, found {describe(block['visitors'])}",
+                )
             if len(self.errors) > before:
                 ok = False
             else:
-                blocks.append({key: block[key] for key in BLOCK_KEYS})
+                checked = {key: block[key] for key in BLOCK_KEYS}
+                if block.get("visitors") is True:
+                    checked["visitors"] = True
+                blocks.append(checked)
         return tuple(blocks) if ok else None
 
     def check_externalLinks(self, value: Any, path: str) -> tuple[dict, ...] | None:

@@ -104,6 +104,9 @@ REQUIRED_KEYS: tuple[str, ...] = (
 )
 
 BLOCK_KEYS: tuple[str, ...] = ("id", "title", "description")
+# ``visitors: true``: the block's buttons work for a published site's visitors too (anonymous);
+# without it a site shows the block read-only.
+BLOCK_OPTIONAL_KEYS: tuple[str, ...] = ("visitors",)
 EXTERNAL_LINK_KEYS: tuple[str, ...] = ("label", "url")
 CONFIGURATION_KEYS: tuple[str, ...] = ("properties", "required", "componentId")
 PROPERTY_KEYS: tuple[str, ...] = (

@@ -52,7 +52,7 @@ class Manifest:
     visibility: str
     scopes: tuple[str, ...]
     categories: tuple[str, ...]
-    blocks: tuple[dict[str, str], ...]
+    blocks: tuple[dict[str, str | bool], ...]
     external_links: tuple[dict[str, str], ...]
     configurations: dict[str, dict[str, Any]]
     target: str

@@ -339,7 +339,8 @@ def test_block_rules():
         )
     )
     assert errors(result) == [
-        "blocks[0].urlUnfurl: unknown key; the keys allowed here are id, title, description",
+        "blocks[0].urlUnfurl: unknown key; the keys allowed here are id, title, description, "
+        "visitors",
         "blocks[0].description: is required",
         "blocks[1].id: 'embed' is already the id of blocks[0]",
         "blocks[2].titel: unknown key; did you mean 'title'?",
@@ -349,6 +350,27 @@ def test_block_rules():
         "blocks[4].id: must be a string, found a number; put the value in quotes to make it text",
         "blocks[4].title: must not be empty",
         "blocks[4].description: must be a string, found a list",
+    ]
+
+
+def test_a_block_may_say_its_buttons_are_for_a_sites_visitors():
+    blocks = [
+        {"id": "poll", "title": "Poll", "description": "Vote", "visitors": True},
+        {"id": "chart", "title": "Chart", "description": "A chart", "visitors": False},
+    ]
+    result = check(manifest(blocks=blocks))
+    assert result.ok
+    # Only a block for visitors carries the key: false is the same as leaving it out.
+    assert result.manifest.blocks == (
+        blocks[0],
+        {k: v for k, v in blocks[1].items() if k != "visitors"},
+    )
+    bad = check(
+        manifest(blocks=[{"id": "poll", "title": "P", "description": "d", "visitors": "yes"}])
+    )
+    assert errors(bad) == [
+        "blocks[0].visitors: must be true (a published site's visitors may press the block's "
+        "buttons) or false, found a string"
     ]
 
 

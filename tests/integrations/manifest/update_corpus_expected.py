@@ -15,7 +15,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
 
-from tests.docplatform_sdk.manifest.corpus import EXPECTED, corpus_files, outcome
+from tests.integrations.manifest.corpus import EXPECTED, corpus_files, outcome
 
 
 def main() -> int:
