@@ -51,25 +51,35 @@ class ScriptLoadError(CallFailed):
 
 
 class OutputCapture:
-    """What a worker printed during one call: the first ``limit`` bytes, and how many more."""
+    """What a worker printed during one call: its first and its last ``limit / 2`` bytes, and
+    how many were cut between them (the end of a long output is often what explains it)."""
 
     def __init__(self, limit: int = OUTPUT_LIMIT):
-        self.limit = limit
-        self.kept = bytearray()
+        self.half = limit // 2
+        self.head = bytearray()
+        self.tail = bytearray()
         self.cut = 0
 
     def add(self, data: bytes):
-        room = max(0, self.limit - len(self.kept))
-        self.kept += data[:room]
-        self.cut += len(data) - min(room, len(data))
+        room = max(0, self.half - len(self.head))
+        self.head += data[:room]
+        self.tail += data[room:]
+        overflow = len(self.tail) - self.half
+        if overflow > 0:
+            del self.tail[:overflow]
+            self.cut += overflow
 
     def text(self) -> str:
         """The output as text (invalid UTF-8 replaced), with a mark where it was cut."""
-        decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        text = decoder.decode(bytes(self.kept), final=not self.cut)
-        if self.cut:
-            text += f"\n[output cut: {self.cut} more bytes]"
-        return text
+        if not self.cut:
+            return bytes(self.head + self.tail).decode("utf-8", "replace")
+        head = codecs.getincrementaldecoder("utf-8")("replace").decode(bytes(self.head))
+        tail = bytes(self.tail)
+        start = 0
+        while start < min(3, len(tail)) and tail[start] & 0xC0 == 0x80:
+            start += 1  # a character cut in two: its continuation bytes are dropped too
+        mark = f"\n[output cut: {self.cut + start} bytes in the middle]\n"
+        return head + mark + tail[start:].decode("utf-8", "replace")
 
 
 class PoolBusy(Exception):

@@ -4,7 +4,8 @@ A worker is a fresh interpreter (``python -I -S``) started in the host's sandbox
 (``sandbox.py``) with the bundle read-only at ``/bundle``. It loads the integration's code
 once and serves one call at a time; during a call it may ask the host to perform HTTP
 requests (``egress.py``). What a worker prints (its stdout and stderr are one pipe, read apart
-from the protocol's) is kept with the call it was printed in, its first ``OUTPUT_LIMIT`` bytes.
+from the protocol's) is kept with the call it was printed in: its first and last
+``OUTPUT_LIMIT / 2`` bytes.
 """
 
 import contextlib

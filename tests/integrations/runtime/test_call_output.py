@@ -10,6 +10,8 @@ import threading
 
 from docplatform_sdk.codebundle import CodeBundle
 
+from integrations.runtime.call_failures import OutputCapture
+
 FETCH = {
     "type": "fetch",
     "eventId": "e",
@@ -88,20 +90,25 @@ def test_a_printed_protocol_message_is_output_not_protocol(client):
     assert printed[2] == '{"loaded": true}'
 
 
-def test_output_over_4_kb_is_cut_and_a_flood_never_blocks_the_call(client):
+def test_output_over_4_kb_keeps_its_start_and_end_and_a_flood_never_blocks_the_call(client):
     flood = script(
         """
         sys.stdout.write("é" * 3000)
         sys.stdout.write("x" * 2_000_000)
+        sys.stdout.write("é" * 5 + "the end")
         sys.stdout.flush()
         """
     )
     answer = client.call("flooder", flood, FETCH)
     assert (answer.status_code, answer.json()) == (200, {"ok": True})
-    output = output_of(answer)
-    kept, mark = output.rsplit("\n", 1)
-    assert len(kept.encode()) <= 4096 and kept.startswith("é" * 2048)
-    assert mark == f"[output cut: {3000 * 2 + 2_000_000 - len(kept.encode())} more bytes]"
+    head, mark, tail = output_of(answer).split("\n")
+    assert head == "é" * 1024 and tail.endswith("x" * 100 + "é" * 5 + "the end")
+    printed = 3000 * 2 + 2_000_000 + 10 + 7
+    assert (
+        mark
+        == f"[output cut: {printed - len(head.encode()) - len(tail.encode())} bytes in the middle]"
+    )
+    assert len(head.encode()) + len(tail.encode()) <= 4096
 
 
 def test_the_traceback_names_the_authors_files(client):
@@ -188,3 +195,11 @@ def test_two_integrations_printing_at_once_each_get_their_own_lines(client):
     for word in ("alpha", "beta"):
         for answer in answers[word]:
             assert output_of(answer) == "".join(f"{word} {n}\n" for n in range(50))
+
+
+def test_a_character_cut_at_the_start_of_the_kept_end_is_dropped_whole():
+    capture = OutputCapture(limit=8)
+    capture.add(b"abcd")
+    capture.add("é".encode() * 6)  # 12 bytes: the last 4 start at a character's boundary
+    capture.add(b"z")  # now the last 4 bytes start in the middle of an "é"
+    assert capture.text() == "abcd\n[output cut: 10 bytes in the middle]\néz"
