@@ -70,10 +70,33 @@ def _error_body(code: str, detail: str) -> dict:
     return {"type": "client_error", "errors": [{"code": code, "detail": detail, "attr": None}]}
 
 
+def api_not_found(request):
+    return JsonResponse(_error_body("not_found", "Not found."), status=404)
+
+
+class ApiNotFoundMiddleware:
+    """An address under ``/api/`` that matches nothing answers the API's JSON 404 with DEBUG
+    on too, where Django answers its HTML debug page instead of calling ``handler404``.
+    Listed before CommonMiddleware, so its redirect to the address with a slash still wins."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        if (
+            response.status_code == 404
+            and request.path.startswith(API_PREFIX)
+            and response.get("Content-Type", "").startswith("text/html")
+        ):
+            return api_not_found(request)
+        return response
+
+
 def not_found(request, exception):
     """Django's 404 page, or the API's JSON 404 under ``/api/``."""
     if request.path.startswith(API_PREFIX):
-        return JsonResponse(_error_body("not_found", "Not found."), status=404)
+        return api_not_found(request)
     return defaults.page_not_found(request, exception)
 
 

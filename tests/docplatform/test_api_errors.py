@@ -135,3 +135,17 @@ def test_the_openapi_schema_validates_without_warnings(tmp_path):
     schema = (tmp_path / "schema.yaml").read_text()
     for path in ("/api/v1/installations/{installation_id}/configuration/", "/api/v1/installation/"):
         assert path in schema
+
+
+@pytest.mark.parametrize("path", ["/api/no-such-thing/", "/api/v2/spaces/", "/api/v1/spaces/x/y/"])
+def test_unknown_api_addresses_answer_json_with_debug_on_too(client, settings, path):
+    """With DEBUG on (``make run``), Django would answer its HTML debug page for a 404."""
+    settings.DEBUG = True
+    response = client.get(path)
+    assert response.status_code == 404
+    assert response["Content-Type"] == "application/json"
+    assert response.json() == NOT_FOUND
+
+
+def test_an_api_address_without_its_slash_is_still_redirected(member_api):
+    assert member_api.get(f"{API}/me").status_code == 301
