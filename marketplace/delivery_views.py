@@ -25,7 +25,7 @@ from webhooks.services.delivery import request_body
 from webhooks.services.endpoints import webhook_endpoint_reenable
 from webhooks.services.redelivery import bulk_redelivery_request
 from webhooks.services.sample_events import (
-    sample_event_payload,
+    sample_event_body,
     sample_event_type_check,
     webhook_test_event_send,
 )
@@ -208,7 +208,7 @@ class TestEventView(DeliveryLogMixin, OrganizationView):
 
 
 class TestEventSampleView(DeliveryLogMixin, OrganizationView):
-    """GET: the sample payload a test event of ``type`` carries (JSON), for the preview."""
+    """GET: the body a test event of ``type`` is sent with (JSON), for the preview."""
 
     def get(self, request, installation_id):
         installation = self.webhook_installation(installation_id)
@@ -217,7 +217,7 @@ class TestEventSampleView(DeliveryLogMixin, OrganizationView):
             sample_event_type_check(installation, event_type)
         except ValidationError as error:
             return JsonResponse({"type": error.messages}, status=400)
-        return JsonResponse(sample_event_payload(installation, event_type))
+        return JsonResponse(sample_event_body(installation, event_type))
 
 
 class ResendFailedView(DeliveryLogMixin, OrganizationView):

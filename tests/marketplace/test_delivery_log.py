@@ -354,7 +354,17 @@ def test_the_sample_payload_preview(admin_client, site_hook, acme_space, acme_si
     assert response.status_code == 200
     sample = response.json()
     assert sample["siteId"] == acme_site.pk and sample["spaceId"] == acme_space.pk
-    assert set(sample) == {"siteId", "spaceId", "pageId", "feedback", "visitor", "url", "referrer"}
+    assert list(sample)[:3] == ["type", "eventId", "installationId"]  # as the body has them
+    assert sample["type"] == "page_feedback" and sample["installationId"] == site_hook.pk
+    assert set(sample) - {"type", "eventId", "installationId"} == {
+        "siteId",
+        "spaceId",
+        "pageId",
+        "feedback",
+        "visitor",
+        "url",
+        "referrer",
+    }
     response = admin_client.get(url("delivery-test-event-sample", site_hook), {"type": "site_view"})
     assert response.status_code == 400
     assert response.json() == {

@@ -31,6 +31,21 @@ def sample_event_payload(installation: Installation, event_type: str) -> dict:
     return CATALOGUE[event_type].sample(**known)
 
 
+#: Where the preview shows the eventId, which each delivery gets anew when it is sent.
+EVENT_ID_PLACEHOLDER = "(a new UUID for each delivery)"
+
+
+def sample_event_body(installation: Installation, event_type: str) -> dict:
+    """The body a test event of ``event_type`` is sent with, as the receiver gets it
+    (``payload_for``'s shape: type, eventId, installationId, then the event's fields)."""
+    return {
+        "type": event_type,
+        "eventId": EVENT_ID_PLACEHOLDER,
+        "installationId": installation.pk,
+        **sample_event_payload(installation, event_type),
+    }
+
+
 def sample_event_type_check(installation: Installation, event_type: str) -> None:
     """Refuse a test event of a type the installation does not receive."""
     receivable = receivable_event_types(installation)
