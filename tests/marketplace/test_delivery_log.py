@@ -586,3 +586,21 @@ def test_a_disabled_endpoint_gets_no_test_event_nor_resend(admin_client, hook):
         url("delivery-resend-failed", hook), {"resend-since": since}, follow=True
     )
     assert messages_of(response)[0].startswith("Nothing was resent: the endpoint is disabled")
+
+
+def test_a_member_refused_the_delivery_log_gets_a_page_that_says_why_and_links_back(
+    member_client, hook
+):
+    response = member_client.get(url("deliveries", hook))
+    assert response.status_code == 403
+    page = response.content.decode()
+    assert "You cannot open this page" in page
+    assert "only the organization&#x27;s admins see the delivery log" in page
+    assert 'href="/marketplace/"' in page
+
+
+def test_an_unknown_address_gets_a_page_that_links_back(member_client):
+    response = member_client.get("/marketplace/no-such-page/")
+    assert response.status_code == 404
+    page = response.content.decode()
+    assert "Nothing is here" in page and 'href="/marketplace/"' in page
