@@ -5,18 +5,29 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from docplatform.events.models import Event
-from docplatform.models import Organization, Revision, Space
+from docplatform.models import Organization, Revision, Site, Space
 from tests.factories import OrganizationFactory, SpaceFactory
 from tests.processes import manage_py
 
 
 @pytest.mark.django_db(transaction=True)
 def test_seed_demo_loads_the_demo_data_and_is_idempotent():
-    first = manage_py("seed_demo", timeout=120)
+    first = manage_py(
+        "seed_demo",
+        timeout=120,
+        PLATFORM_URL="http://127.0.0.1:9000",
+        SITES_URL="http://127.0.0.2:9000",
+    )
     assert first.returncode == 0, first.stderr
     lines = first.stdout.splitlines()
-    assert all(line.startswith("integration ") for line in lines[:-1]), lines
-    assert lines[-1].startswith("Demo data ready.")
+    integrations, ready, sites = lines[:-3], lines[-3], lines[-2:]
+    assert all(line.startswith("integration ") for line in integrations), lines
+    # The addresses printed are the ones the platform runs on (make run WEB_PORT=9000).
+    assert ready.startswith("Demo data ready. Sign in at http://127.0.0.1:9000/admin/")
+    site_ids = {site.pk: site.title for site in Site.objects.all()}
+    assert sites == [
+        f"Published site {title!r}: http://127.0.0.2:9000/{pk}/" for pk, title in site_ids.items()
+    ]
     users = set(get_user_model().objects.values_list("username", flat=True))
     assert {"admin", "alice", "bob", "carol"} <= users
     organizations = set(Organization.objects.values_list("subdomain", flat=True))

@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
@@ -38,15 +39,17 @@ class Command(BaseCommand):
                 path=folder, publisher=publishers[organization], env=DEMO_SECRETS_ENV
             )
             self.stdout.write(f"integration {folder.name}: version {result.version.number}")
+        web = settings.PLATFORM_URL
         self.stdout.write(
             self.style.SUCCESS(
-                "Demo data ready. Sign in at http://127.0.0.1:8000/admin/ as 'admin', "
+                f"Demo data ready. Sign in at {web}/admin/ as 'admin', "
                 f"password '{DEMO_PASSWORD}'. Users alice (acme admin), carol (acme member), "
                 "dave (acme reader) and bob (globex admin) have the same password and sign "
-                "in to the marketplace at http://127.0.0.1:8000/marketplace/ (their spaces: "
-                "http://127.0.0.1:8000/s/)."
+                f"in to the marketplace at {web}/marketplace/ (their spaces: {web}/s/)."
             )
         )
+        for site in Site.objects.filter(organization__subdomain__in=["acme", "globex"]):
+            self.stdout.write(f"Published site {site.title!r}: {settings.SITES_URL}/{site.pk}/")
 
     def _users(self):
         model = get_user_model()
