@@ -13,9 +13,14 @@ drf-standardized-errors declares the validation errors of request bodies. This a
 ``postprocess_error_attrs`` then turns an ``attr`` with a placeholder into a pattern
 (``pages.INDEX.path`` matches ``pages.3.path``), so a real error body validates against the
 schema.
+
+Operations are grouped by resource: each app registers its tags (``register_api_tag``: a name,
+what it holds, the API paths it covers) and every operation takes the tag whose pattern
+matches most of its path; ``postprocess_tags`` lists them in the schema in the order registered.
 """
 
 import re
+from dataclasses import dataclass
 
 from drf_standardized_errors.openapi import AutoSchema as StandardizedErrorsAutoSchema
 from drf_standardized_errors.openapi_utils import (
@@ -26,6 +31,45 @@ from drf_standardized_errors.openapi_validation_errors import extend_validation_
 from rest_framework import serializers
 
 from .api_inputs import BoundedLimitOffsetPagination, QueryParameters
+
+
+@dataclass(frozen=True)
+class ApiTag:
+    name: str
+    description: str
+    paths: tuple[re.Pattern, ...]
+
+
+_tags: list[ApiTag] = []
+
+
+def register_api_tag(name: str, description: str, *paths: str) -> None:
+    """Group the operations whose path (below ``/api/v1/``, e.g. ``spaces/{space_id}/git/``)
+    matches one of ``paths`` (regular expressions, matched from the start) under ``name``.
+    The most specific match wins: the pattern matching the longest part of the path."""
+    _tags.append(ApiTag(name, description, tuple(re.compile(path) for path in paths)))
+
+
+def api_tag_for(path: str) -> str | None:
+    relative = path.removeprefix("/api/v1/")
+    matches = [
+        (match.end(), tag.name)
+        for tag in _tags
+        for pattern in tag.paths
+        if (match := pattern.match(relative))
+    ]
+    return max(matches)[1] if matches else None
+
+
+def postprocess_tags(result, generator, request, public):
+    """drf-spectacular postprocessing hook: the registered tags, with their descriptions."""
+    used = {tag for ops in result.get("paths", {}).values() for op in ops.values()
+            for tag in op.get("tags", [])}  # fmt: skip
+    result["tags"] = [
+        {"name": tag.name, "description": tag.description} for tag in _tags if tag.name in used
+    ]
+    return result
+
 
 #: Placeholders of an ``attr`` path and what each stands for.
 PLACEHOLDERS = {"INDEX": "[0-9]+", "KEY": r"[\s\S]*"}
@@ -56,6 +100,10 @@ def _is_serializer(value) -> bool:
 
 
 class AutoSchema(StandardizedErrorsAutoSchema):
+    def get_tags(self) -> list[str]:
+        tag = api_tag_for(self.path)
+        return [tag] if tag else super().get_tags()
+
     def _query_serializers(self) -> list:
         """The serializers that validate this operation's query parameters."""
         found = [

@@ -14,6 +14,7 @@ class DocplatformConfig(AppConfig):
             ObjectIdConverter,
             OrganizationRefConverter,
         )
+        from .api_schema import register_api_tag
         from .events import checks  # noqa: F401 - registers the outbox's system checks
 
         # The API's path converters, shared with the plug-in apps' routes.
@@ -22,3 +23,31 @@ class DocplatformConfig(AppConfig):
         register_converter(IntegrationNameConverter, "name")
         register_converter(DeliveryIdConverter, "deliveryid")
         register_converter(DeliveryIdConverter, "tokenid")  # a row id: at most 18 digits
+        _register_api_tags(register_api_tag)
+
+
+def _register_api_tags(register) -> None:
+    """The host's groups of operations in the API's documentation (plug-in apps add theirs)."""
+    register("Organizations", "The caller's organizations.", r"orgs/")
+    register(
+        "Spaces",
+        "Spaces, their revisions and pages, visibility and views.",
+        r"orgs/[^/]+/spaces/",
+        r"spaces/",
+        r"revisions/",
+    )
+    register(
+        "Git sync",
+        "A space's Git connection, its syncs both ways and their history.",
+        r"spaces/[^/]+/git/",
+    )
+    register(
+        "Sites", "Published sites and the spaces they publish.", r"orgs/[^/]+/sites/", r"sites/"
+    )
+    register("Events", "The events fired in an organization.", r"orgs/[^/]+/events/")
+    register(
+        "Beacon",
+        "Public, without authentication: views and feedback from published sites' pages.",
+        r"beacon/",
+    )
+    register("Me and tokens", "The caller, and their personal API tokens.", r"me/")

@@ -306,6 +306,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_standardized_errors.openapi_hooks.postprocess_schema_enums",
         "docplatform.api_schema.postprocess_error_attrs",
+        "docplatform.api_schema.postprocess_tags",
     ],
 }
 

@@ -5,6 +5,7 @@ class IntegrationsConfig(AppConfig):
     name = "integrations"
 
     def ready(self):
+        from docplatform.api_schema import register_api_tag
         from docplatform.crypto import register_derivable_key
         from docplatform.events.registry import register_consumer, register_router
 
@@ -13,3 +14,39 @@ class IntegrationsConfig(AppConfig):
         register_derivable_key("RUNTIME_SIGNING_KEY", "signs every envelope to the runtime host")
         register_router(INSTALLATION_ROUTER)
         register_consumer(RUNTIME_CONSUMER)
+        _register_api_tags(register_api_tag)
+
+
+def _register_api_tags(register) -> None:
+    """This app's groups of operations in the API's documentation."""
+    register(
+        "Integrations",
+        "The catalogue, publishing, versions and install links of integrations.",
+        r"integrations/",
+    )
+    register(
+        "Installations",
+        "Installing into an organization, a space or a site; configuration, space selection, "
+        "pause and resume, scopes, OAuth connections and components.",
+        r"orgs/[^/]+/installations/",
+        r"spaces/[^/]+/installations/",
+        r"sites/[^/]+/installations/",
+        r"installations/",
+    )
+    register(
+        "Installation token",
+        "For integration code with its installation token: its own installation, OAuth.",
+        r"installation/",
+    )
+    register(
+        "Deliveries",
+        "Each event's delivery to an installation, and redelivery.",
+        r"deliveries/",
+        r"installations/[^/]+/deliveries/",
+    )
+    register(
+        "Logs",
+        "Each call of an integration's code: what it printed and how it ended.",
+        r"integrations/[^/]+/logs/",
+        r"installations/[^/]+/logs/",
+    )

@@ -7,6 +7,7 @@ class WebhooksConfig(AppConfig):
     verbose_name = "Webhooks"
 
     def ready(self):
+        from docplatform.api_schema import register_api_tag
         from docplatform.events import catalogue
         from docplatform.events.registry import Consumer, register_consumer
         from integrations.configuration import register_configuration_check
@@ -38,6 +39,11 @@ class WebhooksConfig(AppConfig):
             "or a site to send their events",
         )
         post_migrate.connect(_publish_after_migrate, sender=self)
+        register_api_tag(
+            "Webhooks",
+            "A webhook installation's test ping, signing secret and endpoint state.",
+            r"installations/[^/]+/webhook/",
+        )
 
 
 def _publish_after_migrate(sender, **kwargs):

@@ -48,6 +48,10 @@ def test_a_token_made_in_developer_settings_works_and_is_never_shown_again(
     token = page.inner_text(".new-token .token-value").strip()
     assert token.startswith("dpt_")
     assert "Copy it now: it is not shown again." in page.inner_text(".new-token")
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.click(".new-token button:has-text('Copy')")
+    page.wait_for_selector(".new-token button:has-text('Copied')")
+    assert page.evaluate("navigator.clipboard.readText()") == token
     answer = me(live_server, token)
     assert answer.status_code == 200
     assert answer.json()["username"] == user.username
