@@ -1,0 +1,117 @@
+"""Every marketplace page fits a phone (420 px: nothing wider than the window, the top bar
+folded into a menu) and keeps its layout at 1280 px. Screenshots of each page at both widths
+land in ``<temp>/docplatform-layout/`` for a look (not committed)."""
+
+import io
+import tempfile
+from pathlib import Path
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import call_command
+
+from docplatform.events.models import Delivery
+from docplatform.models import Space
+from integrations.models import Installation, Integration
+from integrations.services.installations import installation_create
+from tests.marketplace.test_browser import browser_page  # noqa: F401 - the fixture
+from tests.webhooks.conftest import receiver, webhook_settings  # noqa: F401 - fixtures
+from webhooks.services_admin import webhook_ping_send
+
+pytestmark = pytest.mark.slow
+
+SCREENSHOTS = Path(tempfile.gettempdir()) / "docplatform-layout"
+PHONE, DESKTOP = 420, 1280
+
+
+def webhook_with_a_delivery(receiver_url: str) -> Installation:
+    """The demo, with a webhook installed in one of acme's spaces and a ping delivered to it."""
+    alice = get_user_model().objects.get(username="alice")
+    space = Space.objects.filter(organization__subdomain="acme").first()
+    webhook = installation_create(
+        user=alice,
+        integration=Integration.objects.get(name="webhook"),
+        organization=space.organization,
+        space=space,
+        configuration={"url": receiver_url, "space_content_updated": True},
+    )
+    webhook_ping_send(installation=webhook)
+    return webhook
+
+
+def pages_of_the_demo(webhook: Installation) -> dict[str, str]:
+    """Every kind of marketplace page alice (admin of acme) opens, by a name."""
+    space = webhook.space
+    base = f"/marketplace/orgs/acme/installations/{webhook.pk}"
+    delivery = Delivery.objects.filter(installation=webhook).first()
+    return {
+        "catalogue": "/marketplace/orgs/acme/",
+        "integration": "/marketplace/orgs/acme/integrations/page-analytics/",
+        "integration-logs": "/marketplace/orgs/acme/integrations/page-analytics/logs/",
+        "installations": "/marketplace/orgs/acme/installations/",
+        "developer-settings": "/marketplace/settings/developer/",
+        "spaces": "/s/",
+        "reader": f"/s/{space.pk}/",
+        "editor": f"/s/{space.pk}/{space.current_revision.pages.first().path}/edit",
+        "history": f"/s/{space.pk}/history",
+        "space-settings": f"/s/{space.pk}/settings",
+        "not-found": "/marketplace/no-such-page/",
+        "install-link": "/marketplace/install/page-analytics/",
+        "installation": f"{base}/",
+        "installation-logs": f"{base}/logs/",
+        "uninstall": f"{base}/uninstall/",
+        "deliveries": f"{base}/deliveries/",
+        "delivery": f"{base}/deliveries/{delivery.pk}/",
+        "rotate-secret": f"{base}/webhook/rotate-secret/",
+    }
+
+
+def width_of(page) -> int:
+    return page.evaluate(
+        "Math.max(document.documentElement.scrollWidth, document.body.scrollWidth)"
+    )
+
+
+@pytest.mark.usefixtures("webhook_settings")
+def test_every_page_fits_a_phone_and_keeps_its_layout_on_a_desktop(
+    live_server,
+    browser_page,  # noqa: F811
+    receiver,  # noqa: F811
+):
+    call_command("seed_demo", stdout=io.StringIO())
+    webhook = webhook_with_a_delivery(receiver.url)
+    SCREENSHOTS.mkdir(exist_ok=True)
+    page = browser_page
+    page.goto(f"{live_server.url}/marketplace/login/")
+    page.set_viewport_size({"width": PHONE, "height": 900})
+    assert width_of(page) <= PHONE
+    page.screenshot(path=SCREENSHOTS / f"login-{PHONE}.png", full_page=True)
+    page.fill("input[name=username]", "alice")
+    page.fill("input[name=password]", "demo-password")
+    page.click("[type=submit]")
+    page.wait_for_load_state()
+
+    too_wide = {}
+    for name, path in pages_of_the_demo(webhook).items():
+        for width in (PHONE, DESKTOP):
+            page.set_viewport_size({"width": width, "height": 900})
+            page.goto(live_server.url + path)
+            page.wait_for_load_state()
+            page.screenshot(path=SCREENSHOTS / f"{name}-{width}.png", full_page=True)
+            if width_of(page) > width:
+                too_wide[f"{name} at {width}"] = width_of(page)
+            menu = page.locator(".menu-toggle")
+            if width == PHONE:
+                # The top bar is folded: its links show once the menu is opened.
+                assert menu.is_visible(), name
+                assert not page.locator(".main-nav").is_visible(), name
+                menu.click()
+                assert page.locator(".main-nav").is_visible(), name
+                assert width_of(page) <= width, name
+            else:
+                assert not menu.is_visible(), name
+                assert page.locator(".main-nav").is_visible(), name
+                brand = page.locator(".brand").bounding_box()
+                nav = page.locator(".main-nav").bounding_box()
+                assert abs(brand["y"] - nav["y"]) < 20, name  # one row, as before
+    assert too_wide == {}
