@@ -5,6 +5,7 @@ Re-enable button. Screenshots land in /tmp/shots/ for a look."""
 
 import json
 import re
+import uuid
 from datetime import timedelta
 from pathlib import Path
 
@@ -139,7 +140,13 @@ def test_a_test_event_with_its_sample_payload(
     page.click("summary:has-text('Sample payload')")
     page.wait_for_selector(".sample-payload:has-text('revisionId')")  # no eval: the CSP
     sample = json.loads(page.inner_text(".sample-payload"))
-    assert sample == {"spaceId": hook.space_id, "revisionId": "rEvIsIoN0sample00001"}
+    assert sample == {
+        "type": "space_content_updated",
+        "eventId": "(a new UUID for each delivery)",
+        "installationId": hook.pk,
+        "spaceId": hook.space_id,
+        "revisionId": "rEvIsIoN0sample00001",
+    }
 
     page.click("button:has-text('Send test event')")
     page.wait_for_selector(".message.success")
@@ -147,9 +154,11 @@ def test_a_test_event_with_its_sample_payload(
     (received,) = receiver.wait_for(1)
     payload = json.loads(received.body)
     assert payload["type"] == "space_content_updated"
-    assert {k: payload[k] for k in sample} == sample
+    # The body is the preview's, with the delivery's own eventId.
+    assert payload | {"eventId": sample["eventId"]} == sample
+    assert uuid.UUID(payload["eventId"])
     wait_until(lambda: Delivery.objects.filter(status="succeeded").count() == 1)
-    page.reload()
+    page.wait_for_selector("article.attempt")  # the page follows the delivery: no reload
     assert "HTTP 200" in page.inner_text("article.attempt")
 
 
