@@ -103,6 +103,22 @@ class ConfigurationForm(forms.Form):
         """The changed properties, as ``installation_configure`` takes them (None unsets)."""
         return {name: _stored_value(self.cleaned_data[name]) for name in self.changed_data}
 
+    def status_lines(self, reasons: list[dict]) -> list[dict]:
+        """The status's reasons (``{"path", "message"}``) as people read them: one about a
+        field of this form (``configuration.<property>...``) in the form's own words ("Webhook
+        URL is required") with the field's name, any other as its path and message."""
+        lines = []
+        for reason in reasons:
+            path, message = str(reason.get("path", "")), str(reason.get("message", ""))
+            name = path.removeprefix("configuration.").split(".")[0]
+            if path.startswith("configuration.") and name in self.fields:
+                label = self.fields[name].label or name
+                joiner = " " if message.startswith(("is ", "must ", "has ")) else ": "
+                lines.append({"field": name, "text": f"{label}{joiner}{message}"})
+            else:
+                lines.append({"field": None, "text": f"{path} {message}".strip()})
+        return lines
+
     def add_service_error(self, error: ValidationError) -> None:
         """Put the service's ``configuration.<property>`` errors next to their fields."""
         for path, messages in getattr(error, "message_dict", {"": error.messages}).items():

@@ -92,6 +92,14 @@ class InstallationPageMixin:
 
     def installation_page(self, installation, *, form=None, spaces_form=None, status=200):
         definition = self.definition(installation)
+        form = form if form is not None else self.configuration_form(installation)
+        status_lines = form.status_lines(effective_status(installation).reasons)
+        # What keeps the installation pending, beside the fields it is about (a form that was
+        # just refused shows its own errors instead).
+        problems: dict[str, list[str]] = {}
+        for line in status_lines if not form.is_bound else []:
+            if line["field"]:
+                problems.setdefault(line["field"], []).append(line["text"])
         properties = properties_of(definition)
         credentials = installation.credentials or {}
         connections = oauth_connections(installation)
@@ -107,7 +115,9 @@ class InstallationPageMixin:
                 "icon_id": selectors.icon_ids([installation.integration]).get(
                     installation.integration_id
                 ),
-                "form": form if form is not None else self.configuration_form(installation),
+                "form": form,
+                "config_fields": [(field, problems.get(field.name, [])) for field in form],
+                "status_reasons": status_lines,
                 "configuration_screen": configuration_screen(installation, definition),
                 "block_panel": block_panel(installation),
                 "connections": [
@@ -179,7 +189,14 @@ class InstallationView(InstallationPageMixin, OrganizationView):
                 form.add_service_error(error)
             else:
                 shown = effective_status(installation)
-                messages.success(request, f"Saved. The installation is {shown}.")
+                to_fix = len(shown.reasons) if shown.status == "pending" else 0
+                if to_fix:
+                    things = "thing" if to_fix == 1 else "things"
+                    messages.warning(
+                        request, f"Saved, not active yet: {to_fix} {things} to fix (below)."
+                    )
+                else:
+                    messages.success(request, f"Saved. The installation is {shown}.")
                 return self.back_to(installation)
         return self.installation_page(installation, form=form, status=400)
 

@@ -50,7 +50,7 @@ def test_the_form_has_a_field_per_property_type(member_client, installation):
     assert "Slack workspace" in content
     assert "Not connected" in content
     assert "configuration-slack" not in content
-    assert "configuration.channel" in content  # the status reason
+    assert "Channel is required" in content  # the status reason, in the form's words
 
 
 def test_the_list_shows_every_level(member_client, org_member, organization, notifier, acme_site):
@@ -290,3 +290,41 @@ def test_odd_configuration_posts_never_fail(member_client, installation, acme_sp
         "sample_rate": 100,
         "mention_authors": False,
     }
+
+
+def test_an_invalid_configuration_is_saved_and_its_problem_shown_beside_its_field(
+    client, org_admin, organization, acme_space
+):
+    """A webhook URL the platform may not call is kept (nothing typed is lost), the banner
+    says the installation is not active yet, and the problem sits beside the URL field in the
+    form's words, not as a dotted path."""
+    from integrations.models import Integration
+    from integrations.services.installations import installation_create
+
+    hook = installation_create(
+        user=org_admin,
+        integration=Integration.objects.get(name="webhook"),
+        organization=organization,
+        space=acme_space,
+        configuration={},
+    )
+    client.force_login(org_admin)
+    address = f"/marketplace/orgs/acme/installations/{hook.pk}/"
+    response = client.post(
+        address,
+        {
+            "configuration-url": "ftp://files.example.com/in",
+            "configuration-space_content_updated": "on",
+        },
+        follow=True,
+    )
+    page = response.content.decode()
+    hook.refresh_from_db()
+    assert hook.configuration["url"] == "ftp://files.example.com/in"
+    assert hook.status == "pending"
+    assert "Saved, not active yet: 1 thing to fix (below)." in page
+    assert "Saved. The installation" not in page
+    field = page[page.index('id="id_configuration-url"') :]
+    field = field[: field.index("</div>", field.index("errorlist"))]
+    assert "Webhook URL: only http and https URLs may be called" in field
+    assert "configuration.url" not in page
