@@ -368,11 +368,23 @@ def _settle_at_once(results, now) -> list[tuple[Delivery, Result]]:
 
 
 @transaction.atomic
+def redelivery_refusal(delivery: Delivery) -> str | None:
+    """Why ``delivery`` cannot be sent again, or None: one still in progress, or one settled
+    without any attempt (there was nothing to send it to: an integration without a script,
+    or without a handler for the event), which a redelivery would settle the same way."""
+    if delivery.status in Delivery.OPEN_STATUSES:
+        return "the delivery is still in progress"
+    if delivery.attempts == 0 and delivery.status == Delivery.Status.SUCCEEDED:
+        return f"nothing was sent, so there is nothing to send again ({delivery.outcome})"
+    return None
+
+
 def delivery_redeliver(delivery: Delivery) -> Delivery:
     """Send a finished delivery again: the same eventId, a new chain of attempts."""
     delivery = Delivery.objects.select_for_update().get(pk=delivery.pk)
-    if delivery.status in Delivery.OPEN_STATUSES:
-        raise ValidationError({"status": ["the delivery is still in progress"]})
+    refusal = redelivery_refusal(delivery)
+    if refusal:
+        raise ValidationError({"status": [refusal]})
     delivery.status = Delivery.Status.PENDING
     delivery.chain += 1
     delivery.attempts = 0

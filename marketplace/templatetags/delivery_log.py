@@ -3,6 +3,7 @@ installing organization's admins see it (they alone may re-enable)."""
 
 from django import template
 
+from docplatform.events.leases import redelivery_refusal
 from docplatform.selectors import is_organization_admin
 from webhooks.selectors import disabled_endpoints
 
@@ -25,3 +26,9 @@ def disabled_endpoint_banner(context, installation=None):
         "next": request.get_full_path(),
         "csrf_token": context.get("csrf_token"),
     }
+
+
+@register.filter
+def why_not_redeliverable(delivery) -> str:
+    """Why the delivery cannot be sent again ("" when it can): the outbox's rule."""
+    return redelivery_refusal(delivery) or ""

@@ -6,11 +6,12 @@ import json
 from datetime import timedelta
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from docplatform.events.leases import Result, delivery_claim, delivery_settle
+from docplatform.events.leases import Result, delivery_claim, delivery_redeliver, delivery_settle
 from docplatform.events.models import Delivery
 from integrations.models import Integration
 from integrations.services.installations import installation_create, installation_pause
@@ -604,3 +605,43 @@ def test_an_unknown_address_gets_a_page_that_links_back(member_client):
     assert response.status_code == 404
     page = response.content.decode()
     assert "Nothing is here" in page and 'href="/marketplace/"' in page
+
+
+def test_a_delivery_settled_without_an_attempt_is_not_offered_again(admin_client, hook):
+    """Nothing was sent (the integration had nothing to run): a redelivery would settle it the
+    same way, so neither page offers it and the service refuses it, saying why."""
+    delivery = webhook_ping_send(installation=hook)
+    Delivery.objects.filter(pk=delivery.pk).update(
+        status="succeeded", attempts=0, outcome="the integration has no script: nothing to run"
+    )
+    delivery.refresh_from_db()
+    page = admin_client.get(url("delivery", hook, delivery.pk)).content.decode()
+    assert "Not redeliverable: nothing was sent" in page and 'redeliver">Redeliver' not in page
+    installation_page = admin_client.get(
+        reverse("marketplace:installation", args=["acme", hook.pk])
+    ).content.decode()
+    assert "Redeliver</button>" not in installation_page
+    with pytest.raises(ValidationError) as refused:
+        delivery_redeliver(delivery)
+    assert refused.value.message_dict == {
+        "status": [
+            "nothing was sent, so there is nothing to send again (the integration has no "
+            "script: nothing to run)"
+        ]
+    }
+
+
+def test_the_installation_page_counts_attempts_as_the_log_does_and_says_why_one_failed(
+    admin_client, hook
+):
+    delivery = webhook_ping_send(installation=hook)
+    Delivery.objects.filter(pk=delivery.pk).update(
+        status="failed", attempts=1, chain=2, last_error="HTTP 410 Gone: the receiver refused it"
+    )
+    page = admin_client.get(
+        reverse("marketplace:installation", args=["acme", hook.pk])
+    ).content.decode()
+    assert '1 <span class="muted small">(resent 1\u00d7)</span>' in page
+    assert "HTTP 410 Gone: the receiver refused it" in page
+    log = admin_client.get(url("deliveries", hook)).content.decode()
+    assert '<td class="attempt-count">1 <span class="muted small">(resent 1\u00d7)</span></td>' in log
