@@ -1,6 +1,6 @@
 """Reads of the marketplace pages, always for one organization the user belongs to."""
 
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from docplatform.events.models import Delivery
 from docplatform.models import Organization, Site, Space
@@ -137,3 +137,14 @@ def recent_deliveries(installation: Installation) -> QuerySet:
 
 def installation_delivery(installation: Installation, delivery_id: int) -> Delivery | None:
     return Delivery.objects.filter(installation=installation, pk=delivery_id).first()
+
+
+def organizations_overview():
+    """Every organization with how many members, spaces, sites and installations it has: what
+    an operator (staff) sees in the marketplace, read only."""
+    return Organization.objects.annotate(
+        member_count=Count("memberships", distinct=True),
+        space_count=Count("spaces", distinct=True),
+        site_count=Count("sites", distinct=True),
+        installation_count=Count("installations", distinct=True),
+    ).order_by("title")

@@ -56,6 +56,10 @@ class OrganizationView(MemberView):
 class HomeView(MemberView):
     def get(self, request):
         organization = selectors.organizations_of(request.user).first()
+        if organization is None and request.user.is_staff:
+            # An operator manages organizations in the admin: here, an overview of them all.
+            overview = selectors.organizations_overview()
+            return self.page("marketplace/operator_home.html", {"organizations": overview})
         if organization is None:
             return self.page("marketplace/no_organization.html", {})
         return redirect("marketplace:catalogue", organization.subdomain)
