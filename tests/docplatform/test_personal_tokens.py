@@ -218,7 +218,7 @@ def form_id(page: str) -> str:
 
 
 def shown_token(page: str) -> str | None:
-    match = re.search(r'<code class="token-value">(dpt_[^<]+)</code>', page)
+    match = re.search(r'<code class="token-value"[^>]*>(dpt_[^<]+)</code>', page)
     return match.group(1) if match else None
 
 
