@@ -644,4 +644,6 @@ def test_the_installation_page_counts_attempts_as_the_log_does_and_says_why_one_
     assert '1 <span class="muted small">(resent 1\u00d7)</span>' in page
     assert "HTTP 410 Gone: the receiver refused it" in page
     log = admin_client.get(url("deliveries", hook)).content.decode()
-    assert '<td class="attempt-count">1 <span class="muted small">(resent 1\u00d7)</span></td>' in log
+    assert (
+        '<td class="attempt-count">1 <span class="muted small">(resent 1\u00d7)</span></td>' in log
+    )
