@@ -11,21 +11,26 @@ from django.core.validators import URLValidator
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers, status
+from rest_framework.exceptions import Throttled
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
 
-from . import services
 from .api import organization_for, sites_for
 from .api_inputs import EventTypeField, PlainTextJSONParser, QueryParameters, SafeJSONParser
 from .api_permissions import IsPersonOrScopedInstallation
 from .api_schema import service_errors
-from .api_visitors import remember_visitor, visitor_from
+from .api_visitors import client_ip, remember_visitor
 from .events import FEEDBACK_RATINGS
 from .events.models import Event
-from .models import Page, Site
+from .models import Site
 from .selectors import organization_events
+from .sites import selectors as site_selectors
+from .sites import services as site_services
+from .sites.services import MAX_COMMENT_LENGTH
+from .sites.throttle import wait_seconds
+from .sites.visitors import site_visitor
 
 # --- Representations ------------------------------------------------------------------------
 
@@ -120,15 +125,17 @@ class PageFeedbackInput(serializers.Serializer):
     pageId = serializers.CharField(max_length=32)
     rating = serializers.ChoiceField(choices=FEEDBACK_RATINGS)
     comment = serializers.CharField(
-        max_length=5000, allow_blank=True, default="", trim_whitespace=False
+        max_length=MAX_COMMENT_LENGTH, allow_blank=True, default="", trim_whitespace=False
     )
     url = HttpUrlField()
     referrer = HttpUrlField(required=False, allow_blank=True, default="")
 
 
 class BeaconApi(APIView):
-    """Public, for the published site's pages: no authentication, no CSRF, throttled per
-    client address. The visitor comes from the request itself."""
+    """Public, for the published site's pages, wherever they are served: no authentication,
+    no CSRF, throttled per client address. The visitor comes from the request itself; the
+    page's ``url`` must be one of the site's addresses (``sites.addresses``). The same
+    services as the site's own pages record it (``sites.services``)."""
 
     authentication_classes = []
     permission_classes = [AllowAny]
@@ -136,15 +143,17 @@ class BeaconApi(APIView):
     parser_classes = [SafeJSONParser, PlainTextJSONParser]
 
     def recorded(self, request, record) -> Response:
-        visitor = visitor_from(request)
-        record(visitor)
+        visitor, who = site_visitor(request)
+        record(visitor, who)
         response = Response(status=status.HTTP_204_NO_CONTENT)
         remember_visitor(response, request, visitor)
         return response
 
 
+@service_errors("url")
 class BeaconSiteViewApi(BeaconApi):
-    """A visitor viewed a page of the site (fires ``site_view``)."""
+    """A visitor viewed a page of the site (fires ``site_view``, at most once per visitor and
+    page a minute)."""
 
     @extend_schema(request=SiteViewInput, responses={204: None})
     def post(self, request, site_id):
@@ -153,30 +162,32 @@ class BeaconSiteViewApi(BeaconApi):
         data.is_valid(raise_exception=True)
         return self.recorded(
             request,
-            lambda visitor: services.site_view_record(
-                site=site, visitor=visitor, **data.validated_data
+            lambda visitor, who: site_services.site_view_record_once(
+                site=site, visitor=visitor, who=who, **data.validated_data
             ),
         )
 
 
-@service_errors("pageId")
+@service_errors("pageId", "url", "comment")
 class BeaconPageFeedbackApi(BeaconApi):
-    """A visitor rated a page of the site (fires ``page_feedback``)."""
+    """A visitor rated a page of the site (fires ``page_feedback``; one rating per visitor
+    and page, a second replaces the first); at most ``SITE_FEEDBACK_RATE`` per address."""
 
     @extend_schema(request=PageFeedbackInput, responses={204: None})
     def post(self, request, site_id):
         site = get_object_or_404(Site, pk=site_id)
+        wait = wait_seconds("feedback", client_ip(request))
+        if wait:
+            raise Throttled(wait)
         data = PageFeedbackInput(data=request.data)
         data.is_valid(raise_exception=True)
         fields = dict(data.validated_data)
-        page = (
-            Page.objects.select_related("revision__space").filter(pk=fields.pop("pageId")).first()
-        )
+        page = site_selectors.page_on_site(site, fields.pop("pageId"))
         if page is None:
             raise ValidationError({"pageId": ["the page is not on this site"]})
         return self.recorded(
             request,
-            lambda visitor: services.page_feedback_record(
-                site=site, page=page, visitor=visitor, **fields
+            lambda visitor, who: site_services.page_feedback_give(
+                site=site, page=page, visitor=visitor, who=who, **fields
             ),
         )

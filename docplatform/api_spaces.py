@@ -1,5 +1,5 @@
-"""REST API of the host platform: spaces and their content (revisions, pages), Git sync and
-space views.
+"""REST API of the host platform: spaces and their content (revisions, pages) and space
+views (Git sync: ``gitsync.api``).
 
 Members of an organization (any role) read and act on its spaces; anyone else gets 404. An
 installation token reaches the spaces its installation covers, as far as its integration's
@@ -183,31 +183,6 @@ class RevisionPagesApi(generics.ListAPIView):
         revisions = Revision.objects.filter(space__in=spaces_for(self.request))
         revision = get_object_or_404(revisions, pk=self.kwargs["revision_id"])
         return revision.pages.all()
-
-
-class GitSyncStartApi(APIView):
-    """A Git sync of the space began (fires ``space_gitsync_started``)."""
-
-    @extend_schema(request=None, responses={204: None})
-    def post(self, request, space_id):
-        services.space_gitsync_start(space=space_for(request, space_id))
-        return Response(status=status.HTTP_204_NO_CONTENT)
-
-
-class GitSyncCompleteInput(serializers.Serializer):
-    status = serializers.ChoiceField(choices=["success", "failure"])
-
-
-class GitSyncCompleteApi(APIView):
-    """A Git sync of the space finished (fires ``space_gitsync_completed``)."""
-
-    @extend_schema(request=GitSyncCompleteInput, responses={204: None})
-    def post(self, request, space_id):
-        space = space_for(request, space_id)
-        data = GitSyncCompleteInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        services.space_gitsync_complete(space=space, **data.validated_data)
-        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class SpaceViewApi(APIView):

@@ -5,6 +5,7 @@ root URLconf; the path converters they share are registered in ``DocplatformConf
 from django.urls import path
 
 from . import api, api_sites, api_spaces, api_tokens
+from .gitsync import api as git_api
 
 urlpatterns = [
     path("me/", api.MeApi.as_view(), name="me"),
@@ -24,15 +25,26 @@ urlpatterns = [
         name="space-revisions",
     ),
     path("spaces/<id:space_id>/pages/", api_spaces.SpacePagesApi.as_view(), name="space-pages"),
+    path("spaces/<id:space_id>/git/", git_api.GitConnectionApi.as_view(), name="space-git"),
     path(
-        "spaces/<id:space_id>/gitsync/start/",
-        api_spaces.GitSyncStartApi.as_view(),
-        name="space-gitsync-start",
+        "spaces/<id:space_id>/git/sync/",
+        git_api.GitSyncRequestApi.as_view(),
+        name="space-git-sync",
     ),
     path(
-        "spaces/<id:space_id>/gitsync/complete/",
-        api_spaces.GitSyncCompleteApi.as_view(),
-        name="space-gitsync-complete",
+        "spaces/<id:space_id>/git/import/",
+        git_api.GitImportRequestApi.as_view(),
+        name="space-git-import",
+    ),
+    path(
+        "spaces/<id:space_id>/git/syncs/",
+        git_api.GitSyncListApi.as_view(),
+        name="space-git-syncs",
+    ),
+    path(
+        "spaces/<id:space_id>/git/syncs/<tokenid:sync_id>/",  # a row id: at most 18 digits
+        git_api.GitSyncDetailApi.as_view(),
+        name="space-git-sync-detail",
     ),
     path("spaces/<id:space_id>/views/", api_spaces.SpaceViewApi.as_view(), name="space-views"),
     path(

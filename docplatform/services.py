@@ -109,11 +109,14 @@ def space_content_update(
     message: str = "",
     author=None,
     based_on: str | None = None,
+    git_commit: str = "",
 ):
     """Write a new revision holding ``pages`` ({path, title, body}, in navigation order);
     fires ``space_content_updated``. With ``based_on`` (a revision id), refuses with
     RevisionConflict when the space's current revision is another one by then: the write
-    was made from content that changed meanwhile, and would overwrite it."""
+    was made from content that changed meanwhile, and would overwrite it. ``git_commit``:
+    the Git commit the pages were imported from (``gitsync``); any other revision is written
+    to the space's branch when its Git connection says "sync every new revision"."""
     check_pages(pages)
     if len(message) > MAX_MESSAGE_LENGTH:
         raise ValidationError({"message": [f"at most {MAX_MESSAGE_LENGTH} characters"]})
@@ -122,7 +125,11 @@ def space_content_update(
     if based_on is not None and locked.current_revision_id != based_on:
         raise RevisionConflict(locked.current_revision)
     revision = Revision.objects.create(
-        space=space, parent_id=locked.current_revision_id, message=message, author=author
+        space=space,
+        parent_id=locked.current_revision_id,
+        message=message,
+        author=author,
+        git_commit=git_commit,
     )
     renderings = _renderings_of(locked.current_revision_id)
     Page.objects.bulk_create(
@@ -145,6 +152,10 @@ def space_content_update(
         spaceId=space.id,
         revisionId=revision.id,
     )
+    if not git_commit:  # an imported revision is on the branch already: never written back
+        from .gitsync.services import git_sync_on_revision
+
+        git_sync_on_revision(space=space, author=author)
     return revision
 
 
@@ -257,33 +268,6 @@ def space_visibility_set(*, space: Space, visibility: str) -> Space:
 
 
 @transaction.atomic
-def space_gitsync_start(*, space: Space) -> None:
-    events.fire(
-        "space_gitsync_started",
-        organization=space.organization,
-        space=space,
-        spaceId=space.id,
-        status="running",
-    )
-
-
-@transaction.atomic
-def space_gitsync_complete(*, space: Space, status: str = "success", revision=None) -> None:
-    """A Git sync finished: ``status`` is ``success`` or ``failure``."""
-    if status not in ("success", "failure"):
-        raise ValidationError({"status": ["must be 'success' or 'failure'"]})
-    revision = revision or space.current_revision
-    events.fire(
-        "space_gitsync_completed",
-        organization=space.organization,
-        space=space,
-        spaceId=space.id,
-        revisionId=revision.id if revision else None,
-        status=status,
-    )
-
-
-@transaction.atomic
 def space_view_record(*, space: Space, visitor: events.Visitor) -> None:
     events.fire(
         "space_view",
@@ -296,6 +280,8 @@ def space_view_record(*, space: Space, visitor: events.Visitor) -> None:
 
 @transaction.atomic
 def site_view_record(*, site: Site, visitor: events.Visitor, url: str, referrer: str) -> None:
+    """Write ``site_view``. A visit goes through ``sites.services.site_view_record_once``,
+    which decides whether it is one (the site's address, once per visitor and page a minute)."""
     events.fire(
         "site_view",
         organization=site.organization,
@@ -318,7 +304,8 @@ def page_feedback_record(
     url: str,
     referrer: str,
 ) -> None:
-    """A visitor's feedback on a page of a space the site publishes; fires ``page_feedback``."""
+    """Write ``page_feedback`` about a page of a space the site publishes. A visitor's rating
+    goes through ``sites.services.page_feedback_give`` (its rules, one rating per visitor)."""
     if rating not in events.FEEDBACK_RATINGS:
         raise ValidationError({"rating": [f"must be one of {', '.join(events.FEEDBACK_RATINGS)}"]})
     space = page.revision.space

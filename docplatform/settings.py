@@ -164,6 +164,9 @@ MIDDLEWARE = [
     # First: a request to the integrations host (INTEGRATIONS_URL) is answered by the public
     # endpoint views alone, and none of the middleware below runs for it.
     "integrations.middleware.IntegrationsOriginMiddleware",
+    # Likewise for the published sites' host (SITES_URL): only the sites' pages answer there,
+    # and no platform cookie is read or set.
+    "docplatform.sites.middleware.SitesOriginMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -385,6 +388,11 @@ CELERY_BEAT_SCHEDULE["purge-space-visits"] = {
     "task": "docplatform.tasks.purge_space_visits",
     "schedule": 3600.0,
 }
+# Likewise the published sites' record of each visitor's last site_view per page (1 minute).
+CELERY_BEAT_SCHEDULE["purge-site-visits"] = {
+    "task": "docplatform.tasks.purge_site_visits",
+    "schedule": 3600.0,
+}
 # Celery's Django fix-up closes the database connections around every task unless this is
 # set; then it closes them every this many tasks, and docplatform.celery drops a connection
 # that broke or outlived CONN_MAX_AGE before each task.
@@ -466,6 +474,27 @@ SITES_URL = env.str("SITES_URL", default="http://127.0.0.2:8000").rstrip("/")
 check_separate_origins(
     "SITES_URL", SITES_URL, "PLATFORM_URL", "INTEGRATIONS_URL", production=not DEBUG
 )
+
+
+def env_rate(name: str, default: str) -> str:
+    """A rate such as ``30/minute`` (per second, minute, hour or day); anything else stops
+    start-up naming the variable."""
+    raw = env.str(name, default=default).strip()
+    if not re.fullmatch(r"[1-9][0-9]{0,8}/(second|minute|hour|day)", raw):
+        raise ImproperlyConfigured(
+            f"{name} must be a number of requests per second, minute, hour or day, such as "
+            f"30/minute, not {raw!r}"
+        )
+    return raw
+
+
+# What a published site's visitors may send, per client address (docplatform/sites/throttle.py):
+# page feedback (the site's form and the beacon's) and presses of blocks made for visitors;
+# over it they get a 429 saying when to try again.
+SITE_RATES = {
+    "feedback": env_rate("SITE_FEEDBACK_RATE", "20/minute"),
+    "blocks": env_rate("SITE_BLOCK_PRESS_RATE", "60/minute"),
+}
 # The three hosts are served: admit them without repeating them in ALLOWED_HOSTS.
 for _url in (PLATFORM_URL, INTEGRATIONS_URL, SITES_URL):
     _host = urlsplit(_url).hostname
@@ -507,6 +536,28 @@ INTEGRATION_LOG_RETENTION_DAYS = env_positive(float, "INTEGRATION_LOG_RETENTION_
 CELERY_BEAT_SCHEDULE["purge-integration-logs"] = {
     "task": "integrations.tasks.purge_logs",
     "schedule": env_positive(float, "INTEGRATION_LOG_PURGE_INTERVAL_SECONDS", 3600.0),
+}
+
+# --- Git sync of spaces (the documentation product; README, "Git sync") --------------------------
+# The repositories a space may sync with: comma-separated glob patterns (fnmatch, where "*"
+# also matches "/") matched against the address as entered: https://, ssh:// or an absolute
+# path for a repository on the worker's disk. Nothing is allowed by default, except in
+# development (DEBUG), where the repositories under <VAR_DIR>/git/ are.
+GIT_SYNC_ALLOWED = [
+    pattern.strip()
+    for pattern in env.list(
+        "GIT_SYNC_ALLOWED", default=[str(VAR_DIR / "git" / "*")] if DEBUG else []
+    )
+    if pattern.strip()
+]
+# Each network operation of a sync (connect, and each read or write) gives up after this.
+GIT_SYNC_TIMEOUT_SECONDS = env_positive(float, "GIT_SYNC_TIMEOUT_SECONDS", 30.0)
+# A sync still running (or never started) after this is taken as lost with its worker: it is
+# marked failed, and the space may sync again.
+GIT_SYNC_MAX_SECONDS = env_positive(int, "GIT_SYNC_MAX_SECONDS", 900)
+CELERY_BEAT_SCHEDULE["fail-stale-git-syncs"] = {
+    "task": "docplatform.tasks.fail_stale_git_syncs",
+    "schedule": 300.0,
 }
 
 # --- Hardened defaults ---------------------------------------------------------------------------

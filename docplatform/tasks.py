@@ -26,3 +26,29 @@ def purge_space_visits() -> int:
     from .documents.services import space_visits_purge
 
     return space_visits_purge()
+
+
+@shared_task(name="docplatform.tasks.purge_site_visits")
+def purge_site_visits() -> int:
+    from .sites.services import site_visits_purge
+
+    return site_visits_purge()
+
+
+@shared_task(name="docplatform.tasks.run_git_sync")
+def run_git_sync(sync_id: int) -> None:
+    """Run a Git sync; while another sync of its space runs, try again a moment later."""
+    from .gitsync.runs import git_sync_run
+    from .gitsync.services import WAIT_SECONDS, git_sync_queue
+
+    sync = git_sync_run(sync_id)
+    if sync is not None and sync.status == sync.Status.QUEUED:
+        git_sync_queue(sync.pk, countdown=WAIT_SECONDS)
+
+
+@shared_task(name="docplatform.tasks.fail_stale_git_syncs")
+def fail_stale_git_syncs() -> int:
+    """Fail the Git syncs whose worker was lost (periodic), so their spaces may sync again."""
+    from .gitsync.runs import git_syncs_fail_stale
+
+    return git_syncs_fail_stale()

@@ -1,11 +1,14 @@
 """The documentation product's addresses (DESIGN.md, "The documentation product"): the reader
 is ``/s/<space id>/`` and ``/s/<space id>/<page path>``, the editor appends ``/edit``, the
-history is ``/s/<space id>/history``. Page paths never start with ``history``, ``settings``,
+history is ``/s/<space id>/history``, the settings ``/s/<space id>/settings`` (its Git part
+posts to ``settings/git...``). Page paths never start with ``history``, ``settings``,
 ``new`` or ``-`` and hold no part named ``edit`` (``services.page_path_problem``), so these
 never shadow a page."""
 
 from django.urls import path
 
+from ..gitsync import views as git_views
+from ..gitsync.models import GitSync
 from . import editor_views, history_views, views
 
 app_name = "docs"
@@ -35,6 +38,22 @@ urlpatterns = [
         name="revision-page",
     ),
     path("<id:space_id>/settings", history_views.SpaceSettingsView.as_view(), name="settings"),
+    path("<id:space_id>/settings/git", git_views.GitConnectView.as_view(), name="git-connect"),
+    path(
+        "<id:space_id>/settings/git/disconnect",
+        git_views.GitDisconnectView.as_view(),
+        name="git-disconnect",
+    ),
+    path(
+        "<id:space_id>/settings/git/sync",
+        git_views.GitSyncRequestView.as_view(),
+        name="git-sync",
+    ),
+    path(
+        "<id:space_id>/settings/git/import",
+        git_views.GitSyncRequestView.as_view(direction=GitSync.Direction.IMPORT),
+        name="git-import",
+    ),
     path("<id:space_id>/new", editor_views.PageNewView.as_view(), name="page-new"),
     path("<id:space_id>/-/preview", editor_views.PagePreviewView.as_view(), name="preview"),
     path("<id:space_id>/-/delete", editor_views.PageDeleteView.as_view(), name="page-delete"),

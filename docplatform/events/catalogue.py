@@ -53,6 +53,10 @@ _SETUP_FIELDS = {
     "optional": ("changed", "approvedScopes", "spaceId", "siteId"),
 }
 _VISIT = ("visitor", "url", "referrer")
+#: A Git sync's events also say which sync (``/api/v1/spaces/{id}/git/syncs/{syncId}/``) and
+#: which way (``export`` or ``import``); its end, the commit written or read and, when it
+#: failed (``status: failed``), why (``reason``).
+_GIT_SYNC_FIELDS = ("syncId", "direction")
 
 
 def _builtin(name: str, where: str, fields: tuple[str, ...] = (), **more) -> EventType:
@@ -71,8 +75,15 @@ CATALOGUE: dict[str, EventType] = {
         _builtin(
             "space_visibility_updated", "space", ("spaceId", "previousVisibility", "visibility")
         ),
-        _builtin("space_gitsync_started", "space", ("spaceId", "status")),
-        _builtin("space_gitsync_completed", "space", ("spaceId", "revisionId", "status")),
+        _builtin(
+            "space_gitsync_started", "space", ("spaceId", "status"), optional=_GIT_SYNC_FIELDS
+        ),
+        _builtin(
+            "space_gitsync_completed",
+            "space",
+            ("spaceId", "revisionId", "status"),
+            optional=(*_GIT_SYNC_FIELDS, "commit", "reason"),
+        ),
         _builtin("site_view", "site", ("siteId", *_VISIT)),
         _builtin("page_feedback", "site", ("siteId", "spaceId", "pageId", "feedback", *_VISIT)),
     )
@@ -112,7 +123,7 @@ SAMPLE_VALUES: dict[str, object] = {
 #: Where one event's field takes other values than the same field elsewhere.
 EVENT_SAMPLE_VALUES: dict[str, dict[str, object]] = {
     "space_gitsync_started": {"status": "running"},
-    "space_gitsync_completed": {"status": "success"},
+    "space_gitsync_completed": {"status": "success"},  # or "failed"
 }
 
 

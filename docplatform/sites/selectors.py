@@ -1,6 +1,113 @@
-"""Reads of published sites."""
+"""Reads of published sites: what a site's visitors may see, and the visitors' feedback as a
+space's admins see it.
+
+A site shows the spaces it publishes that anyone may read (``documents.access``): public ones
+are listed and searched; unlisted ones open by their address but are neither listed nor
+searched; private ones are unknown there (404), as are the spaces it does not publish.
+"""
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from django.db.models import Count, QuerySet
+from django.http import Http404
+
+from ..documents.access import OPEN_VISIBILITIES
+from ..models import Page, Site, Space
+from .addresses import page_url
+from .models import PageFeedback
+
+#: The feedback entries the space settings show, newest first, at most.
+FEEDBACK_SHOWN = 200
 
 
-def feedback_context(space) -> dict:
-    """What the space's settings page shows of the visitors' feedback."""
-    return {}
+def site_or_none(site_id: str) -> Site | None:
+    return Site.objects.filter(pk=site_id).first()
+
+
+def site_for_visitors(site_id: str) -> Site:
+    site = site_or_none(site_id)
+    if site is None:
+        raise Http404("No such site.")
+    return site
+
+
+def readable_spaces(site: Site) -> QuerySet:
+    """The spaces the site publishes that its visitors may open."""
+    return site.spaces.filter(visibility__in=OPEN_VISIBILITIES)
+
+
+def listed_spaces(site: Site) -> QuerySet:
+    """The spaces the site lists and searches: its public ones."""
+    return site.spaces.filter(visibility=Space.Visibility.PUBLIC).order_by("title", "pk")
+
+
+def space_on_site(site: Site, space_id: str) -> Space:
+    """A space the site publishes and its visitors may read; Http404 otherwise."""
+    space = readable_spaces(site).select_related("organization").filter(pk=space_id).first()
+    if space is None:
+        raise Http404("No such space on this site.")
+    return space
+
+
+def page_on_site(site: Site, page_id: str) -> Page | None:
+    """A page (of any revision) of a space the site publishes and its visitors may read."""
+    return (
+        Page.objects.select_related("revision__space")
+        .filter(pk=page_id, revision__space__in=readable_spaces(site))
+        .first()
+    )
+
+
+# --- Feedback, for the space's admins ---------------------------------------------------------
+
+
+@dataclass
+class PageFeedbackSummary:
+    """The feedback on one page of the space: counts per rating and the entries, newest
+    first."""
+
+    path: str
+    title: str
+    current: bool  # the page is in the space's current revision
+    counts: Counter = field(default_factory=Counter)
+    entries: list[PageFeedback] = field(default_factory=list)
+
+    @property
+    def tally(self) -> list[tuple[str, str, int]]:
+        """(rating, its label, how many) for each rating."""
+        return [(value, label, self.counts[value]) for value, label in PageFeedback.Rating.choices]
+
+
+def feedback_context(space: Space) -> dict:
+    """What the space's settings page shows of the visitors' feedback: per page (the page
+    with the newest feedback first) its counts and its latest entries; and where the space is
+    published."""
+    titles = dict(
+        Page.objects.filter(revision_id=space.current_revision_id).values_list("path", "title")
+    )
+    pages: dict[str, PageFeedbackSummary] = {}
+    entries = PageFeedback.objects.filter(space=space).select_related("site")
+    for entry in entries.order_by("-updated_at", "-id")[:FEEDBACK_SHOWN]:
+        summary = pages.setdefault(
+            entry.page_path,
+            PageFeedbackSummary(
+                entry.page_path,
+                titles.get(entry.page_path, entry.page_path),
+                current=entry.page_path in titles,
+            ),
+        )
+        summary.entries.append(entry)
+    counted = (
+        entries.filter(page_path__in=pages)
+        .order_by()
+        .values_list("page_path", "rating")
+        .annotate(number=Count("id"))
+    )
+    for path, rating, number in counted:
+        pages[path].counts[rating] = number
+    sites = space.sites.order_by("title", "pk")
+    return {
+        "feedback_pages": list(pages.values()),
+        "published_on": [(site, page_url(site, space)) for site in sites],
+    }

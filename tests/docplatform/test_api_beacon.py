@@ -1,9 +1,14 @@
-"""The public beacon: site views and page feedback, with the visitor taken from the request."""
+"""The public beacon: site views and page feedback, with the visitor taken from the request, for
+pages at the site's own addresses (on SITES_URL, or its custom domains) only."""
+
+from datetime import timedelta
 
 import pytest
 from django.core.cache import cache
+from django.utils import timezone
 
 from docplatform.events.models import Delivery, Event
+from docplatform.models import PageFeedback, SiteVisit
 from integrations.services.installations import installation_create
 from tests.api_helpers import API, NOT_FOUND, api_client, error_attrs, publish_integration
 from tests.factories import PageFactory, RevisionFactory, SiteFactory, SpaceFactory
@@ -11,6 +16,7 @@ from tests.factories import PageFactory, RevisionFactory, SiteFactory, SpaceFact
 pytestmark = pytest.mark.django_db
 
 BROWSER = {"HTTP_USER_AGENT": "Mozilla/5.0 (Test)", "REMOTE_ADDR": "198.51.100.23"}
+DOCS = "https://docs.example.com/intro"  # a page on the site's custom domain
 
 
 @pytest.fixture(autouse=True)
@@ -23,7 +29,7 @@ def fresh_throttles():
 
 @pytest.fixture
 def space(organization):
-    return SpaceFactory(organization=organization)
+    return SpaceFactory(organization=organization, visibility="public")
 
 
 @pytest.fixture
@@ -33,7 +39,7 @@ def page(space):
 
 @pytest.fixture
 def site(organization, space):
-    site = SiteFactory(organization=organization)
+    site = SiteFactory(organization=organization, custom_domains=["docs.example.com"])
     site.spaces.add(space)
     return site
 
@@ -185,28 +191,108 @@ def test_an_unknown_site_is_a_404(beacon):
         ("views", {"url": "https://docs.example.com/", "referrer": "nope"}, ["referrer"]),
         ("views", {"url": "https://docs.example.com/" + "a" * 2000}, ["url"]),
         ("feedback", {}, ["pageId", "rating", "url"]),
-        ("feedback", {"pageId": "nope", "rating": "good", "url": "https://d.example/"}, ["pageId"]),
+        ("feedback", {"pageId": "nope", "rating": "good", "url": DOCS}, ["pageId"]),
+        ("feedback", {"pageId": "{page}", "rating": "great", "url": DOCS}, ["rating"]),
+        ("feedback", {"pageId": "{other}", "rating": "ok", "url": DOCS}, ["pageId"]),
         (
             "feedback",
-            {"pageId": "{page}", "rating": "great", "url": "https://d.example/"},
-            ["rating"],
+            {"pageId": "{page}", "rating": "ok", "url": DOCS, "comment": "x" * 1001},
+            ["comment"],
         ),
-        (
-            "feedback",
-            {"pageId": "{other}", "rating": "ok", "url": "https://d.example/"},
-            ["pageId"],
-        ),
+        ("feedback", {"pageId": "{page}", "rating": "ok", "url": "https://evil.example/"}, ["url"]),
+        ("views", {"url": "https://evil.example/anything"}, ["url"]),
+        ("views", {"url": "https://docs.example.com.evil.example/"}, ["url"]),
+        ("views", {"url": "https://docs.example.com@evil.example/"}, ["url"]),
+        ("views", {"url": "{sites}/{other_site}/"}, ["url"]),
+        ("views", {"url": "{sites}/{site}/../{other_site}/"}, ["url"]),
+        ("views", {"url": "{sites}/{site}/%2e%2e/{other_site}/"}, ["url"]),
     ],
 )
 def test_bad_beacon_bodies_get_field_errors_and_record_nothing(
-    beacon, site, page, path, body, attrs
+    beacon, settings, site, page, path, body, attrs
 ):
     other = PageFactory()
+    names = {
+        "page": page.id,
+        "other": other.id,
+        "sites": settings.SITES_URL,
+        "site": site.id,
+        "other_site": SiteFactory().id,
+    }
     body = {
-        key: value.format(page=page.id, other=other.id) if isinstance(value, str) else value
+        key: value.format(**names) if isinstance(value, str) else value
         for key, value in body.items()
     }
     response = beacon.post(f"{API}/beacon/sites/{site.id}/{path}/", body)
     assert response.status_code == 400
     assert error_attrs(response) == attrs
     assert not Event.objects.exists()
+    assert not PageFeedback.objects.exists() and not SiteVisit.objects.exists()
+
+
+def test_a_page_at_the_sites_own_address_or_its_custom_domain_is_recorded(beacon, settings, site):
+    views = f"{API}/beacon/sites/{site.id}/views/"
+    own = f"{settings.SITES_URL}/{site.id}/{site.spaces.get().id}/intro?from=mail#top"
+    assert beacon.post(views, {"url": own}).status_code == 204
+    assert beacon.post(views, {"url": "http://DOCS.example.com:8080/guide"}).status_code == 204
+    assert [event.payload["url"] for event in Event.objects.order_by("created_at")] == [
+        own,
+        "http://DOCS.example.com:8080/guide",
+    ]
+
+
+def test_a_visitor_viewing_a_page_again_within_a_minute_fires_one_site_view(beacon, site):
+    views = f"{API}/beacon/sites/{site.id}/views/"
+    for _ in range(2):
+        assert beacon.post(views, {"url": DOCS}, **BROWSER).status_code == 204
+    cache.clear()  # another process: the database decides
+    assert beacon.post(views, {"url": DOCS + "?again=1"}, **BROWSER).status_code == 204
+    assert Event.objects.filter(type="site_view").count() == 1
+    assert beacon.post(views, {"url": DOCS + "/other"}, **BROWSER).status_code == 204
+    assert Event.objects.filter(type="site_view").count() == 2
+
+    SiteVisit.objects.update(last_fired_at=timezone.now() - timedelta(seconds=61))
+    cache.clear()
+    assert beacon.post(views, {"url": DOCS}, **BROWSER).status_code == 204
+    assert Event.objects.filter(type="site_view").count() == 3
+
+
+def test_a_second_rating_replaces_the_first_and_fires_again(beacon, site, page):
+    feedback = f"{API}/beacon/sites/{site.id}/feedback/"
+    first = {"pageId": page.id, "rating": "bad", "comment": "Too short", "url": DOCS}
+    assert beacon.post(feedback, first, **BROWSER).status_code == 204
+    second = {"pageId": page.id, "rating": "good", "url": DOCS}
+    assert beacon.post(feedback, second, **BROWSER).status_code == 204
+
+    (row,) = PageFeedback.objects.all()
+    assert (row.rating, row.comment, row.page_path, row.page) == ("good", "", "intro", page)
+    fired = [e.payload["feedback"] for e in Event.objects.filter(type="page_feedback")]
+    assert sorted(fired, key=lambda f: f["rating"]) == [
+        {"rating": "bad", "comment": "Too short"},
+        {"rating": "good", "comment": ""},
+    ]
+
+
+def test_feedback_on_a_private_spaces_page_is_refused(beacon, site, page, space):
+    space.visibility = "private"
+    space.save()
+    response = beacon.post(
+        f"{API}/beacon/sites/{site.id}/feedback/",
+        {"pageId": page.id, "rating": "ok", "url": DOCS},
+    )
+    assert response.status_code == 400
+    assert error_attrs(response) == ["pageId"]
+    assert not Event.objects.exists()
+
+
+def test_feedback_is_rate_limited_per_address(beacon, settings, site, page):
+    settings.SITE_RATES = {**settings.SITE_RATES, "feedback": "2/minute"}
+    feedback = f"{API}/beacon/sites/{site.id}/feedback/"
+    body = {"pageId": page.id, "rating": "ok", "url": DOCS}
+    assert [beacon.post(feedback, body, **BROWSER).status_code for _ in range(2)] == [204, 204]
+    refused = beacon.post(feedback, body, **BROWSER)
+    assert refused.status_code == 429
+    assert int(refused["Retry-After"]) > 0
+    assert Event.objects.filter(type="page_feedback").count() == 2
+    other_address = {**BROWSER, "REMOTE_ADDR": "198.51.100.99"}
+    assert beacon.post(feedback, body, **other_address).status_code == 204

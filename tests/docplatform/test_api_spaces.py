@@ -82,8 +82,6 @@ def test_non_members_get_a_404_that_names_nothing(outsider_api, space, site, pat
     [
         ("patch", "/spaces/{space}/", {"visibility": "public"}),
         ("post", "/spaces/{space}/revisions/", {"pages": [{"path": "a", "title": "A"}]}),
-        ("post", "/spaces/{space}/gitsync/start/", None),
-        ("post", "/spaces/{space}/gitsync/complete/", {"status": "success"}),
         ("post", "/spaces/{space}/views/", None),
     ],
 )
@@ -158,15 +156,6 @@ def test_pages_of_another_organizations_revision_are_not_found(member_api):
     assert response.status_code == 404
 
 
-def test_git_sync_start_and_completion_fire_their_events(member_api, space):
-    assert member_api.post(f"{API}/spaces/{space.id}/gitsync/start/").status_code == 204
-    response = member_api.post(f"{API}/spaces/{space.id}/gitsync/complete/", {"status": "failure"})
-    assert response.status_code == 204
-    assert Event.objects.get(type="space_gitsync_started").payload["status"] == "running"
-    completed = Event.objects.get(type="space_gitsync_completed").payload
-    assert completed == {"spaceId": space.id, "revisionId": None, "status": "failure"}
-
-
 def test_a_space_view_takes_the_visitor_from_the_request(member_api, space):
     member_api.cookies["site_pref"] = "dark"
     response = member_api.post(
@@ -189,18 +178,18 @@ def test_sites_list_their_spaces(member_api, site, space):
 
 
 def test_events_of_an_organization_filtered_by_type(member_api, space):
-    member_api.post(f"{API}/spaces/{space.id}/gitsync/start/")
+    member_api.post(f"{API}/spaces/{space.id}/views/")
     services.space_visibility_set(space=space, visibility="public")
     other = SpaceFactory()
-    member_api.post(f"{API}/spaces/{other.id}/gitsync/start/")  # not a member: 404
+    member_api.post(f"{API}/spaces/{other.id}/views/")  # not a member: 404
 
     everything = member_api.get(f"{API}/orgs/acme/events/").json()
     assert sorted(row["type"] for row in everything["results"]) == [
-        "space_gitsync_started",
+        "space_view",
         "space_visibility_updated",
     ]
-    filtered = member_api.get(f"{API}/orgs/acme/events/?type=space_gitsync_started").json()
-    assert [row["type"] for row in filtered["results"]] == ["space_gitsync_started"]
+    filtered = member_api.get(f"{API}/orgs/acme/events/?type=space_view").json()
+    assert [row["type"] for row in filtered["results"]] == ["space_view"]
 
 
 @pytest.mark.parametrize(
@@ -235,8 +224,6 @@ def test_events_of_an_organization_filtered_by_type(member_api, space):
             {"pages": [{"path": "a", "title": "A"}, {"path": "a", "title": "B"}]},
             ["pages.1.path"],
         ),
-        ("post", "/spaces/{space}/gitsync/complete/", {"status": "maybe"}, ["status"]),
-        ("post", "/spaces/{space}/gitsync/complete/", {}, ["status"]),
     ],
 )
 def test_bad_bodies_get_field_errors_and_write_nothing(org_admin, space, method, path, body, attrs):

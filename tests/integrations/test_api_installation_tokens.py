@@ -161,7 +161,7 @@ def test_writes_without_their_scope_are_refused(install, spaces):
         ("post", "/installations/{installation}/pause/"),
         ("delete", "/installations/{installation}/"),
         ("get", "/installations/{installation}/deliveries/"),
-        ("post", "/spaces/{space}/gitsync/start/"),
+        ("post", "/spaces/{space}/git/sync/"),
         ("post", "/spaces/{space}/views/"),
         ("post", "/spaces/{space}/installations/"),
     ],
@@ -311,4 +311,4 @@ def test_personal_tokens_still_work_beside_installation_tokens(install, org_memb
     _, raw = api_token_create(user=org_member, name="ci")
     client = api_client(token=raw)
     assert client.get(f"{API}/me/").status_code == 200
-    assert client.post(f"{API}/spaces/{spaces[0].id}/gitsync/start/").status_code == 204
+    assert client.post(f"{API}/spaces/{spaces[0].id}/views/").status_code == 204

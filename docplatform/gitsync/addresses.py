@@ -1,0 +1,98 @@
+"""Which repositories and branches a space may sync with: checked when a connection is saved
+and again when a sync runs (the operator may have changed ``GIT_SYNC_ALLOWED`` meanwhile).
+
+An address is ``https://host/path``, ``ssh://[user@]host[:port]/path`` or an absolute path on
+the worker's disk, and must match one of ``GIT_SYNC_ALLOWED`` (glob patterns) as entered.
+Anything a Git client would read as something else is refused: ``file://`` and other
+transports (``ext::``, ``git://``, ``http://``), relative paths, ``..``, an address or host
+starting with ``-`` (an option), and characters a remote shell would interpret.
+"""
+
+import os
+import re
+from fnmatch import fnmatchcase
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from dulwich.refs import check_ref_format
+
+MAX_ADDRESS_LENGTH = 2000
+MAX_BRANCH_LENGTH = 255
+#: Letters, digits and the punctuation of URLs and paths, nothing a shell interprets.
+ADDRESS_CHARACTERS = re.compile(r"[A-Za-z0-9._~/:@%+-]+")
+BRANCH_CHARACTERS = re.compile(r"[A-Za-z0-9._/-]+")
+SCHEMES = ("https", "ssh")
+
+
+def address_problem(url) -> str | None:
+    """Why ``url`` cannot be a space's repository, or None."""
+    if not isinstance(url, str) or not url.strip():
+        return "is required"
+    if len(url) > MAX_ADDRESS_LENGTH:
+        return f"at most {MAX_ADDRESS_LENGTH} characters"
+    if not ADDRESS_CHARACTERS.fullmatch(url):
+        return (
+            "letters, digits and . _ ~ / : @ % + - only (no spaces, quotes or other characters "
+            "a shell would read)"
+        )
+    if url.startswith("-"):
+        return "cannot start with '-'"
+    problem = _local_path_problem(url) if url.startswith("/") else _url_problem(url)
+    if problem:
+        return problem
+    if not settings.GIT_SYNC_ALLOWED:
+        return "Git sync is not enabled here: the operator allows no address (GIT_SYNC_ALLOWED)"
+    if not is_allowed(url):
+        return "not an address this platform may sync with; allowed: " + ", ".join(
+            settings.GIT_SYNC_ALLOWED
+        )
+    return None
+
+
+def is_allowed(url: str) -> bool:
+    return any(fnmatchcase(url, pattern) for pattern in settings.GIT_SYNC_ALLOWED)
+
+
+def _local_path_problem(path: str) -> str | None:
+    if ".." in path.split("/") or os.path.normpath(path) != path:
+        return "give the path in its plain form: no '..', '.', '//' or trailing '/'"
+    return None
+
+
+def _url_problem(url: str) -> str | None:
+    scheme, separator, _ = url.partition("://")
+    if not separator:
+        return "an https:// or ssh:// address, or an absolute path (/srv/git/docs.git)"
+    if scheme.lower() not in SCHEMES:
+        return f"{scheme}:// is not accepted: an https:// or ssh:// address"
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        return "the port must be a number"
+    host = parts.hostname or ""
+    if not host or host.startswith("-"):
+        return "name the host (it cannot start with '-')"
+    if parts.password is not None or (scheme == "https" and parts.username is not None):
+        return "give the username and password as credentials, not in the address"
+    if port == 0 or not parts.path.strip("/") or ".." in parts.path.split("/"):
+        return "name the repository's path on the host (no '..')"
+    return None
+
+
+def branch_problem(branch) -> str | None:
+    """Why ``branch`` is not a branch name a sync may write, or None."""
+    if not isinstance(branch, str) or not branch:
+        return "is required"
+    if len(branch) > MAX_BRANCH_LENGTH:
+        return f"at most {MAX_BRANCH_LENGTH} characters"
+    if (
+        not BRANCH_CHARACTERS.fullmatch(branch)
+        or branch.startswith(("-", "/"))
+        or not check_ref_format(b"refs/heads/" + branch.encode())
+    ):
+        return (
+            "a branch name: letters, digits, '.', '_', '-' and '/', not starting with '-' or "
+            "'/', without '..', and no part starting with '.' or ending with '.lock'"
+        )
+    return None

@@ -1,0 +1,222 @@
+"""REST API of Git sync, under ``/api/v1/spaces/{id}/git/``: the space's connection (GET,
+PUT, DELETE), "Sync now" (``sync/``) and "Import" (``import/``), and the syncs' history.
+
+The organization's members (and an installation token with ``space:git:sync``) read the
+connection and the syncs; only its admins connect, disconnect and start syncs. Credentials
+are write-only: answers say whether there are some, never what they are.
+"""
+
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import exceptions, generics, serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from ..api import space_for
+from ..api_permissions import IsPersonOrScopedInstallation
+from ..api_schema import service_errors
+from ..api_spaces import check_person_may
+from ..documents import access
+from . import selectors, services
+from .models import GitSync
+
+ADMINS_ONLY = "only the organization's admins may change a space's Git sync"
+READ_SCOPES = {"GET": "space:git:sync"}
+
+
+class GitConnectionOutput(serializers.Serializer):
+    url = serializers.CharField()
+    branch = serializers.CharField()
+    syncOnRevision = serializers.BooleanField(source="sync_on_revision")
+    credentialsSet = serializers.SerializerMethodField(
+        help_text="Whether credentials are saved (they are never shown)."
+    )
+    createdAt = serializers.DateTimeField(source="created_at")
+    updatedAt = serializers.DateTimeField(source="updated_at")
+
+    def get_credentialsSet(self, connection) -> bool:
+        return bool(connection.credentials)
+
+
+class GitCredentialsInput(serializers.Serializer):
+    username = serializers.CharField(max_length=services.MAX_USERNAME_LENGTH)
+    password = serializers.CharField(
+        max_length=services.MAX_PASSWORD_LENGTH,
+        trim_whitespace=False,
+        help_text="A password or an access token.",
+    )
+
+
+class GitConnectionInput(serializers.Serializer):
+    url = serializers.CharField(
+        max_length=2000,
+        help_text="An https:// or ssh:// address, or an absolute path on the workers' disk; "
+        "it must match one of the operator's GIT_SYNC_ALLOWED patterns.",
+    )
+    branch = serializers.CharField(max_length=255, default="main")
+    syncOnRevision = serializers.BooleanField(
+        default=False, help_text="Write every new revision to the branch."
+    )
+    credentials = GitCredentialsInput(
+        required=False,
+        allow_null=True,
+        help_text="For an https:// address. Absent: keep those saved (dropped when the "
+        "address changes); null: forget them.",
+    )
+
+
+class GitSkippedOutput(serializers.Serializer):
+    path = serializers.CharField()
+    reason = serializers.CharField()
+
+
+class GitSyncOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    space = serializers.CharField(source="space_id")
+    direction = serializers.ChoiceField(choices=GitSync.Direction.choices)
+    status = serializers.ChoiceField(choices=GitSync.Status.choices)
+    trigger = serializers.CharField(help_text="manual, or revision (sync every new revision)")
+    url = serializers.CharField()
+    branch = serializers.CharField()
+    revision = serializers.CharField(
+        source="revision_id",
+        allow_null=True,
+        help_text="Export: the revision written. Import: the revision made (null when the "
+        "branch held the space's pages already).",
+    )
+    commit = serializers.CharField(help_text="The commit written (export) or read (import).")
+    reason = serializers.CharField(help_text="Why it failed (empty otherwise).")
+    skipped = GitSkippedOutput(many=True, help_text="Import: the Markdown files left out.")
+    requestedBy = serializers.CharField(
+        source="requested_by.username", allow_null=True, default=None
+    )
+    createdAt = serializers.DateTimeField(source="created_at")
+    startedAt = serializers.DateTimeField(source="started_at", allow_null=True)
+    finishedAt = serializers.DateTimeField(source="finished_at", allow_null=True)
+
+
+ConflictResponse = OpenApiResponse(
+    inline_serializer(
+        "GitSyncConflictResponse",
+        {
+            "type": serializers.CharField(help_text="client_error"),
+            "errors": inline_serializer(
+                "GitSyncConflictDetail",
+                {
+                    "code": serializers.CharField(help_text="not_connected"),
+                    "detail": serializers.CharField(),
+                    "attr": serializers.CharField(allow_null=True),
+                },
+                many=True,
+            ),
+        },
+    ),
+    description="The space is not connected to a Git repository.",
+)
+
+
+class NotConnectedError(exceptions.APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_code = "not_connected"
+
+
+@service_errors(
+    "url",
+    "branch",
+    "credentials",
+    "credentials.username",
+    "credentials.password",
+    methods=["put"],
+)
+class GitConnectionApi(APIView):
+    """The space's Git connection (404 when it has none). PUT connects the space or changes
+    its connection; DELETE disconnects it (its syncs' history stays)."""
+
+    permission_classes = [IsPersonOrScopedInstallation]
+    installation_scopes = READ_SCOPES
+
+    @extend_schema(responses=GitConnectionOutput)
+    def get(self, request, space_id):
+        connection = selectors.git_connection_of(space_for(request, space_id))
+        if connection is None:
+            raise Http404
+        return Response(GitConnectionOutput(connection).data)
+
+    @extend_schema(request=GitConnectionInput, responses=GitConnectionOutput)
+    def put(self, request, space_id):
+        space = space_for(request, space_id)
+        check_person_may(request, space, access.may_administer, ADMINS_ONLY)
+        data = GitConnectionInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = data.validated_data
+        credentials = (fields["credentials"] or {}) if "credentials" in fields else None
+        connection = services.git_connection_set(
+            space=space,
+            url=fields["url"],
+            branch=fields["branch"],
+            sync_on_revision=fields["syncOnRevision"],
+            credentials=credentials,
+            user=request.user,
+        )
+        return Response(GitConnectionOutput(connection).data)
+
+    @extend_schema(responses={204: None})
+    def delete(self, request, space_id):
+        space = space_for(request, space_id)
+        check_person_may(request, space, access.may_administer, ADMINS_ONLY)
+        if not services.git_connection_remove(space=space):
+            raise Http404
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class GitSyncRequestApi(APIView):
+    """Queue "Sync now" (write the space's current revision to its branch); 202 with the
+    sync, whose ``status`` says how it went (``GET .../git/syncs/{id}/``). A sync of the same
+    direction still waiting to start is answered instead of queueing another."""
+
+    direction = GitSync.Direction.EXPORT
+
+    @extend_schema(request=None, responses={202: GitSyncOutput, 409: ConflictResponse})
+    def post(self, request, space_id):
+        space = space_for(request, space_id)
+        check_person_may(request, space, access.may_administer, ADMINS_ONLY)
+        try:
+            sync = services.git_sync_request(
+                space=space, direction=self.direction, requested_by=request.user
+            )
+        except services.NotConnected as refusal:
+            raise NotConnectedError(str(refusal)) from None
+        return Response(GitSyncOutput(sync).data, status=status.HTTP_202_ACCEPTED)
+
+
+class GitImportRequestApi(GitSyncRequestApi):
+    """Queue "Import" (a new revision from the branch's Markdown files, when they differ
+    from the space's pages); 202 with the sync."""
+
+    direction = GitSync.Direction.IMPORT
+
+
+class GitSyncListApi(generics.ListAPIView):
+    """The space's syncs, newest first."""
+
+    queryset = GitSync.objects.none()
+    serializer_class = GitSyncOutput
+    permission_classes = [IsPersonOrScopedInstallation]
+    installation_scopes = READ_SCOPES
+
+    def get_queryset(self):
+        return selectors.git_syncs_of(space_for(self.request, self.kwargs["space_id"]))
+
+
+class GitSyncDetailApi(APIView):
+    """One of the space's syncs."""
+
+    permission_classes = [IsPersonOrScopedInstallation]
+    installation_scopes = READ_SCOPES
+
+    @extend_schema(responses=GitSyncOutput)
+    def get(self, request, space_id, sync_id):
+        space = space_for(request, space_id)
+        sync = get_object_or_404(selectors.git_syncs_of(space), pk=sync_id)
+        return Response(GitSyncOutput(sync).data)

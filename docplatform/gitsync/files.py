@@ -1,0 +1,92 @@
+"""A page as a Markdown file, and back: ``<page path>.md`` holding YAML front matter with the
+page's title, then the page's Markdown as it is stored::
+
+    ---
+    title: Install the tool
+    ---
+    # Requirements
+    ...
+
+Reading a file written here gives the page back exactly. A file without front matter (or
+without a title in it) takes its title from its first ``# `` heading, else from its name.
+"""
+
+import re
+from dataclasses import dataclass
+
+import yaml
+
+from ..services import MAX_PAGE_BYTES, MAX_TITLE_LENGTH, page_path_problem
+
+SUFFIX = ".md"
+FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S | re.M)
+FIRST_HEADING = re.compile(r"^# +(.+?)[ \t]*#*[ \t]*$", re.M)
+
+
+def file_path(page_path: str) -> str:
+    return page_path + SUFFIX
+
+
+def page_path_of(file_path: str) -> str | None:
+    """The page a file of the branch stands for (None: not a Markdown file)."""
+    return file_path[: -len(SUFFIX)] if file_path.endswith(SUFFIX) else None
+
+
+def is_page_file(file_path: str) -> bool:
+    """Whether the file names a page (a Markdown file whose path is a page path): what an
+    export rewrites or deletes, and an import reads. Other files are left as they are."""
+    page_path = page_path_of(file_path)
+    return page_path is not None and page_path_problem(page_path) is None
+
+
+def page_file(page: dict) -> bytes:
+    """The file of a page ({path, title, body})."""
+    front_matter = yaml.safe_dump(
+        {"title": page["title"]}, allow_unicode=True, sort_keys=False, width=1_000_000
+    )
+    return f"---\n{front_matter}---\n{page['body']}".encode()
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A Markdown file an import leaves out, and why (``GitSync.skipped``)."""
+
+    path: str
+    reason: str
+
+    def as_json(self) -> dict:
+        return {"path": self.path, "reason": self.reason}
+
+
+def page_from_file(path: str, data: bytes) -> dict | Skipped:
+    """The page ({path, title, body}) a Markdown file of the branch holds, or why it is
+    skipped: not a page path, over ``MAX_PAGE_BYTES``, not UTF-8, no valid front matter."""
+    page_path = page_path_of(path)
+    problem = page_path_problem(page_path)
+    if problem:
+        return Skipped(path, f"not a page path: {problem}")
+    if len(data) > MAX_PAGE_BYTES:
+        return Skipped(path, f"over {MAX_PAGE_BYTES // 1024} KiB ({len(data)} bytes)")
+    try:
+        text = data.decode("utf-8").removeprefix("\ufeff")
+    except UnicodeDecodeError as error:
+        return Skipped(path, f"not valid UTF-8 (byte {error.start})")
+    if "\x00" in text:
+        return Skipped(path, "holds a NUL character")
+    title, body = "", text
+    front = FRONT_MATTER.match(text)
+    if front:
+        try:
+            fields = yaml.safe_load(front.group(1))
+        except yaml.YAMLError:
+            return Skipped(path, "its front matter is not valid YAML")
+        if fields is not None and not isinstance(fields, dict):
+            return Skipped(path, "its front matter is not a mapping (title: ...)")
+        title = str((fields or {}).get("title") or "").strip()
+        body = text[front.end() :]
+    if not title:
+        heading = FIRST_HEADING.search(body)
+        title = heading.group(1).strip() if heading else page_path.rsplit("/", 1)[-1]
+    if len(title) > MAX_TITLE_LENGTH:
+        return Skipped(path, f"its title is longer than {MAX_TITLE_LENGTH} characters")
+    return {"path": page_path, "title": title, "body": body}

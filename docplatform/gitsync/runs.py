@@ -1,0 +1,295 @@
+"""Running a Git sync (the task's work), and failing the syncs whose worker was lost.
+
+Starting a sync marks it ``running`` and fires ``space_gitsync_started`` in one transaction;
+the database lets one sync per space be ``running`` (a partial unique constraint), so a
+second one waits for its turn (the task tries again a moment later). Its end, the revision an
+import makes and ``space_gitsync_completed`` are written in one transaction too: an import is
+written whole or not at all.
+"""
+
+import logging
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from .. import events
+from ..documents.selectors import page_dicts
+from ..models import Space
+from ..services import MAX_MESSAGE_LENGTH, MAX_PAGES, RevisionConflict, space_content_update
+from .addresses import address_problem
+from .files import Skipped, file_path, is_page_file, page_file, page_from_file, page_path_of
+from .models import GitConnection, GitSync
+from .repository import REGULAR_FILE_MODES, PushRejected, Remote, RepositoryUnreachable, fetched
+
+logger = logging.getLogger(__name__)
+#: Who writes the commits of an export.
+IDENTITY = "docplatform <git-sync@docplatform.invalid>"
+
+
+class SyncFailed(Exception):
+    """Why a sync failed, in words for its history and ``space_gitsync_completed``."""
+
+
+@dataclass
+class Found:
+    """What an import read from the branch: the pages to write (None: as the space is)."""
+
+    pages: list[dict] | None
+    based_on: str | None
+    message: str
+
+
+def git_sync_run(sync_id: int) -> GitSync | None:
+    """Run a queued sync (the task's work) and record how it ended. Answers the sync: still
+    ``queued`` when another sync of its space is running (the task tries again later), as it
+    was when it is not queued any more (a task delivered twice runs it once)."""
+    sync = GitSync.objects.select_related("space__organization").filter(pk=sync_id).first()
+    if sync is None or sync.status != GitSync.Status.QUEUED:
+        return sync
+    git_syncs_fail_stale(space=sync.space)
+    if not _start(sync):
+        sync.refresh_from_db()
+        return sync
+    found = None
+    try:
+        remote = _remote(sync)
+        if sync.direction == GitSync.Direction.EXPORT:
+            _export(sync, remote)
+        else:
+            found = _import(sync, remote)
+        sync.status = GitSync.Status.SUCCESS
+    except SyncFailed as failure:
+        sync.status, sync.reason = GitSync.Status.FAILED, str(failure)
+    except Exception as error:
+        logger.exception("Git sync %s stopped on an unexpected error", sync.pk)
+        sync.status = GitSync.Status.FAILED
+        sync.reason = f"stopped on an unexpected error ({type(error).__name__}); it is logged"
+    _finish(sync, found)
+    return sync
+
+
+def _start(sync: GitSync) -> bool:
+    """Mark the sync running and fire ``space_gitsync_started``; False when another sync of
+    the space is running (or this one is not queued any more)."""
+    try:
+        with transaction.atomic():
+            started_at = timezone.now()
+            started = GitSync.objects.filter(pk=sync.pk, status=GitSync.Status.QUEUED).update(
+                status=GitSync.Status.RUNNING, started_at=started_at
+            )
+            if not started:
+                return False
+            sync.status, sync.started_at = GitSync.Status.RUNNING, started_at
+            _fire_started(sync)
+    except IntegrityError:  # one_running_git_sync_per_space
+        return False
+    return True
+
+
+def _remote(sync: GitSync) -> Remote:
+    """The repository as the space's connection names it now (checked again: the operator
+    may have changed GIT_SYNC_ALLOWED since it was saved)."""
+    connection = GitConnection.objects.filter(space=sync.space_id).first()
+    if connection is None:
+        raise SyncFailed("the space is no longer connected to a Git repository")
+    sync.url, sync.branch = connection.url, connection.branch
+    problem = address_problem(connection.url)
+    if problem:
+        raise SyncFailed(f"refused address: {problem}")
+    credentials = connection.credentials or {}
+    return Remote(
+        url=connection.url,
+        branch=connection.branch,
+        timeout=settings.GIT_SYNC_TIMEOUT_SECONDS,
+        username=credentials.get("username", ""),
+        password=credentials.get("password", ""),
+    )
+
+
+def _export(sync: GitSync, remote: Remote) -> None:
+    """Write the space's current revision to the branch in one commit on top of its head
+    (none when the branch holds these pages already)."""
+    space = Space.objects.select_related("current_revision").get(pk=sync.space_id)
+    revision = space.current_revision
+    if revision is None:
+        raise SyncFailed("the space has no pages yet: nothing to write")
+    sync.revision = revision
+    written = {file_path(page["path"]): page_file(page) for page in page_dicts(revision.pk)}
+    message = f"{revision.message or 'Update the pages'} (revision {revision.pk})\n\n"
+    message += f"Written by docplatform from the space {space.title!r} ({space.pk}).\n"
+    with _repository_errors(), fetched(remote) as branch:
+        commit = branch.commit_files(written, is_page_file, message=message, identity=IDENTITY)
+        head = commit or branch.head
+    sync.commit = head.decode() if head else ""
+
+
+def _import(sync: GitSync, remote: Remote) -> Found:
+    """Read the branch's Markdown files as pages: the space's pages in their order, those
+    added in Git after them by path; a skipped file's page (when the space has it) as it is."""
+    pages, skipped = {}, []
+    with _repository_errors(), fetched(remote) as branch:
+        if branch.head is None:
+            raise SyncFailed(f"the branch {remote.branch!r} does not exist in the repository")
+        for path, mode, blob_id in branch.files():
+            if page_path_of(path) is None:
+                continue  # not Markdown: not a page
+            page = (
+                page_from_file(path, branch.read(blob_id))
+                if mode in REGULAR_FILE_MODES
+                else Skipped(path, "not a regular file (a link or a submodule)")
+            )
+            if isinstance(page, Skipped):
+                skipped.append(page)
+            else:
+                pages[page["path"]] = page
+        sync.commit = branch.head.decode()
+        subject = branch.commit_message().split("\n", 1)[0].strip()
+    sync.skipped = [skip.as_json() for skip in skipped]
+    based_on = Space.objects.values_list("current_revision_id", flat=True).get(pk=sync.space_id)
+    current = page_dicts(based_on) if based_on else []
+    kept = {page_path_of(skip.path) for skip in skipped}
+    merged = [
+        pages.pop(page["path"], page)
+        for page in current
+        if page["path"] in pages or page["path"] in kept
+    ]
+    merged += sorted(pages.values(), key=lambda page: page["path"])
+    if not merged:
+        raise SyncFailed("the branch holds no Markdown page to import")
+    if len(merged) > MAX_PAGES:
+        raise SyncFailed(f"the branch holds {len(merged)} pages; a space holds at most {MAX_PAGES}")
+    message = f"Imported from Git: {remote.branch} at {sync.commit[:12]}"
+    message = f"{message} ({subject})" if subject else message
+    return Found(
+        pages=None if merged == current else merged,
+        based_on=based_on,
+        message=message[:MAX_MESSAGE_LENGTH],
+    )
+
+
+@contextmanager
+def _repository_errors():
+    """Turn what the repository answered into the reason a sync failed."""
+    try:
+        yield
+    except RepositoryUnreachable as error:
+        raise SyncFailed(f"repository unreachable: {error}") from error
+    except PushRejected as error:
+        raise SyncFailed(f"rejected push: {error}") from error
+
+
+def _finish(sync: GitSync, found: Found | None) -> None:
+    """Record the sync's end, the revision an import makes, and fire
+    ``space_gitsync_completed``, in one transaction; nothing when the sync was declared
+    lost meanwhile (``git_syncs_fail_stale``)."""
+    with transaction.atomic():
+        if (
+            not GitSync.objects.select_for_update()
+            .filter(pk=sync.pk, status=GitSync.Status.RUNNING)
+            .exists()
+        ):
+            return
+        if found is not None and found.pages is not None and sync.status == GitSync.Status.SUCCESS:
+            try:
+                sync.revision = space_content_update(
+                    space=sync.space,
+                    pages=found.pages,
+                    message=found.message,
+                    author=sync.requested_by,
+                    based_on=found.based_on,
+                    git_commit=sync.commit,
+                )
+            except RevisionConflict:
+                sync.status = GitSync.Status.FAILED
+                sync.reason = "the space changed while the branch was read: import again"
+            except ValidationError as error:
+                sync.status = GitSync.Status.FAILED
+                sync.reason = "the pages cannot be written: " + "; ".join(
+                    f"{name}: {' '.join(messages)}" for name, messages in error.message_dict.items()
+                )
+        sync.finished_at = timezone.now()
+        sync.save(
+            update_fields=[
+                "status",
+                "reason",
+                "commit",
+                "skipped",
+                "revision",
+                "url",
+                "branch",
+                "finished_at",
+            ]
+        )
+        _fire_completed(sync)
+
+
+def git_syncs_fail_stale(*, space: Space | None = None) -> int:
+    """Fail the syncs (of ``space``, or every space's) running or waiting for longer than
+    ``GIT_SYNC_MAX_SECONDS``: their worker was lost, and they must not hold the space's turn.
+    A running one fires ``space_gitsync_completed`` (failed). How many were failed."""
+    now = timezone.now()
+    limit = settings.GIT_SYNC_MAX_SECONDS
+    syncs = GitSync.objects.filter(space=space) if space is not None else GitSync.objects.all()
+    stale = syncs.filter(
+        status=GitSync.Status.RUNNING, started_at__lt=now - timedelta(seconds=limit)
+    )
+    failed = 0
+    for sync in stale.select_related("space__organization"):
+        reason = f"no end recorded after {limit} s: its worker was lost"
+        with transaction.atomic():
+            if GitSync.objects.filter(pk=sync.pk, status=GitSync.Status.RUNNING).update(
+                status=GitSync.Status.FAILED, reason=reason, finished_at=now
+            ):
+                sync.status, sync.reason = GitSync.Status.FAILED, reason
+                _fire_completed(sync)
+                failed += 1
+    failed += syncs.filter(
+        status=GitSync.Status.QUEUED, created_at__lt=now - timedelta(seconds=limit)
+    ).update(
+        status=GitSync.Status.FAILED,
+        reason=f"no worker started it within {limit} s",
+        finished_at=now,
+    )
+    return failed
+
+
+# --- Events ------------------------------------------------------------------------------------
+
+
+def _fire_started(sync: GitSync) -> None:
+    events.fire(
+        "space_gitsync_started",
+        organization=sync.space.organization,
+        space=sync.space,
+        spaceId=sync.space_id,
+        status=GitSync.Status.RUNNING.value,
+        syncId=str(sync.pk),
+        direction=sync.direction,
+    )
+
+
+def _fire_completed(sync: GitSync) -> None:
+    """``revisionId``: the revision written (export) or made (import); the space's current
+    one when an import changed nothing or failed."""
+    revision_id = sync.revision_id
+    if revision_id is None and sync.direction == GitSync.Direction.IMPORT:
+        revision_id = Space.objects.values_list("current_revision_id", flat=True).get(
+            pk=sync.space_id
+        )
+    optional = {"commit": sync.commit, "reason": sync.reason}
+    events.fire(
+        "space_gitsync_completed",
+        organization=sync.space.organization,
+        space=sync.space,
+        spaceId=sync.space_id,
+        revisionId=revision_id,
+        status=sync.status,
+        syncId=str(sync.pk),
+        direction=sync.direction,
+        **{name: value for name, value in optional.items() if value},
+    )

@@ -1,0 +1,248 @@
+"""A published site's pages on the sites origin (``sites.middleware``): its spaces, a space's
+pages rendered as the reader renders them (its blocks too, read-only unless made for visitors),
+its search, and what visitors send (feedback, block presses). Thin: selectors read, services
+write. Nobody is signed in here."""
+
+import json
+
+from django.core.exceptions import ValidationError
+from django.http import Http404, HttpResponse, HttpResponseServerError, JsonResponse
+from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.views import View
+
+from ..api_visitors import client_ip, remember_visitor
+from ..documents import selectors as reader
+from ..documents.blocks import BlockPlace, provider
+from ..documents.reading import page_document, shown_html, table_of_contents
+from ..events import FEEDBACK_RATINGS
+from ..models import Page
+from ..services import page_path_problem
+from . import search, selectors, services
+from .addresses import is_http_url, page_url, site_url
+from .throttle import wait_seconds
+from .visitors import site_visitor
+
+
+class SiteView(View):
+    """A page of one site (``<SITES_URL>/<site id>/...``): 404 for an unknown site."""
+
+    def dispatch(self, request, *args, **kwargs):
+        self.site = selectors.site_for_visitors(kwargs.pop("site_id"))
+        self.load(kwargs)
+        return super().dispatch(request, *args, **kwargs)
+
+    def load(self, kwargs: dict) -> None:
+        """Read what the address names besides the site (popping it from ``kwargs``)."""
+
+    def page(self, template: str, context: dict, *, status: int = 200) -> HttpResponse:
+        return render(self.request, template, {"site": self.site, **context}, status=status)
+
+    def counted(self, response: HttpResponse, url: str) -> HttpResponse:
+        """The visit of ``url`` fires ``site_view`` (at most once per visitor and page a
+        minute: ``services``); the visitor keeps the site's anonymous cookie."""
+        visitor, who = site_visitor(self.request)
+        if self.request.method == "GET":  # not HEAD: nobody looked at it
+            referrer = self.request.META.get("HTTP_REFERER", "")
+            services.site_view_record_once(
+                site=self.site,
+                visitor=visitor,
+                who=who,
+                url=url,
+                referrer=referrer if is_http_url(referrer) else "",
+            )
+        remember_visitor(response, self.request, visitor)
+        return response
+
+
+class SiteHomeView(SiteView):
+    """The site's title and the spaces it lists."""
+
+    def get(self, request):
+        spaces = selectors.listed_spaces(self.site)
+        return self.counted(self.page("sites/home.html", {"spaces": spaces}), site_url(self.site))
+
+
+class SiteSearchView(SiteView):
+    """``?q=``: the site's pages holding the words."""
+
+    def get(self, request):
+        query = request.GET.get("q", "").strip()
+        problem = search.query_problem(query)
+        hits = [] if problem else search.site_search(self.site, query)
+        context = {"query": query, "problem": problem, "hits": hits}
+        return self.page("sites/search.html", context, status=400 if problem else 200)
+
+
+class SpaceOnSiteView(SiteView):
+    """A page of one space the site publishes: 404 for a space it does not, or a private
+    one."""
+
+    def load(self, kwargs: dict) -> None:
+        self.space = selectors.space_on_site(self.site, kwargs.pop("space_id"))
+
+    def page_of(self, path: str | None) -> Page | None:
+        return reader.page_in(self.space.current_revision_id, path)
+
+    def block_place(self, page_path: str) -> BlockPlace:
+        return BlockPlace(
+            space=self.space,
+            page_path=page_path,
+            request=self.request,
+            interactive=True,
+            action_url=reverse("sites:block-press", args=[self.site.pk, self.space.pk]),
+            for_visitors=True,
+        )
+
+    def refused(self, request, errors: dict, *, status: int = 400, retry_after: int = 0):
+        """A refusal naming the fields: JSON to a script, else a page with a way back."""
+        if _wants_json(request):
+            response = JsonResponse({"errors": errors}, status=status)
+        else:
+            back = reverse("sites:space", args=[self.site.pk, self.space.pk])
+            context = {"space": self.space, "errors": errors, "back": back}
+            response = self.page("sites/refused.html", context, status=status)
+        if retry_after:
+            response["Retry-After"] = str(retry_after)
+        return response
+
+    def refusal(self, request, scope: str):
+        """Why this POST is refused before its content is read (None: it is not): a form
+        of another site (its Origin), or one over the address's rate (``SITE_RATES``)."""
+        origin = request.headers.get("Origin")
+        if origin is not None and origin != f"{request.scheme}://{request.get_host()}":
+            return self.refused(request, {"origin": ["sent from another site"]}, status=403)
+        wait = wait_seconds(scope, client_ip(request))
+        if wait:
+            message = f"too many requests from your address: try again in {wait} seconds"
+            return self.refused(request, {"rate": [message]}, status=429, retry_after=wait)
+        return None
+
+
+class SitePageView(SpaceOnSiteView):
+    """A page of the space (its first page without a path), with the site's navigation and
+    the feedback form."""
+
+    def get(self, request, page_path=None):
+        page = self.page_of(page_path)
+        if page is None and page_path is not None:
+            raise Http404("No such page.")
+        roots, ordered = reader.navigation(self.space.current_revision_id)
+        context = {
+            "space": self.space,
+            "roots": roots,
+            "current_path": page.path if page else None,
+            "nav_prefix": reverse("sites:space", args=[self.site.pk, self.space.pk]),
+        }
+        if page is not None:
+            document = page_document(page)
+            at = [item.path for item in ordered].index(page.path)
+            context |= {
+                "page_obj": page,
+                "content": shown_html(document, lambda: self.block_place(page.path)),
+                "toc": table_of_contents(document),
+                "previous": ordered[at - 1] if at > 0 else None,
+                "next": ordered[at + 1] if at + 1 < len(ordered) else None,
+                "canonical": page_url(self.site, self.space, page.path),
+                "ratings": FEEDBACK_RATINGS,
+                "rated": request.GET.get("feedback") in FEEDBACK_RATINGS,
+            }
+        response = self.page("sites/page.html", context)
+        return self.counted(response, page_url(self.site, self.space, page.path if page else ""))
+
+
+class FeedbackView(SpaceOnSiteView):
+    """POST a rating (``good``, ``ok``, ``bad``) of a page with an optional comment, as JSON
+    (the page's script: answers JSON) or as a form (goes back to the page)."""
+
+    def post(self, request):
+        refusal = self.refusal(request, "feedback")
+        if refusal is not None:
+            return refusal
+        data = _submitted(request)
+        if isinstance(data, str):
+            return self.refused(request, {"body": [data]})
+        path = data.get("page")
+        page = None if page_path_problem(path) else self.page_of(path)
+        if page is None:
+            return self.refused(request, {"page": ["no such page in this space"]})
+        referrer = data.get("referrer") or ""
+        if referrer and not is_http_url(referrer):
+            return self.refused(request, {"referrer": ["must be an http or https URL"]})
+        visitor, who = site_visitor(request)
+        try:
+            feedback = services.page_feedback_give(
+                site=self.site,
+                page=page,
+                rating=data.get("rating"),
+                comment=data.get("comment", ""),
+                visitor=visitor,
+                who=who,
+                url=page_url(self.site, self.space, page.path),
+                referrer=referrer,
+            )
+        except ValidationError as error:
+            return self.refused(request, error.message_dict)
+        if _wants_json(request):
+            answer = {"page": page.path, "rating": feedback.rating, "comment": feedback.comment}
+            response = JsonResponse(answer)
+        else:
+            address = reverse("sites:page", args=[self.site.pk, self.space.pk, page.path])
+            response = redirect(f"{address}?feedback={feedback.rating}#feedback")
+            response.status_code = 303
+        remember_visitor(response, request, visitor)
+        return response
+
+
+class BlockPressView(SpaceOnSiteView):
+    """POST: a visitor presses a block's button on a page of the current revision (only a
+    block made for visitors takes it: the block provider decides). Answers the block's HTML
+    to the page's script, else goes back to the page."""
+
+    def post(self, request):
+        refusal = self.refusal(request, "blocks")
+        if refusal is not None:
+            return refusal
+        path, key = request.POST.get("page", ""), request.POST.get("key", "")
+        page = None if page_path_problem(path) else self.page_of(path)
+        ref = None
+        if page is not None:
+            document = page_document(page)
+            ref = next((b for b in document.blocks if b.key == key and not b.error), None)
+        if ref is None:
+            raise Http404("No such block on this page (it may have been removed meanwhile).")
+        html = provider().act(ref, self.block_place(page.path), request.POST)
+        if request.headers.get("X-Requested-With") == "fetch":
+            return HttpResponse(html)
+        address = reverse("sites:page", args=[self.site.pk, self.space.pk, page.path])
+        return redirect(f"{address}#block-{key}")
+
+
+def _wants_json(request) -> bool:
+    return request.content_type == "application/json" or "application/json" in request.headers.get(
+        "Accept", ""
+    )
+
+
+def _submitted(request) -> dict | str:
+    """The POST's fields, from a JSON object or a form; or why they cannot be read."""
+    if request.content_type != "application/json":
+        return request.POST.dict()
+    try:
+        data = json.loads(request.body)
+    except (ValueError, UnicodeDecodeError) as error:
+        return f"is not JSON: {error}"
+    return data if isinstance(data, dict) else "must be a JSON object"
+
+
+def not_found(request, exception=None):
+    """The 404 page, with the site's title and search when the address names a site."""
+    match = getattr(request, "resolver_match", None)
+    site_id = match.kwargs.get("site_id") if match else None
+    site = selectors.site_or_none(site_id) if site_id else None
+    return render(request, "sites/not_found.html", {"site": site}, status=404)
+
+
+def server_error(request):
+    return HttpResponseServerError(render_to_string("sites/server_error.html"))
