@@ -6,11 +6,23 @@ from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.http import HttpResponseRedirect
+from django.utils.html import format_html
 
 from .documents.selectors import page_dicts
 from .documents.services import PageConflict, check_page_edit, page_save
-from .models import ApiToken, Membership, Organization, Page, Revision, Site, Space
+from .models import (
+    ApiToken,
+    GitSync,
+    Membership,
+    Organization,
+    Page,
+    PageFeedback,
+    Revision,
+    Site,
+    Space,
+)
 from .services import api_token_revoke, space_visibility_set
+from .sites.addresses import site_url
 
 
 class MembershipInline(admin.TabularInline):
@@ -157,11 +169,48 @@ class PageAdmin(admin.ModelAdmin):
 
 @admin.register(Site)
 class SiteAdmin(admin.ModelAdmin):
-    list_display = ["title", "id", "organization", "created_at"]
+    list_display = ["title", "id", "organization", "published_at", "created_at"]
     list_filter = ["organization"]
     search_fields = ["title", "id"]
-    readonly_fields = ["id", "created_at"]
+    readonly_fields = ["id", "published_at", "created_at"]
     filter_horizontal = ["spaces"]
+
+    @admin.display(description="Published at")
+    def published_at(self, site):
+        if not site.pk:
+            return "-"
+        address = site_url(site)
+        return format_html('<a href="{}" rel="noopener" target="_blank">{}</a>', address, address)
+
+
+@admin.register(PageFeedback)
+class PageFeedbackAdmin(admin.ModelAdmin):
+    """What visitors said about pages: read only (a rating is the visitor's)."""
+
+    list_display = ["updated_at", "rating", "space", "page_path", "site", "comment"]
+    list_filter = ["rating", "site"]
+    search_fields = ["page_path", "comment"]
+    fields = ["site", "space", "page_path", "page", "visitor", "rating", "comment"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request):
+        return False
+
+
+@admin.register(GitSync)
+class GitSyncAdmin(admin.ModelAdmin):
+    """Each space's syncs with its repository: read only (they are the syncs' record)."""
+
+    list_display = ["created_at", "space", "direction", "status", "commit", "reason"]
+    list_filter = ["status", "direction"]
+    search_fields = ["space__title", "commit", "url"]
+    readonly_fields = [field.name for field in GitSync._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
 
 
 @admin.register(ApiToken)
