@@ -367,7 +367,6 @@ def _settle_at_once(results, now) -> list[tuple[Delivery, Result]]:
     return settled
 
 
-@transaction.atomic
 def redelivery_refusal(delivery: Delivery) -> str | None:
     """Why ``delivery`` cannot be sent again, or None: one still in progress, or one settled
     without any attempt (there was nothing to send it to: an integration without a script,
@@ -379,6 +378,7 @@ def redelivery_refusal(delivery: Delivery) -> str | None:
     return None
 
 
+@transaction.atomic
 def delivery_redeliver(delivery: Delivery) -> Delivery:
     """Send a finished delivery again: the same eventId, a new chain of attempts."""
     delivery = Delivery.objects.select_for_update().get(pk=delivery.pk)
