@@ -8,6 +8,7 @@ from django.core.cache import cache
 from django.urls import URLResolver, reverse
 
 from docplatform.events.models import Delivery
+from docplatform.gitsync.models import GitSync
 from docplatform.services import api_token_create
 from docplatform.urls import api_v1
 from integrations.services.installations import installation_create
@@ -93,6 +94,9 @@ def world(publish, org_admin, org_member, organization):
         "property_name": "tracking_id",
         "component_id": "settings",
         "token_id": api_token_create(user=org_member, name="world")[0].pk,
+        "sync_id": GitSync.objects.create(
+            space=space, direction="export", url="/srv/git/docs", branch="main"
+        ).pk,
     }
 
 

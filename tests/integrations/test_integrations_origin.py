@@ -151,7 +151,7 @@ def load_settings(**environment) -> subprocess.CompletedProcess:
     env = {
         key: value
         for key, value in os.environ.items()
-        if key not in ("DEBUG", "PLATFORM_URL", "INTEGRATIONS_URL", "ALLOWED_HOSTS")
+        if key not in ("DEBUG", "PLATFORM_URL", "INTEGRATIONS_URL", "SITES_URL", "ALLOWED_HOSTS")
     }
     env.update(
         DJANGO_SETTINGS_MODULE="docplatform.settings",
@@ -196,16 +196,37 @@ def test_an_integrations_url_that_is_not_an_origin_is_refused(url):
     )
 
 
-def test_separate_domains_start_and_both_hosts_are_allowed():
+def test_separate_domains_start_and_every_host_is_allowed():
     done = load_settings(
         PLATFORM_URL="https://docs.example.com",
         INTEGRATIONS_URL="https://docs-integrations.example.net/",
+        SITES_URL="https://docs-sites.example.org",
         ALLOWED_HOSTS="docs.example.com",
     )
     assert done.returncode == 0, done.stderr
     url, *hosts = done.stdout.split()
     assert url == "https://docs-integrations.example.net"
-    assert hosts == ["docs.example.com", "docs-integrations.example.net"]
+    assert hosts == ["docs.example.com", "docs-integrations.example.net", "docs-sites.example.org"]
+
+
+@pytest.mark.parametrize(
+    "sites_url",
+    [
+        "https://docs.example.com",  # the platform's host
+        "https://docs-integrations.example.net",  # the integrations'
+        "https://sites.docs.example.com",  # a child domain of the platform's
+    ],
+)
+def test_the_sites_origin_must_be_a_domain_of_its_own(sites_url):
+    refused = load_settings(
+        PLATFORM_URL="https://docs.example.com",
+        INTEGRATIONS_URL="https://docs-integrations.example.net",
+        SITES_URL=sites_url,
+    )
+    assert refused.returncode != 0
+    assert f"ImproperlyConfigured: SITES_URL ({sites_url}) must be on another domain" in (
+        refused.stderr
+    )
 
 
 def test_development_allows_a_child_domain_but_never_the_same_host():
