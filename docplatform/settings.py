@@ -530,6 +530,11 @@ RUNTIME_INTEGRATION_CONCURRENCY = env_positive(int, "RUNTIME_INTEGRATION_CONCURR
 PUBLIC_ENDPOINT_MAX_BODY = env_positive(int, "PUBLIC_ENDPOINT_MAX_BODY", 1024 * 1024)
 # How long an OAuth state issued to an integration stays valid (seconds).
 OAUTH_STATE_MAX_AGE = env_positive(int, "OAUTH_STATE_MAX_AGE", 600)
+# `dev` keeps an integration's newest development versions, this many; the older ones are
+# removed (never the one development installations run, never a released version).
+INTEGRATION_DEVELOPMENT_VERSIONS_KEPT = env_positive(
+    int, "INTEGRATION_DEVELOPMENT_VERSIONS_KEPT", 5
+)
 # Integration logs (a line per call of integration code) are kept this many days; the purge
 # runs every INTEGRATION_LOG_PURGE_INTERVAL_SECONDS.
 INTEGRATION_LOG_RETENTION_DAYS = env_positive(float, "INTEGRATION_LOG_RETENTION_DAYS", 7.0)

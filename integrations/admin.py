@@ -43,7 +43,7 @@ class ReadOnlyAdminMixin:
 
 class IntegrationVersionInline(ReadOnlyAdminMixin, admin.TabularInline):
     model = IntegrationVersion
-    fields = ["number", "content_hash", "published_by", "created_at"]
+    fields = ["number", "channel", "content_hash", "published_by", "created_at"]
     readonly_fields = fields
     extra = 0
     show_change_link = True
@@ -54,7 +54,15 @@ class IntegrationVersionInline(ReadOnlyAdminMixin, admin.TabularInline):
 class IntegrationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     """Integrations change only by publishing a manifest, so the admin shows them read-only."""
 
-    list_display = ["name", "title", "organization", "visibility", "target", "latest_version"]
+    list_display = [
+        "name",
+        "title",
+        "organization",
+        "visibility",
+        "target",
+        "released_version",
+        "latest_version",
+    ]
     list_filter = ["visibility", CategoryFilter, "organization", "target"]
     search_fields = ["name", "title", "description"]
     fields = [
@@ -67,6 +75,8 @@ class IntegrationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "summary",
         "categories",
         "scopes",
+        "released_version",
+        "development_version",
         "latest_version",
         "configuration_schema",
         "created_at",
@@ -92,12 +102,20 @@ class IntegrationAssetInline(ReadOnlyAdminMixin, admin.TabularInline):
 class IntegrationVersionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     """A version is immutable; its secrets are never shown, only their names."""
 
-    list_display = ["integration", "number", "content_hash", "published_by", "created_at"]
+    list_display = [
+        "integration",
+        "number",
+        "channel",
+        "content_hash",
+        "published_by",
+        "created_at",
+    ]
     list_filter = ["integration__visibility", "integration__organization"]
     search_fields = ["integration__name", "content_hash"]
     fields = [
         "integration",
         "number",
+        "channel",
         "content_hash",
         "published_by",
         "created_at",
@@ -152,6 +170,7 @@ class InstallationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "shown_configuration",
         "external_ids",
         "space_selection",
+        "development",
         "created_by",
         "created_at",
         "updated_at",

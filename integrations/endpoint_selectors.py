@@ -23,15 +23,25 @@ def _prepared(name: str, build) -> Prepared:
     return _compiled[key]
 
 
-#: What no call reads: the bundle is sent only when the runtime host asks for it (a deferred
-#: read then), and the catalogue's texts.
-_NOT_READ = ("latest_version__bundle", "description", "summary", "external_links")
+#: The versions a call may run (``policies.running_version``): both are read with the
+#: integration, in the same query.
+_VERSIONS = ("released_version", "development_version")
+#: What no call reads: a version's code is sent only when the runtime host asks for it (a
+#: deferred read then) and its listing, and the catalogue's texts.
+_NOT_READ = (
+    *(f"{version}__{field}" for version in _VERSIONS for field in ("bundle", "listing")),
+    "description",
+    "summary",
+    "external_links",
+)
 
 
 def _for_call(installations: QuerySet) -> QuerySet:
     # Without the models' ordering: one row, and sorting it doubled PostgreSQL's planning.
     return (
-        installations.select_related("integration__latest_version", "parent")
+        installations.select_related(
+            *(f"integration__{version}" for version in _VERSIONS), "parent"
+        )
         .defer(*(f"integration__{field}" for field in _NOT_READ))
         .filter(pk=_INSTALLATION)
         .order_by()
@@ -49,14 +59,14 @@ def _visible_installation_query() -> QuerySet:
 
 
 def installation_for_call(installation_id: str) -> Installation | None:
-    """The installation with its integration, latest version (without its bundle) and
-    organization installation."""
+    """The installation with its integration, the versions it may run (without their code)
+    and its organization installation."""
     found = _prepared("installation", _installation_query).instances(
         {_INSTALLATION: installation_id}
     )
     if not found:
         return None
-    _link_version(found[0].integration)
+    _link_versions(found[0].integration)
     return found[0]
 
 
@@ -67,13 +77,13 @@ def installation_visible_for_call(user, installation_id: str) -> Installation | 
     )
     if not found:
         return None
-    _link_version(found[0].integration)
+    _link_versions(found[0].integration)
     return found[0]
 
 
 def _integration_query() -> QuerySet:
     return (
-        Integration.objects.select_related("latest_version")
+        Integration.objects.select_related(*_VERSIONS)
         .defer(*_NOT_READ)
         .filter(name=_NAME)
         .order_by()
@@ -81,18 +91,20 @@ def _integration_query() -> QuerySet:
 
 
 def integration_for_call(name: str) -> Integration | None:
-    """The integration named ``name`` with its latest version (without its bundle)."""
+    """The integration named ``name`` with the versions it may run (without their code)."""
     found = _prepared("integration", _integration_query).instances({_NAME: name})
     if not found:
         return None
-    _link_version(found[0])
+    _link_versions(found[0])
     return found[0]
 
 
-def _link_version(integration: Integration) -> None:
-    """The latest version's own ``integration`` is this one (not read again)."""
-    if integration.latest_version is not None:
-        integration.latest_version.integration = integration
+def _link_versions(integration: Integration) -> None:
+    """The versions' own ``integration`` is this one (not read again)."""
+    for name in _VERSIONS:
+        version = getattr(integration, name)
+        if version is not None:
+            version.integration = integration
 
 
 def _selected_query() -> QuerySet:

@@ -10,6 +10,8 @@ from docplatform.crypto import EncryptedJSONField
 from docplatform.ids import new_id
 from docplatform.models import Organization
 
+from .log_model import IntegrationLog  # noqa: F401 - every model of the app is importable here
+
 
 def new_install_link_token() -> str:
     return secrets.token_urlsafe(24)
@@ -18,8 +20,9 @@ def new_install_link_token() -> str:
 class Integration(models.Model):
     """An integration, named uniquely across the platform and owned by one organization.
 
-    The listing fields mirror the latest published version's manifest, so the catalogue can
-    filter and search them without reading versions.
+    The listing fields mirror the released version's manifest (``IntegrationVersion.listing``),
+    so the catalogue can filter and search them without reading versions. Which version runs
+    for an installation: ``policies.runnable_version``.
     """
 
     class Visibility(models.TextChoices):
@@ -47,7 +50,28 @@ class Integration(models.Model):
         default=dict, help_text="The manifest's configuration schema (account, site, space)."
     )
     latest_version = models.ForeignKey(
-        "IntegrationVersion", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        "IntegrationVersion",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="The newest version, of either channel.",
+    )
+    released_version = models.ForeignKey(
+        "IntegrationVersion",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="What installations run: set by publish and by rollback.",
+    )
+    development_version = models.ForeignKey(
+        "IntegrationVersion",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="What development installations run, until a release replaces it.",
     )
     install_link_token = models.CharField(
         max_length=64,
@@ -66,13 +90,26 @@ class Integration(models.Model):
 
 
 class IntegrationVersion(models.Model):
-    """One published state of an integration. Immutable once written."""
+    """One published state of an integration, on the release channel (``publish``) or the
+    development channel (``dev``). Immutable once written: being released is the
+    integration's (``Integration.released_version``), not the version's."""
+
+    class Channel(models.TextChoices):
+        RELEASE = "release", "Release"
+        DEVELOPMENT = "development", "Development"
 
     id = models.CharField(primary_key=True, max_length=32, default=new_id, editable=False)
     integration = models.ForeignKey(Integration, on_delete=models.CASCADE, related_name="versions")
     number = models.PositiveIntegerField()
+    channel = models.CharField(max_length=16, choices=Channel.choices, default=Channel.RELEASE)
     content_hash = models.CharField(max_length=64)
     manifest = models.JSONField(help_text="The manifest as published, secret values redacted.")
+    listing = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The integration's listing fields as this version's manifest has them, "
+        "copied to the integration when it is released.",
+    )
     script_path = models.CharField(
         max_length=300, blank=True, help_text="The entry module of the code; empty: no code."
     )
@@ -96,7 +133,8 @@ class IntegrationVersion(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["integration", "number"], name="unique_version_number"),
             models.UniqueConstraint(
-                fields=["integration", "content_hash"], name="unique_version_content"
+                fields=["integration", "channel", "content_hash"],
+                name="unique_version_content_per_channel",
             ),
         ]
 
@@ -207,6 +245,11 @@ class Installation(models.Model):
     )
     api_token_hash = models.CharField(max_length=64, unique=True, editable=False)
     api_token = EncryptedJSONField(editable=False)
+    development = models.BooleanField(
+        default=False,
+        help_text="Runs the integration's development versions (``dev``); a space or site "
+        "installation also does when its organization installation is marked.",
+    )
     granted_scopes = models.JSONField(
         default=list,
         blank=True,
@@ -332,58 +375,3 @@ class ComponentState(models.Model):
 
     def __str__(self):
         return f"{self.component_id}[{self.instance}] of {self.installation_id}"
-
-
-class IntegrationLog(models.Model):
-    """One call of an integration's code, as its owners and the installing organization's
-    admins see it: what it was, how it ended, what the code printed (its first 4 KB) and the
-    error with its traceback. One row per call, never per printed line; an event that an
-    installation did not receive for lack of a scope is one row too (``not_delivered``)."""
-
-    class Kind(models.TextChoices):
-        EVENT = "event", "Event"
-        FETCH = "fetch", "Fetch"
-        UI_RENDER = "ui_render", "Component render"
-        COMPLETION = "completion", "Completion"
-        OAUTH = "oauth", "OAuth"
-        NOT_DELIVERED = "not_delivered", "Not delivered"
-
-    class Outcome(models.TextChoices):
-        OK = "ok", "OK"
-        ERROR = "error", "Error"
-        TIMEOUT = "timeout", "Timeout"
-        REFUSED = "refused", "Refused"
-        NOT_DELIVERED = "not_delivered", "Not delivered"
-
-    OUTPUT_LIMIT = 4096
-    ERROR_LIMIT = 8192
-
-    id = models.BigAutoField(primary_key=True)
-    time = models.DateTimeField(help_text="When the call started.")
-    kind = models.CharField(max_length=16, choices=Kind.choices)
-    integration = models.ForeignKey(Integration, on_delete=models.CASCADE, related_name="logs")
-    installation = models.ForeignKey(
-        Installation, null=True, blank=True, on_delete=models.CASCADE, related_name="logs"
-    )
-    version = models.PositiveIntegerField(null=True, blank=True)
-    event = models.CharField(max_length=64, blank=True, help_text="The event type, if any.")
-    request = models.CharField(
-        max_length=500, blank=True, help_text='"GET /path" (no query), or what was rendered.'
-    )
-    outcome = models.CharField(max_length=16, choices=Outcome.choices)
-    status = models.PositiveSmallIntegerField(null=True, blank=True)
-    duration_ms = models.PositiveIntegerField(null=True, blank=True)
-    output = models.TextField(blank=True, help_text="What the code printed: its first 4 KB.")
-    error = models.TextField(blank=True, help_text="The error, with its traceback.")
-
-    class Meta:
-        ordering = ["id"]
-        verbose_name = "integration log line"
-        indexes = [
-            models.Index(fields=["integration", "id"], name="log_by_integration"),
-            models.Index(fields=["installation", "id"], name="log_by_installation"),
-            models.Index(fields=["time"], name="log_by_time"),
-        ]
-
-    def __str__(self):
-        return f"{self.integration_id} {self.kind} {self.outcome} at {self.time:%Y-%m-%d %H:%M:%S}"

@@ -8,7 +8,7 @@ and the admin call instead of re-deriving it.
 - may see, install, manage: ``visible_integrations_q``, ``may_see_integration``,
   ``may_install``, ``installable_levels``, ``may_manage``;
 - the configuration definition: ``configuration_definition``, ``definition_for_level``;
-- the runnable version: ``has_code``, ``runnable_version``.
+- the version that runs: ``is_development``, ``running_version``, ``runnable_version``.
 
 Scopes (DESIGN.md, "new version asks for more scopes"). An installation keeps the scopes its
 organization granted (``Installation.granted_scopes``): every scope its integration asked
@@ -299,7 +299,33 @@ def has_code(version: IntegrationVersion | None) -> bool:
     return version is not None and bool(version.script_path)
 
 
-def runnable_version(integration: Integration) -> IntegrationVersion | None:
-    """The version whose code runs for ``integration``: its latest, when it has code."""
-    version = integration.latest_version
+def is_development(installation: Installation) -> bool:
+    """Whether ``installation`` runs development versions: marked itself, or a space or site
+    installation under a marked organization installation (it follows its parent's mark; it
+    cannot opt out of it)."""
+    if installation.development:
+        return True
+    return installation.parent_id is not None and installation.parent.development
+
+
+def running_version(
+    integration: Integration, installation: Installation | None = None
+) -> IntegrationVersion | None:
+    """The version that runs (DESIGN.md, "Development versions"): for a development
+    installation, the version ``dev`` published last, until a release replaces it; for every
+    other installation, and for calls without one, the released version."""
+    if (
+        installation is not None
+        and integration.development_version_id is not None
+        and is_development(installation)
+    ):
+        return integration.development_version
+    return integration.released_version
+
+
+def runnable_version(
+    integration: Integration, installation: Installation | None = None
+) -> IntegrationVersion | None:
+    """``running_version`` when it has code to run."""
+    version = running_version(integration, installation)
     return version if has_code(version) else None

@@ -35,7 +35,7 @@ def integrations_visible_to(user, *, install_token: str | None = None) -> QueryS
     """Public integrations, every integration of the user's organizations, and an unlisted one
     whose install link token is given."""
     visible = visible_integrations_q(user_organization_ids(user), install_token)
-    return Integration.objects.filter(visible, latest_version__isnull=False)
+    return Integration.objects.filter(visible, released_version__isnull=False)
 
 
 def integration_catalogue(
@@ -59,8 +59,8 @@ def installations_visible_to(user) -> QuerySet:
 
 
 def published_integration(name: str) -> Integration | None:
-    """The integration named ``name`` once it has a version, whoever may see it."""
-    return Integration.objects.filter(name=name, latest_version__isnull=False).first()
+    """The integration named ``name`` once it has a released version, whoever may see it."""
+    return Integration.objects.filter(name=name, released_version__isnull=False).first()
 
 
 def installation_by_api_token(raw: str) -> Installation | None:
@@ -226,8 +226,8 @@ _ROUTING_COLUMNS = (
     "integration__name",
     "integration__scopes",
     "granted_scopes",
-    "integration__latest_version__number",
-    "integration__latest_version__script_path",
+    "integration__released_version__number",
+    "integration__released_version__script_path",
 )
 _routing_queries: dict[tuple[str, bool], Prepared] = {}
 
@@ -392,7 +392,7 @@ _covering_queries: dict[str, Prepared] = {}
 def installations_covering_space(space: Space) -> list[Installation]:
     """The installations whose integration reaches ``space``: its space installations, and its
     organization's installations whose space selection covers it (space installations
-    first), with their integration, its latest version and their organization installation.
+    first), with their integration, the versions it may run and their organization installation.
     Compiled once per database: a page with blocks asks at every read."""
     key = Installation.objects.db
     if key not in _covering_queries:
@@ -413,12 +413,16 @@ def _covering_query() -> QuerySet:
         Installation.objects.filter(
             Q(level=Installation.Level.SPACE, space_id=_COVERED_SPACE) | organization_wide
         )
-        .select_related("integration__latest_version", "parent")
+        .select_related(
+            "integration__released_version", "integration__development_version", "parent"
+        )
         .defer(
             "integration__summary",
-            "integration__latest_version__bundle",
-            "integration__latest_version__manifest",
-            "integration__latest_version__secrets",
+            *(
+                f"integration__{version}__{field}"
+                for version in ("released_version", "development_version")
+                for field in ("bundle", "manifest", "secrets", "listing")
+            ),
             "credentials",
             "api_token",
             "parent__credentials",

@@ -147,7 +147,7 @@ def installation_endpoint(request, installation_id: str, path: str = ""):
         return _failed(ClientFault("not_found", "no such installation"))
     if is_paused(installation):
         return _failed(ClientFault("installation_paused", "the installation is paused"))
-    version = runnable_version(installation.integration)
+    version = runnable_version(installation.integration, installation)
     if version is None:
         return _failed(ClientFault("no_script", "the integration has no code to run"))
     return _relay(request, path, version=version, installation=installation)

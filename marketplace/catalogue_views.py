@@ -1,6 +1,6 @@
 """The marketplace's catalogue pages: browse the integrations an organization may install,
-an integration's page (install it there, or through an unlisted integration's install link)
-and its images."""
+an integration's page (opened directly, or through an unlisted integration's install link;
+installing is ``install_views``) and its images."""
 
 from django.contrib import messages
 from django.contrib.auth.mixins import LoginRequiredMixin
@@ -12,7 +12,7 @@ from django.utils.http import urlencode
 from django.views import View
 
 from integrations.models import Installation
-from integrations.services.installations import installation_create
+from integrations.services import integration_release
 
 from . import selectors
 from .forms import CatalogueFilterForm, InstallForm, InstallLinkForm
@@ -43,7 +43,7 @@ class CatalogueView(OrganizationView):
 
 
 class IntegrationView(OrganizationView):
-    """An integration's page, with its install buttons; POST installs it."""
+    """An integration's page, with its install buttons (they lead to ``InstallView``)."""
 
     nav = "catalogue"
 
@@ -52,28 +52,6 @@ class IntegrationView(OrganizationView):
     def get(self, request, name):
         integration = self.integration(name)
         return self.integration_page(integration, InstallForm(**self.places(integration)))
-
-    def post(self, request, name):
-        integration = self.integration(name)
-        form = InstallForm(request.POST, **self.places(integration))
-        if form.is_valid():
-            try:
-                installation = installation_create(
-                    user=request.user,
-                    integration=integration,
-                    organization=self.organization,
-                    space=form.cleaned_data["space"],
-                    site=form.cleaned_data["site"],
-                    install_token=self.install_token or None,
-                )
-            except ValidationError as error:
-                form.add_error(None, error.messages)
-            else:
-                messages.success(request, f"{integration.title} is installed.")
-                return redirect(
-                    "marketplace:installation", self.organization.subdomain, installation.pk
-                )
-        return self.integration_page(integration, form, status=400)
 
     def integration(self, name):
         integration = selectors.integration_for(
@@ -104,9 +82,38 @@ class IntegrationView(OrganizationView):
                 ),
                 "form": form,
                 "install_token": self.install_token,
+                "versions": selectors.versions_for_owner(self.request.user, integration),
             },
             status=status,
         )
+
+
+class VersionReleaseView(IntegrationView):
+    """POST "Make current": release an older version again (``integration_release``: the
+    integration's organization's admins only, 403 for others)."""
+
+    def get(self, request, name, number):
+        return redirect("marketplace:integration", self.organization.subdomain, name)
+
+    def post(self, request, name, number):
+        integration = self.integration(name)
+        try:
+            result = integration_release(user=request.user, integration=integration, number=number)
+        except ValidationError as error:
+            messages.error(request, " ".join(error.messages))
+        else:
+            messages.success(request, release_message(result))
+        return redirect("marketplace:integration", self.organization.subdomain, name)
+
+
+def release_message(result) -> str:
+    """What "Make current" says it did."""
+    number = result.version.number
+    if not result.released:
+        return f"Version {number} is current already."
+    changed = len(result.changed)
+    checked = f" {changed} installation(s) changed when checked against it." if changed else ""
+    return f"Version {number} is current again: every installation runs it.{checked}"
 
 
 class InstallLinkView(IntegrationView):

@@ -44,16 +44,23 @@ class InstallLinkForm(forms.Form):
 
 
 class InstallForm(forms.Form):
-    """Where to install: the organization itself, one of its spaces or one of its sites."""
+    """Where to install: the organization itself, one of its spaces or one of its sites; and
+    ``confirm``, the member's consent to what the integration may do (the consent page's
+    button)."""
 
     level = forms.ChoiceField(choices=Installation.Level.choices)
     space = forms.ModelChoiceField(queryset=None, required=False)
     site = forms.ModelChoiceField(queryset=None, required=False)
+    confirm = forms.CharField(required=False, max_length=8)
 
     def __init__(self, *args, spaces, sites, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["space"].queryset = spaces
         self.fields["site"].queryset = sites
+
+    def clean_confirm(self) -> bool:
+        """Only the button's own value consents (a bare ``confirm=no`` does not)."""
+        return self.cleaned_data["confirm"] == "yes"
 
     def clean(self):
         cleaned = super().clean()

@@ -1,4 +1,7 @@
-"""What each permission scope lets an integration do, in words a member understands."""
+"""What an integration may do, in words a member understands: what each permission scope
+lets it do, and which hosts its code may call."""
+
+from docplatform_sdk.manifest.network import ANY_PUBLIC_HOST
 
 SCOPE_LABELS: dict[str, str] = {
     "space:content:read": "Read the content of your spaces",
@@ -23,3 +26,15 @@ SCOPE_LABELS: dict[str, str] = {
 
 def scope_label(scope: str) -> str:
     return SCOPE_LABELS.get(scope, scope)
+
+
+def network_access(network_fetch) -> dict:
+    """What a version's code may call (its manifest's ``network.fetch``; the rule itself is
+    ``docplatform_sdk.manifest.network.host_allowed``): a ``summary`` sentence, and the
+    ``hosts`` it names besides this platform's API."""
+    hosts = list(network_fetch or ())
+    if ANY_PUBLIC_HOST in hosts:
+        return {"summary": "Its code may call any public address on the internet.", "hosts": []}
+    if hosts:
+        return {"summary": "Its code may call this platform's API and these hosts:", "hosts": hosts}
+    return {"summary": "Its code may call only this platform's API.", "hosts": []}

@@ -3,9 +3,16 @@
 from django.db.models import Count, Q, QuerySet
 
 from docplatform.events.models import Delivery
+from docplatform.events.registry import has_own_consumer
 from docplatform.models import Organization, Site, Space
+from docplatform.selectors import is_organization_admin
 from integrations.models import Installation, Integration, IntegrationAsset
-from integrations.policies import effective_status, installable_levels, visible_integrations_q
+from integrations.policies import (
+    effective_status,
+    has_code,
+    installable_levels,
+    visible_integrations_q,
+)
 from integrations.selectors import (
     installations_visible_to,
     integration_catalogue,
@@ -38,8 +45,20 @@ def integration_for(
     return (
         integrations_visible_to(user, install_token=install_token or None)
         .filter(installable, name=name)
-        .select_related("organization", "latest_version")
+        .select_related("organization", "released_version")
         .first()
+    )
+
+
+def versions_for_owner(user, integration: Integration) -> list | None:
+    """The integration's versions, newest first, for an admin of its organization (who may
+    make an older released one current again); None for anyone else."""
+    if not is_organization_admin(user=user, organization=integration.organization):
+        return None
+    return list(
+        integration.versions.only("integration_id", "number", "channel", "created_at").order_by(
+            "-number"
+        )
     )
 
 
@@ -49,9 +68,9 @@ def install_levels(integration: Integration) -> set[str]:
 
 
 def integration_assets(integration: Integration) -> dict:
-    """The latest version's icon (or None) and preview images, without their content."""
+    """The released version's icon (or None) and preview images, without their content."""
     assets = list(
-        IntegrationAsset.objects.filter(version_id=integration.latest_version_id).defer("content")
+        IntegrationAsset.objects.filter(version_id=integration.released_version_id).defer("content")
     )
     return {
         "icon": next((a for a in assets if a.kind == IntegrationAsset.Kind.ICON), None),
@@ -60,10 +79,10 @@ def integration_assets(integration: Integration) -> dict:
 
 
 def icon_ids(integrations) -> dict[str, int]:
-    """Integration id -> the id of its latest version's icon, for those that have one."""
+    """Integration id -> the id of its released version's icon, for those that have one."""
     rows = IntegrationAsset.objects.filter(
         kind=IntegrationAsset.Kind.ICON,
-        version_id__in=[integration.latest_version_id for integration in integrations],
+        version_id__in=[integration.released_version_id for integration in integrations],
     ).values_list("version__integration_id", "pk")
     return dict(rows)
 
@@ -148,3 +167,10 @@ def organizations_overview():
         site_count=Count("sites", distinct=True),
         installation_count=Count("installations", distinct=True),
     ).order_by("title")
+
+
+def runs_no_code(integration: Integration) -> bool:
+    """Whether installing ``integration`` makes nothing happen: it has no code to run on events
+    and no app sends its deliveries (the webhook integration has one), so an installation only
+    keeps its configuration."""
+    return not has_code(integration.latest_version) and not has_own_consumer(integration.name)

@@ -5,6 +5,7 @@ from . import (
     catalogue_views,
     component_views,
     delivery_views,
+    install_views,
     installation_views,
     log_views,
     token_views,
@@ -19,6 +20,16 @@ organization_pages = [
         "integrations/<slug:name>/",
         catalogue_views.IntegrationView.as_view(),
         name="integration",
+    ),
+    path(
+        "integrations/<slug:name>/install/",
+        install_views.InstallView.as_view(),
+        name="install",
+    ),
+    path(
+        "integrations/<slug:name>/versions/<int:number>/release/",
+        catalogue_views.VersionReleaseView.as_view(),
+        name="integration-version-release",
     ),
     path(
         "integrations/<slug:name>/logs/",

@@ -4,7 +4,8 @@ Every page acts for one organization the signed-in user belongs to; anything out
 (another organization, its installations, spaces and sites, a hidden integration) is a 404.
 This module holds what every page builds on (the sign-in, the organization switcher, the
 organization a page acts for) and the home page; the pages themselves are in
-``catalogue_views``, ``installation_views``, ``component_views`` and ``token_views``.
+``catalogue_views``, ``install_views``, ``installation_views``, ``component_views`` and
+``token_views``.
 """
 
 from django.contrib.auth.mixins import LoginRequiredMixin

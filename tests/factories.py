@@ -77,7 +77,7 @@ def png_image(width: int = 64, height: int = 64) -> bytes:
 
 
 class IntegrationFactory(factory.django.DjangoModelFactory):
-    """A published integration: it has a latest version (``published=False`` for none)."""
+    """A published integration: it has a released version (``published=False`` for none)."""
 
     class Meta:
         model = "integrations.Integration"
@@ -95,8 +95,9 @@ class IntegrationFactory(factory.django.DjangoModelFactory):
     @factory.post_generation
     def published(integration, create, extracted, **kwargs):
         if create and extracted is not False and integration.latest_version_id is None:
-            integration.latest_version = IntegrationVersionFactory(integration=integration)
-            integration.save(update_fields=["latest_version"])
+            version = IntegrationVersionFactory(integration=integration)
+            integration.latest_version = integration.released_version = version
+            integration.save(update_fields=["latest_version", "released_version"])
 
 
 class IntegrationVersionFactory(factory.django.DjangoModelFactory):

@@ -88,6 +88,13 @@ def consumer_for(recipient: Recipient) -> Consumer:
     return consumer
 
 
+def has_own_consumer(integration_name: str) -> bool:
+    """Whether an app takes this integration's deliveries itself (the webhook integration's
+    sender), rather than the default consumer (the runtime, which runs the integration's
+    code)."""
+    return integration_name in _BY_INTEGRATION
+
+
 def consumer_named(name: str) -> Consumer:
     return _CONSUMERS[name]
 

@@ -19,17 +19,29 @@ from docplatform.selectors import is_organization_admin, is_organization_member
 from ..gateway.failures import RuntimeFailure
 from ..models import Integration, IntegrationVersion
 from ..selectors import integration_catalogue, integrations_visible_to
-from ..services import integration_publish, integration_unpublish
+from ..services import Outcome, integration_publish, integration_unpublish
 from ..services.installations import install_link_rotate
 from .bundles import MAX_BUNDLE_BYTES, MIB, extract_bundle, refused
 from .failures import failure_response
 
+#: The versions an integration's representation shows.
+VERSIONS_SHOWN = ("latest_version", "released_version")
+VERSIONS_NOT_READ = tuple(
+    f"{version}__{field}"
+    for version in VERSIONS_SHOWN
+    for field in ("bundle", "manifest", "listing", "secrets")
+)
 # Room for the multipart envelope around the bundle itself.
 MULTIPART_OVERHEAD_BYTES = 64 * 1024
 
 
 class VersionOutput(serializers.Serializer):
     number = serializers.IntegerField()
+    channel = serializers.ChoiceField(
+        choices=IntegrationVersion.Channel.choices,
+        help_text="release: published by publish; development: by dev, run only by "
+        "development installations.",
+    )
     contentHash = serializers.CharField(source="content_hash")
     createdAt = serializers.DateTimeField(source="created_at")
 
@@ -66,7 +78,15 @@ class IntegrationOutput(serializers.Serializer):
     configurations = serializers.JSONField(
         help_text="The manifest's configuration schema (account, site, space)."
     )
-    latestVersion = VersionOutput(source="latest_version")
+    latestVersion = VersionOutput(
+        source="latest_version", help_text="The newest version, of either channel."
+    )
+    releasedVersion = VersionOutput(
+        source="released_version",
+        allow_null=True,
+        help_text="What installations run (development installations: until dev publishes "
+        "a development version); the listing above is its manifest's.",
+    )
     updatedAt = serializers.DateTimeField(source="updated_at")
 
 
@@ -77,8 +97,14 @@ class ProblemOutput(serializers.Serializer):
 
 class PublishOutput(serializers.Serializer):
     integration = serializers.CharField(source="version.integration.name")
-    version = VersionOutput()
+    version = VersionOutput(help_text="The version published, or the one with this code.")
+    releasedVersion = VersionOutput(source="version.integration.released_version")
     created = serializers.BooleanField(help_text="False when the content was unchanged.")
+    outcome = serializers.ChoiceField(
+        choices=Outcome.CHOICES,
+        help_text="created: a new version; unchanged: this code runs already; reused: "
+        "development installations run an older version with this code again.",
+    )
     warnings = ProblemOutput(many=True)
 
 
@@ -97,9 +123,17 @@ class BundleInput(serializers.Serializer):
         f"{MAX_BUNDLE_BYTES // MIB} MiB; service-manifest.yaml at its root or inside its one "
         "top-level folder. Secrets are given as values: ${{ env.NAME }} is not resolved here."
     )
+    channel = serializers.ChoiceField(
+        choices=IntegrationVersion.Channel.choices,
+        default=IntegrationVersion.Channel.RELEASE,
+        help_text="release (publish): every installation runs it; development (dev): only "
+        "development installations do. An integration's first version is released.",
+    )
 
 
 @service_errors("bundle", codes=BUNDLE_ERRORS, methods=["post"])
+@service_errors("channel", codes=("invalid_choice",), methods=["post"])
+@service_errors("version", methods=["post"])  # the code of an older released version
 @service_errors("KEY", methods=["post"])  # the manifest's problems, by their path
 class IntegrationListApi(generics.ListAPIView):
     """The integrations the caller may see (GET); publish one by upload (POST)."""
@@ -115,8 +149,10 @@ class IntegrationListApi(generics.ListAPIView):
     def get_queryset(self):
         query = CatalogueFilter(data=self.request.query_params)
         query.is_valid(raise_exception=True)
-        return integration_catalogue(self.request.user, **query.validated_data).select_related(
-            "latest_version"
+        return (
+            integration_catalogue(self.request.user, **query.validated_data)
+            .select_related(*VERSIONS_SHOWN)
+            .defer(*VERSIONS_NOT_READ)
         )
 
     @extend_schema(
@@ -135,7 +171,12 @@ class IntegrationListApi(generics.ListAPIView):
         with tempfile.TemporaryDirectory(prefix="docplatform-bundle-") as folder:
             root = extract_bundle(data.validated_data["bundle"], Path(folder))
             try:
-                result = integration_publish(path=root, publisher=request.user, env=None)
+                result = integration_publish(
+                    path=root,
+                    publisher=request.user,
+                    env=None,
+                    channel=data.validated_data["channel"],
+                )
             except RuntimeFailure as failure:  # the runtime host could not check the code
                 return failure_response(failure)
         return Response(
@@ -152,7 +193,9 @@ class IntegrationDetailFilter(QueryParameters):
 
 def integration_for(request, name: str, *, install_token: str | None = None) -> Integration:
     visible = integrations_visible_to(request.user, install_token=install_token)
-    return get_object_or_404(visible.select_related("latest_version"), name=name)
+    return get_object_or_404(
+        visible.select_related(*VERSIONS_SHOWN).defer(*VERSIONS_NOT_READ), name=name
+    )
 
 
 @service_errors("integration", methods=["delete"])

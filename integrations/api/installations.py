@@ -11,7 +11,7 @@ from django.core.exceptions import ValidationError
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema, extend_schema_field
+from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -23,15 +23,8 @@ from docplatform.api_schema import service_errors
 from docplatform.models import Space
 from docplatform.selectors import sites_visible_to, spaces_visible_to
 
-from ..environment import installation_public_endpoint
 from ..models import Installation
-from ..policies import (
-    effective_status,
-    installation_scopes,
-    new_permissions_notice,
-    scopes_awaiting_approval,
-)
-from ..selectors import installations_visible_to, published_integration, shown_configuration
+from ..selectors import installations_visible_to, published_integration
 from ..services.consent import installation_scopes_approve
 from ..services.installations import (
     installation_configure,
@@ -40,6 +33,12 @@ from ..services.installations import (
     installation_resume,
     installation_select_spaces,
     installation_uninstall,
+)
+from .installation_output import (
+    InstallationOutput,
+    installation_for,
+    installation_response,
+    installation_rows,
 )
 
 #: The service's field names as the API spells them.
@@ -50,126 +49,6 @@ installing_errors = service_errors(
     *("configuration", "configuration.KEY"),
     methods=["post"],
 )
-
-
-# --- Representations ------------------------------------------------------------------------
-
-
-class StatusReasonOutput(serializers.Serializer):
-    path = serializers.CharField()
-    message = serializers.CharField()
-
-
-class InstallationOutput(serializers.Serializer):
-    id = serializers.CharField()
-    integration = serializers.CharField(source="integration.name")
-    organization = serializers.CharField(source="organization_id")
-    level = serializers.ChoiceField(choices=Installation.Level.choices)
-    space = serializers.CharField(source="space_id", allow_null=True)
-    site = serializers.CharField(source="site_id", allow_null=True)
-    parent = serializers.CharField(source="parent_id", allow_null=True)
-    status = serializers.SerializerMethodField(
-        help_text="The effective status: paused or pending when its organization installation "
-        "is (it then receives nothing), else its own."
-    )
-    statusReasons = serializers.SerializerMethodField(
-        method_name="get_status_reasons",
-        help_text="Why it is pending (or paused with its organization installation).",
-    )
-    ownStatus = serializers.ChoiceField(
-        choices=Installation.Status.choices,
-        source="status",
-        help_text="The installation's own status, whatever its organization installation's.",
-    )
-    configuration = serializers.SerializerMethodField(
-        help_text='Property values; a connected button property shows as {"connected": true}.'
-    )
-    externalIds = serializers.ListField(child=serializers.CharField(), source="external_ids")
-    spaceSelection = serializers.SerializerMethodField(
-        method_name="get_space_selection",
-        help_text="Organization installations only: all spaces, or the selected ones.",
-    )
-    selectedSpaces = serializers.SerializerMethodField(
-        method_name="get_selected_spaces",
-        help_text="Organization installations only: the selected spaces' ids.",
-    )
-    scopes = serializers.SerializerMethodField(
-        help_text="The scopes the installation acts with (API access, events): those its "
-        "integration asks for that its organization granted."
-    )
-    scopesAwaitingApproval = serializers.SerializerMethodField(
-        method_name="get_scopes_awaiting_approval",
-        help_text="New scopes a newer version of the integration asks for; they apply once "
-        "an admin of the organization approves them (POST .../approve-scopes/).",
-    )
-    permissionsNotice = serializers.SerializerMethodField(
-        method_name="get_permissions_notice",
-        help_text='"asks for new permissions: ..." while scopes await approval, else null.',
-    )
-    publicEndpoint = serializers.SerializerMethodField(
-        method_name="get_public_endpoint",
-        help_text="The world-facing URL whose requests reach the integration's fetch.",
-    )
-    createdAt = serializers.DateTimeField(source="created_at")
-    updatedAt = serializers.DateTimeField(source="updated_at")
-
-    def get_public_endpoint(self, installation) -> str:
-        return installation_public_endpoint(installation)
-
-    @extend_schema_field(serializers.ChoiceField(choices=Installation.Status.choices))
-    def get_status(self, installation) -> str:
-        return effective_status(installation).status
-
-    @extend_schema_field(StatusReasonOutput(many=True))
-    def get_status_reasons(self, installation) -> list[dict]:
-        return effective_status(installation).reasons
-
-    @extend_schema_field(OpenApiTypes.OBJECT)
-    def get_configuration(self, installation) -> dict:
-        return shown_configuration(installation)
-
-    def get_scopes(self, installation) -> list[str]:
-        return installation_scopes(installation)
-
-    def get_scopes_awaiting_approval(self, installation) -> list[str]:
-        return scopes_awaiting_approval(installation)
-
-    @extend_schema_field(serializers.CharField(allow_null=True))
-    def get_permissions_notice(self, installation):
-        return new_permissions_notice(installation)
-
-    @extend_schema_field(
-        serializers.ChoiceField(choices=Installation.SpaceSelection.choices, allow_null=True)
-    )
-    def get_space_selection(self, installation):
-        if installation.level != Installation.Level.ORGANIZATION:
-            return None
-        return installation.space_selection
-
-    @extend_schema_field(serializers.ListField(child=serializers.CharField(), allow_null=True))
-    def get_selected_spaces(self, installation):
-        if installation.level != Installation.Level.ORGANIZATION:
-            return None
-        return [space.pk for space in installation.selected_spaces.all()]
-
-
-def installation_rows(queryset):
-    return queryset.select_related("integration", "parent").prefetch_related("selected_spaces")
-
-
-def installation_for(request, installation_id: str) -> Installation:
-    return get_object_or_404(
-        installation_rows(installations_visible_to(request.user)), pk=installation_id
-    )
-
-
-def fresh(installation: Installation) -> Installation:
-    """The installation as stored now, ready to be shown."""
-    return installation_rows(Installation.objects).get(pk=installation.pk)
-
-
-def installation_response(installation: Installation, status_code=status.HTTP_200_OK):
-    return Response(InstallationOutput(fresh(installation)).data, status=status_code)
 
 
 # --- Inputs ---------------------------------------------------------------------------------

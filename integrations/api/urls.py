@@ -44,6 +44,11 @@ urlpatterns = [
         name="integration-version",
     ),
     path(
+        "integrations/<name:name>/versions/<int:number>/release/",
+        versions.IntegrationVersionReleaseApi.as_view(),
+        name="integration-version-release",
+    ),
+    path(
         "integrations/<name:name>/logs/", logs.IntegrationLogsApi.as_view(), name="integration-logs"
     ),
     path(
@@ -85,6 +90,11 @@ urlpatterns = [
         "installations/<id:installation_id>/resume/",
         installations.InstallationResumeApi.as_view(),
         name="installation-resume",
+    ),
+    path(
+        "installations/<id:installation_id>/development/",
+        versions.InstallationDevelopmentApi.as_view(),
+        name="installation-development",
     ),
     path(
         "installations/<id:installation_id>/approve-scopes/",

@@ -1,20 +1,26 @@
-"""One version of an integration: unpublish it (its owning organization's admins only;
-others who may see the integration get 403)."""
+"""Versions and channels: unpublish a version, release one again (``rollback``; the owning
+organization's admins only, others who may see the integration get 403), and mark an
+installation as running development versions (``dev``)."""
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import status
+from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from docplatform.api_schema import service_errors
 
-from ..services import integration_version_unpublish
-from .catalogue import owned_integration_for
+from ..services import (
+    installation_mark_development,
+    integration_release,
+    integration_version_unpublish,
+)
+from .catalogue import VersionOutput, owned_integration_for
+from .installation_output import InstallationOutput, installation_for, installation_response
 
 
 @service_errors("version", methods=["delete"])
 class IntegrationVersionApi(APIView):
-    """Remove one version; refused for the version installations run and for the only
+    """Remove one version; refused for the versions installations run and for the only
     version (unpublish the integration instead)."""
 
     @extend_schema(responses={204: None})
@@ -23,3 +29,59 @@ class IntegrationVersionApi(APIView):
             integration=owned_integration_for(request, name), number=number
         )
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class ReleaseOutput(serializers.Serializer):
+    integration = serializers.CharField(source="version.integration.name")
+    version = VersionOutput(help_text="The released version now.")
+    previous = VersionOutput(
+        allow_null=True, help_text="The version released before (the same when unchanged)."
+    )
+    released = serializers.BooleanField(
+        help_text="False when it was released already and no development version ran."
+    )
+    changedInstallations = serializers.SerializerMethodField(
+        method_name="get_changed_installations",
+        help_text="How many installations re-validation changed (their status or settings).",
+    )
+
+    def get_changed_installations(self, result) -> int:
+        return len(result.changed)
+
+
+@service_errors("version", methods=["post"])
+class IntegrationVersionReleaseApi(APIView):
+    """Release this version again (``rollback``): every installation runs it, development
+    installations too until ``dev`` publishes again, and each is re-validated as at a
+    publish (scopes, configuration)."""
+
+    @extend_schema(request=None, responses=ReleaseOutput)
+    def post(self, request, name, number):
+        result = integration_release(
+            user=request.user, integration=owned_integration_for(request, name), number=number
+        )
+        return Response(ReleaseOutput(result).data)
+
+
+class DevelopmentInput(serializers.Serializer):
+    development = serializers.BooleanField(
+        help_text="true: the installation runs development versions; false: the released one."
+    )
+
+
+class InstallationDevelopmentApi(APIView):
+    """Mark an installation as running the integration's development versions, or not:
+    admins of the integration's organization, for an installation of their own
+    organizations (403 for others who see it)."""
+
+    @extend_schema(request=DevelopmentInput, responses=InstallationOutput)
+    def post(self, request, installation_id):
+        installation = installation_for(request, installation_id)
+        data = DevelopmentInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        installation = installation_mark_development(
+            user=request.user,
+            installation=installation,
+            development=data.validated_data["development"],
+        )
+        return installation_response(installation)

@@ -3,14 +3,16 @@
 
 - A request to the platform's own API (below the signed environment's ``apiEndpoint``) goes
   there, whatever its address: that is how integration code reaches the platform.
-- Any other request must name a host the manifest's ``network.fetch`` allows (when it has
-  that key) and pass the outbound guard (``outbound.py``: public addresses only, unless in
-  ``RUNTIME_ALLOWED_NETWORKS``; connect to the checked address; no redirect followed; 3 s to
-  connect and 10 s in all, never past the call's own deadline; at most
-  ``RUNTIME_FETCH_MAX_MB`` of answer).
+- Any other request must name a host the manifest's ``network.fetch`` allows (none when it
+  declares none; ``"*"`` any: ``host_allowed``) and pass the outbound guard (``outbound.py``:
+  public addresses only, unless in ``RUNTIME_ALLOWED_NETWORKS``; connect to the checked
+  address; no redirect followed; 3 s to connect and 10 s in all, never past the call's own
+  deadline; at most ``RUNTIME_FETCH_MAX_MB`` of answer).
 
 A refused request comes back as a 403 whose JSON body says why (``egress_refused``), as
-Forge does; a request that got no answer raises ``FetchError`` in the integration.
+Forge does, and the reason goes to the call's output (``refusal``), so the integration's log
+shows it whatever the code does with the 403; a request that got no answer raises
+``FetchError`` in the integration.
 """
 
 import base64
@@ -20,7 +22,7 @@ import posixpath
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urlsplit
 
-from docplatform_sdk.manifest.network import host_allowed
+from docplatform_sdk.manifest.network import host_allowed, how_to_declare
 
 from . import outbound
 
@@ -42,12 +44,20 @@ class EgressSettings:
 
 
 def _refused(reason: str) -> dict:
+    """The 403 the code gets; ``refusal`` is for the host (``refusal_of``), never sent on."""
     body = json.dumps({"error": "egress_refused", "message": reason}).encode()
     return {
         "status": 403,
         "headers": [["Content-Type", "application/json"], ["X-Runtime-Egress", "refused"]],
         "body": base64.b64encode(body).decode(),
+        "refusal": reason,
     }
+
+
+def refusal_of(answer: dict) -> str | None:
+    """Why ``answer`` (of ``Egress.perform``) is a refusal, or None; removes the reason, so
+    that what goes on to the worker is the 403 alone."""
+    return answer.pop("refusal", None)
 
 
 def _api_request(url: str, api_endpoint) -> bool:
@@ -95,10 +105,11 @@ class Egress:
             networks = EVERYWHERE
         else:
             host = (urlsplit(url).hostname or "").lower()
-            if allowed_hosts is not None and not host_allowed(host, allowed_hosts):
+            if host and not host_allowed(host, allowed_hosts):  # no host: check_url says so
                 logger.info("egress integration=%s host=%s refused=network.fetch", name, host)
                 return _refused(
-                    f"{host or url} is not among the hosts the manifest's network.fetch allows"
+                    f"{host} is not in the manifest's network.fetch; add it: "
+                    + how_to_declare(host)
                 )
             networks = self.settings.allowed_networks
         try:

@@ -34,6 +34,7 @@ from .call_failures import (
     WorkerLost,
     WorkerTimeout,
 )
+from .egress import refusal_of
 from .process_accounts import Usage, idle_watch, usage_of
 from .sandbox import Sandbox
 
@@ -219,6 +220,8 @@ class Worker:
                     fetched = {"error": "no outbound requests here"}
                 else:
                     fetched = egress(request, deadline - time.monotonic())
+                    if refusal := refusal_of(fetched):
+                        self._capture.add(f"[fetch refused: {refusal}]\n".encode())
                 self._send(encode(self._call_id, {"fetched": fetched}), deadline)
         except CallFailed as failure:
             self._drain_printed(until_closed=isinstance(failure, WorkerCrashed))

@@ -88,7 +88,7 @@ def completion_options(*, installation: Installation, property_name: str) -> lis
         )
     if is_paused(installation):
         raise ClientFault("installation_paused", "the installation is paused")
-    version = runnable_version(installation.integration)
+    version = runnable_version(installation.integration, installation)
     if version is None:
         raise ClientFault("no_script", "the integration has no code to run")
 

@@ -28,7 +28,7 @@ from ..gateway.client import RuntimeCall, call_runtime
 from ..gateway.envelopes import ui_render_event
 from ..gateway.failures import ClientFault, IntegrationFault, RuntimeFailure
 from ..models import ComponentState, Installation, Integration
-from ..policies import is_paused, runnable_version
+from ..policies import is_paused, runnable_version, running_version
 from ..selectors import manifest_component_ids
 from .markup import is_action, markup_problem
 
@@ -143,7 +143,7 @@ def components_render(
         owner = request.installation.pk
         if owner not in calls_for:
             full = _loaded_for_call(request.installation)
-            loaded = full.integration.latest_version
+            loaded = runnable_version(full.integration, full)
             calls_for[owner] = (loaded, environment_for(loaded, full))
         loaded, environment = calls_for[owner]
         call = RuntimeCall(
@@ -198,15 +198,16 @@ def _loaded_for_call(installation: Installation) -> Installation:
 
 
 def _has_what_a_call_reads(installation: Installation) -> bool:
-    """Whether ``installation`` was read with its integration's latest version, its
+    """Whether ``installation`` was read with the versions its integration may run, its
     organization installation and its tokens (``endpoint_selectors``, in this request)."""
     if not (
         Installation.integration.is_cached(installation)
-        and Integration.latest_version.is_cached(installation.integration)
+        and Integration.released_version.is_cached(installation.integration)
+        and Integration.development_version.is_cached(installation.integration)
         and (installation.parent_id is None or Installation.parent.is_cached(installation))
     ):
         return False
-    version = installation.integration.latest_version
+    version = running_version(installation.integration, installation)
     read = [(installation, {"api_token", "credentials"})]
     read += [(installation.parent, {"api_token", "credentials"})] if installation.parent else []
     read += [(version, {"manifest", "secrets"})] if version else []
@@ -218,7 +219,7 @@ def _renderable_version(installation: Installation, component_id: str):
     integration = installation.integration
     if component_id not in manifest_component_ids(integration):
         raise Http404(f"the integration has no component {component_id!r}")
-    version = runnable_version(integration)
+    version = runnable_version(integration, installation)
     if version is None:
         raise Http404("the integration has no code to run")
     if is_paused(installation):

@@ -1,5 +1,13 @@
 """Writes of the integrations app: publishing integrations and their versions, and
-unpublishing them."""
+unpublishing them.
+
+``publish`` releases (the release channel: every installation runs the new version);
+``dev`` publishes on the development channel (development installations only; releasing an
+older version again is ``releases.integration_release``). Code identical to a version of the
+channel is never a new version: the released one (or the development one) is unchanged, and
+an older released version is refused with a pointer to ``rollback``, never switched to
+silently.
+"""
 
 import hashlib
 import hmac
@@ -22,16 +30,31 @@ from docplatform.selectors import (
 
 from ..gateway.client import inspect_code
 from ..models import Integration, IntegrationAsset, IntegrationVersion
-from ..policies import runnable_version
-from .consent import installation_scopes_narrow
-from .installations import installations_revalidate
+from .releases import development_versions_prune, listing_copy, version_release
+
+RELEASE = IntegrationVersion.Channel.RELEASE
+DEVELOPMENT = IntegrationVersion.Channel.DEVELOPMENT
+
+
+class Outcome:
+    """What a publish did: a new version, nothing (the same code runs already), or an
+    older development version of the same code runs again for development installations."""
+
+    CREATED = "created"
+    UNCHANGED = "unchanged"
+    REUSED = "reused"
+    CHOICES = (CREATED, UNCHANGED, REUSED)
 
 
 @dataclass(frozen=True)
 class PublishResult:
     version: IntegrationVersion
-    created: bool
+    outcome: str
     warnings: tuple = ()
+
+    @property
+    def created(self) -> bool:
+        return self.outcome == Outcome.CREATED
 
 
 def _organization_is_internal_if_reachable(ref: str) -> bool:
@@ -90,14 +113,21 @@ def _assets(manifest: Manifest):
     yield from manifest.preview_images
 
 
-def integration_publish(*, path: str | Path, publisher, env=None) -> PublishResult:
-    """Check the manifest at ``path`` and publish it as a new version of its integration.
+def integration_publish(
+    *, path: str | Path, publisher, env=None, channel: str = RELEASE
+) -> PublishResult:
+    """Check the manifest at ``path`` and publish it as a new version of its integration, on
+    ``channel`` (the first version of an integration is released, whatever the channel).
 
     ``env`` resolves ``${{ env.NAME }}`` secrets (the command-line publisher passes its process
     environment); the REST API passes None, so secrets must arrive resolved.
     Raises ValidationError (field path -> reasons), PermissionDenied, or PlatformFault when
     the runtime host cannot check the code (nothing is published unchecked).
     """
+    if channel not in IntegrationVersion.Channel.values:
+        raise ValidationError(
+            {"channel": [f"{channel!r} is not a channel: {', '.join(IntegrationVersion.Channel)}"]}
+        )
     result = manifest_check(path, env=env)
     if not result.ok:
         raise problems_error(result.errors)
@@ -117,20 +147,18 @@ def integration_publish(*, path: str | Path, publisher, env=None) -> PublishResu
         raise problems_error(result.errors)
     try:
         with transaction.atomic():
-            version, created = _publish(manifest, organization, publisher)
-            # Fewer scopes narrow every installation's grant at once (more wait for approval).
-            installation_scopes_narrow(integration=version.integration)
-            # A changed configuration definition: every installation is validated again.
-            installations_revalidate(integration=version.integration)
+            version, outcome = _publish(manifest, organization, publisher, channel)
     except IntegrityError as exc:
         # Two publishers raced on a new name or version number: the loser retries nothing.
         raise ValidationError(
             {"name": ["another publish of this integration ran at the same time; try again"]}
         ) from exc
-    return PublishResult(version=version, created=created, warnings=tuple(result.warnings))
+    return PublishResult(version=version, outcome=outcome, warnings=tuple(result.warnings))
 
 
-def _publish(manifest: Manifest, organization, publisher) -> tuple[IntegrationVersion, bool]:
+def _publish(
+    manifest: Manifest, organization, publisher, channel: str
+) -> tuple[IntegrationVersion, str]:
     integration = Integration.objects.select_for_update().filter(name=manifest.name).first()
     if integration is not None and integration.organization_id != organization.pk:
         raise ValidationError(
@@ -138,21 +166,84 @@ def _publish(manifest: Manifest, organization, publisher) -> tuple[IntegrationVe
         )
     if integration is None:
         integration = Integration(name=manifest.name, organization=organization)
-
-    digest = content_hash(manifest)
-    existing = integration.versions.filter(content_hash=digest).first() if integration.pk else None
-    _copy_listing(integration, manifest)
-    if existing is not None:
-        integration.latest_version = existing
+        listing_copy(integration, listing_of(manifest))
         integration.save()
-        return existing, False
+        channel = RELEASE  # nothing is released yet: the first version is
+    digest = content_hash(manifest)
+    if channel == DEVELOPMENT:
+        same = _development_again(integration, digest)
+    else:
+        same = _released_again(integration, digest)
+    if same is not None:
+        return same
+    version = _version_create(integration, manifest, publisher, channel=channel, digest=digest)
+    integration.latest_version = version
+    if channel == RELEASE:
+        version_release(integration, version)
+    else:
+        integration.development_version = version
+        integration.save(update_fields=["latest_version", "development_version", "updated_at"])
+        development_versions_prune(integration)
+    return version, Outcome.CREATED
 
-    integration.save()
+
+class OlderReleaseCode(ValidationError):
+    """The code published is an older released version's (``version``): it is refused, and
+    ``rollback`` releases that version again."""
+
+    def __init__(self, version: IntegrationVersion):
+        super().__init__(
+            {
+                "version": [
+                    f"this code is version {version.number}'s: run `docplatform-integration "
+                    f"rollback {version.number}` to make it current again"
+                ]
+            }
+        )
+        self.version = version
+
+
+def _released_again(integration: Integration, digest: str) -> tuple[IntegrationVersion, str] | None:
+    """(the released version, unchanged) for its own code; OlderReleaseCode naming the older
+    released version whose code it is; None for new code."""
+    same = integration.versions.filter(channel=RELEASE, content_hash=digest).first()
+    if same is None:
+        return None
+    if same.pk == integration.released_version_id:
+        return same, Outcome.UNCHANGED
+    raise OlderReleaseCode(same)
+
+
+def _development_again(
+    integration: Integration, digest: str
+) -> tuple[IntegrationVersion, str] | None:
+    """For the released version's code, development installations run the released version;
+    for an older development version's, that version again; None for new code."""
+    released = integration.released_version
+    if released is not None and released.content_hash == digest:
+        same = released
+    else:
+        same = integration.versions.filter(channel=DEVELOPMENT, content_hash=digest).first()
+        if same is None:
+            return None
+    running = integration.development_version or released
+    if running is not None and running.pk == same.pk:
+        return same, Outcome.UNCHANGED
+    integration.development_version = None if same == released else same
+    integration.save(update_fields=["development_version", "updated_at"])
+    return same, Outcome.REUSED
+
+
+def _version_create(
+    integration: Integration, manifest: Manifest, publisher, *, channel: str, digest: str
+) -> IntegrationVersion:
     bundle = manifest.code.encode() if manifest.code else None
     last = integration.versions.order_by("-number").values_list("number", flat=True).first()
     version = IntegrationVersion.objects.create(
         integration=integration,
         number=(last or 0) + 1,
+        channel=channel,
+        listing=listing_of(manifest),
         content_hash=digest,
         manifest=manifest.raw,
         script_path=manifest.code.script if manifest.code else "",
@@ -176,22 +267,23 @@ def _publish(manifest: Manifest, organization, publisher) -> tuple[IntegrationVe
         )
         for position, asset in enumerate(_assets(manifest))
     )
-    integration.latest_version = version
-    integration.save(update_fields=["latest_version", "updated_at"])
-    return version, True
+    return version
 
 
-def _copy_listing(integration: Integration, manifest: Manifest) -> None:
-    integration.title = manifest.title
-    integration.description = manifest.description
-    integration.summary = manifest.summary
-    integration.visibility = manifest.visibility
-    integration.target = manifest.target
-    integration.scopes = list(manifest.scopes)
-    integration.categories = list(manifest.categories)
-    integration.blocks = [dict(block) for block in manifest.blocks]
-    integration.external_links = [dict(link) for link in manifest.external_links]
-    integration.configurations = manifest.configurations
+def listing_of(manifest: Manifest) -> dict:
+    """The integration's listing fields as ``manifest`` has them (``releases.LISTING_FIELDS``)."""
+    return {
+        "title": manifest.title,
+        "description": manifest.description,
+        "summary": manifest.summary,
+        "visibility": manifest.visibility,
+        "target": manifest.target,
+        "scopes": list(manifest.scopes),
+        "categories": list(manifest.categories),
+        "blocks": [dict(block) for block in manifest.blocks],
+        "external_links": [dict(link) for link in manifest.external_links],
+        "configurations": manifest.configurations,
+    }
 
 
 # --- Unpublishing ---------------------------------------------------------------------------
@@ -212,33 +304,37 @@ def _installations_named(integration: Integration) -> list[str]:
 
 
 def integration_version_unpublish(*, integration: Integration, number: int) -> None:
-    """Remove one version. The version installations run (``runnable_version``: the latest)
-    stays while any installation exists; the only version goes with the whole integration.
-    Raises ValidationError naming ``version``."""
+    """Remove one version. The versions installations run (the released one, and the
+    development one) stay while any installation exists; the only version goes with the
+    whole integration. Raises ValidationError naming ``version``."""
     with transaction.atomic():
         integration = Integration.objects.select_for_update().get(pk=integration.pk)
         version = integration.versions.filter(number=number).first()
         if version is None:
             raise ValidationError({"version": [f"{integration.name} has no version {number}"]})
-        running = runnable_version(integration) or integration.latest_version
+        running = {integration.released_version_id, integration.development_version_id}
         installed = _installations_named(integration)
-        if running is not None and running.pk == version.pk and installed:
+        if version.pk in running and installed:
             raise ValidationError(
                 {
                     "version": [
-                        f"version {number} is the one installations run: "
-                        f"{', '.join(installed)}; publish a newer version or uninstall them first"
+                        f"version {number} is one installations run: {', '.join(installed)}; "
+                        "publish a newer version or uninstall them first"
                     ]
                 }
             )
-        previous = integration.versions.exclude(pk=version.pk).order_by("-number").first()
-        if previous is None:
+        remaining = integration.versions.exclude(pk=version.pk).order_by("-number")
+        if not remaining.exists():
             raise ValidationError(
                 {"version": [f"version {number} is the only one: unpublish {integration.name}"]}
             )
         if integration.latest_version_id == version.pk:
-            integration.latest_version = previous
-            integration.save(update_fields=["latest_version", "updated_at"])
+            integration.latest_version = remaining.first()
+        if integration.development_version_id == version.pk:
+            integration.development_version = None
+        integration.save(update_fields=["latest_version", "development_version", "updated_at"])
+        if integration.released_version_id == version.pk:  # nothing is installed
+            version_release(integration, remaining.filter(channel=RELEASE).first() or remaining[0])
         version.delete()
 
 
@@ -258,5 +354,9 @@ def integration_unpublish(*, integration: Integration) -> None:
                 }
             )
         integration.latest_version = None
-        integration.save(update_fields=["latest_version"])
+        integration.released_version = None
+        integration.development_version = None
+        integration.save(
+            update_fields=["latest_version", "released_version", "development_version"]
+        )
         integration.delete()

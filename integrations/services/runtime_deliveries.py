@@ -19,11 +19,20 @@ from ..policies import runnable_version
 
 MAX_RETRIES = 3
 #: What a claim reads with each delivery: the event and the installation (with the
-#: organization installation above it), and the integration's current version, whose code
-#: goes to the runtime host only when it asks (a deferred read then).
+#: organization installation above it), and the integration's released and development
+#: versions, whose code goes to the runtime host only when it asks (a deferred read then).
 CLAIM_READS = ClaimReads(
-    related=("event", "installation__integration__latest_version", "installation__parent"),
-    deferred=("installation__integration__latest_version__bundle",),
+    related=(
+        "event",
+        "installation__integration__released_version",
+        "installation__integration__development_version",
+        "installation__parent",
+    ),
+    deferred=tuple(
+        f"installation__integration__{version}__{field}"
+        for version in ("released_version", "development_version")
+        for field in ("bundle", "listing")
+    ),
 )
 #: The runtime host's answer when the integration's workers stayed busy: worth retrying.
 BUSY = "busy"
@@ -51,7 +60,7 @@ def runtime_deliver(delivery_id: int) -> None:
     if delivery is None:
         return
     integration = delivery.installation.integration
-    version = runnable_version(integration)
+    version = runnable_version(integration, delivery.installation)
     if version is None:
         delivery_settle(
             delivery, Result.succeeded(outcome="the integration has no script: nothing to run")

@@ -24,6 +24,7 @@ import sys
 import traceback
 
 from . import worker
+from .tracebacks import code_position
 
 BOOTSTRAP = """\
 import json, sys
@@ -36,16 +37,17 @@ MESSAGE_LIMIT = 500
 
 
 def where(error: BaseException, folder: str) -> str | None:
-    """The author's file and line that raised ``error`` (``main.py:3``): for a syntax error
-    the line that does not parse, else the innermost frame in the bundle's folder."""
+    """The author's file, line and column that raised ``error`` (``main.py:3:9``): for a
+    syntax error where it does not parse, else the innermost frame in the bundle's folder."""
     if isinstance(error, SyntaxError) and error.filename:
         file = _in_bundle(error.filename, folder)
         if file is not None:
-            return f"{file}:{error.lineno}" if error.lineno else file
+            return code_position(file, error.lineno, error.offset)
     for frame in reversed(traceback.extract_tb(error.__traceback__)):
         file = _in_bundle(frame.filename, folder)
         if file is not None:
-            return f"{file}:{frame.lineno}"
+            column = frame.colno + 1 if getattr(frame, "colno", None) is not None else None
+            return code_position(file, frame.lineno, column)
     return None
 
 
@@ -62,7 +64,18 @@ def message(error: BaseException, folder: str) -> str:
     bundle's folder, a detail of this machine, cut out of paths."""
     text = error.msg if isinstance(error, SyntaxError) else str(error)
     text = text.replace(folder.rstrip("/") + "/", "")
+    if isinstance(error, ModuleNotFoundError) and error.name:
+        text += _vendoring_hint(error.name.partition(".")[0])
     return f"{type(error).__name__}: {text}"[:MESSAGE_LIMIT] if text else type(error).__name__
+
+
+def _vendoring_hint(package: str) -> str:
+    """How to bring a package the runtime does not have: its code in the folder."""
+    return (
+        f". The runtime has only Python's standard library, docplatform_sdk and oauthlib: to "
+        f"use {package}, put its .py files in the integration's folder (pip install --no-deps "
+        f"--target . {package}); only pure-Python code is bundled"
+    )
 
 
 def found(value) -> str:

@@ -56,3 +56,11 @@ def author_traceback(error: BaseException, folder: str) -> str:
     summary = traceback.TracebackException.from_exception(error)
     _rewrite(summary, folder, set())
     return "".join(summary.format())
+
+
+def code_position(file: str, line: int | None, column: int | None = None) -> str:
+    """``main.py:3:9``: where a problem is in the code (line and column from 1, each when
+    known), the form a manifest's YAML problem has (``service-manifest.yaml:3:9``)."""
+    if not line:
+        return file
+    return f"{file}:{line}:{column}" if column else f"{file}:{line}"

@@ -1,6 +1,7 @@
 """The author's loop end to end, through real processes: a token made on the developer
 settings page, ``login``, ``new``, ``dev`` against a running platform (live web server,
-Celery worker, runtime host), an edit republished within a second, a content update whose
+Celery worker, runtime host), an edit republished within a second as a development version
+the author's installation runs, a content update whose
 handler's print shows in ``dev`` and in ``tail``, and a ``fetch`` through the public endpoint
 logged with its status."""
 
@@ -33,7 +34,7 @@ def token_from_developer_settings(user) -> str:
     )
     assert answer.status_code == 200
     return html.unescape(
-        re.search(r'class="token-value">([^<]+)<', answer.content.decode())[1]
+        re.search(r'class="token-value"[^>]*>([^<]+)<', answer.content.decode())[1]
     ).strip()
 
 
@@ -54,6 +55,7 @@ def test_login_new_dev_edit_event_fetch_and_tail(tmp_path, runtime, live_server,
         dev.wait_for(r"^published greeter version 1$")
         installation_id = dev.wait_for(r"^installed in acme: (\w+)$")[1]
         dev.wait_for(rf"^installation {installation_id} is active$")
+        dev.wait_for(rf"^installation {installation_id} runs development versions$")
         endpoint = dev.wait_for(r"^public endpoint: (\S+)$")[1]
         dev.wait_for(r"^watching greeter for changes")
 
@@ -63,15 +65,18 @@ def test_login_new_dev_edit_event_fetch_and_tail(tmp_path, runtime, live_server,
         dev.wait_for(r"^greeter changed: publishing$", timeout=5)
         noticed = time.monotonic() - saved
         assert noticed < 1, noticed
-        dev.wait_for(r"^published greeter version 2$")
+        dev.wait_for(
+            r"^published greeter development version 2: development installations run it, "
+            r"the others version 1$"
+        )
 
         # A broken save prints its problems; the session goes on.
         working = script.read_text()
         script.write_text(working + "\ndef broken(:\n")
-        dev.wait_for(r"^script: .*main\.py")
-        dev.wait_for(r"^not published: ")
+        dev.wait_for(r"^main\.py:\d+:\d+: SyntaxError: ")
+        dev.wait_for(r"^not published: 1 problem found in the code; fix it and save$")
         script.write_text(working)
-        dev.wait_for(r"^greeter is unchanged: version 2 stays current$")
+        dev.wait_for(r"^greeter is unchanged: development version 2 stays current$")
 
         # A content update through the API: the handler's print shows in dev.
         space = SpaceFactory(organization=org_admin.memberships.get().organization)
@@ -130,7 +135,7 @@ def test_dev_keeps_going_while_the_platform_cannot_be_reached(tmp_path):
         dev.wait_for(r"^watching x for changes")
         (author.home / "x" / "main.py").write_text("integration = None\n")
         dev.wait_for(r"^x changed: publishing$")
-        dev.wait_for(r"^not published: ")
+        dev.wait_for(r"^not published: 1 problem found in the code; fix it and save$")
     finally:
         assert dev.stop() == 0
     dev.wait_for(r"^stopped$", timeout=5)

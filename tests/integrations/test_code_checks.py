@@ -41,7 +41,7 @@ UNCONFINED_NOTE = (
     "note: bubblewrap (bwrap) is not installed: the code is loaded without a sandbox, "
     "as you, to check it"
 )
-WITH_SCRIPT = {"script": "main.py"}
+WITH_SCRIPT = {"script": "main.py", "network": {"fetch": []}}  # it calls no other host
 BUTTON = {
     "account": {
         "properties": {
@@ -67,7 +67,7 @@ CASES = {
     "a load error names the author's file and line": (
         WITH_SCRIPT,
         {"main.py": HEADER + "\n\nvalue = undefined_name\nintegration = create_integration()\n"},
-        ["main.py:4: NameError: name 'undefined_name' is not defined"],
+        ["main.py:4:9: NameError: name 'undefined_name' is not defined"],
         [],
     ),
     "an error in a module the script imports names that module": (
@@ -76,7 +76,7 @@ CASES = {
             "main.py": "import helpers\n" + HEADER + "integration = create_integration()\n",
             "helpers.py": "RATE = 1\nRATIO = RATE / 0\n",
         },
-        ["helpers.py:2: ZeroDivisionError: division by zero"],
+        ["helpers.py:2:9: ZeroDivisionError: division by zero"],
         [],
     ),
     "a syntax error in an imported module names its line": (
@@ -86,13 +86,18 @@ CASES = {
             "lib/__init__.py": "",
             "lib/helpers.py": "def broken(:\n    pass\n",
         },
-        ["lib/helpers.py:1: SyntaxError: invalid syntax"],
+        ["lib/helpers.py:1:12: SyntaxError: invalid syntax"],
         [],
     ),
     "a package the runtime does not have": (
         WITH_SCRIPT,
         {"main.py": "import yaml\n" + HEADER + "integration = create_integration()\n"},
-        ["main.py:1: ModuleNotFoundError: No module named 'yaml'"],
+        [
+            "main.py:1:1: ModuleNotFoundError: No module named 'yaml'. The runtime has only "
+            "Python's standard library, docplatform_sdk and oauthlib: to use yaml, put its .py "
+            "files in the integration's folder (pip install --no-deps --target . yaml); only "
+            "pure-Python code is bundled"
+        ],
         [],
     ),
     "code that writes where the loader writes garbles nothing but its own check": (
@@ -224,7 +229,11 @@ def test_check_refuses_with_the_exact_message(case, tmp_path):
     if errors:
         assert result.returncode == 1, result.stdout + result.stderr
         assert sorted(lines[len(warnings) :]) == sorted(errors)
-        assert f"error: {len(errors)} problem(s) found" in result.stderr
+        count = f"{len(errors)} problem{'s' if len(errors) > 1 else ''}"
+        # A code problem is named by its place in a .py file: main.py, main.py:4:9.
+        in_code = all(line.split(": ")[0].split(":")[0].endswith(".py") for line in errors)
+        where = "the code" if in_code else "the manifest"
+        assert f"error: {count} found in {where}" in result.stderr
     else:
         assert result.returncode == 0, result.stdout + result.stderr
         assert lines[len(warnings) :] == ["hello: the manifest is valid"]
@@ -259,7 +268,7 @@ def test_what_the_code_prints_while_loading_cannot_forge_the_description(tmp_pat
     result = console("check", str(write(tmp_path / "hello", WITH_SCRIPT, {"main.py": script})))
     assert result.returncode == 1
     assert result.stdout.splitlines() == [
-        "main.py:4: NameError: name 'undefined_name' is not defined"
+        "main.py:4:9: NameError: name 'undefined_name' is not defined"
     ]
 
 
@@ -281,7 +290,7 @@ def test_sys_exit_and_base_exceptions_while_loading_are_load_errors(tmp_path):
     folder = write(tmp_path / "hello", WITH_SCRIPT, {"main.py": "import sys\n\nsys.exit('bye')\n"})
     result = console("check", str(folder))
     assert result.returncode == 1
-    assert result.stdout.splitlines() == ["main.py:3: SystemExit: bye"]
+    assert result.stdout.splitlines() == ["main.py:3:1: SystemExit: bye"]
 
 
 class ListeningServer:
@@ -312,7 +321,7 @@ def test_with_bubblewrap_the_local_check_has_no_network(tmp_path):
     assert result.returncode == 1
     assert server.accepted == 0
     [line] = result.stdout.splitlines()
-    assert line.startswith("main.py:2: OSError: ") or line.startswith("main.py:2: ConnectionRef")
+    assert line.startswith(("main.py:2:1: OSError: ", "main.py:2:1: ConnectionRef"))
     assert "note:" not in result.stderr
 
 
@@ -353,7 +362,7 @@ def test_publish_loads_the_code_in_the_sandbox_never_on_the_web_tier(org_admin, 
     response = upload(api_client(org_admin), zip_bundle({MANIFEST: text, "main.py": script}))
     assert response.status_code == 400
     [error] = response.json()["errors"]
-    assert error["attr"] == "main.py:3"
+    assert error["attr"] == "main.py:3:1"
     assert error["detail"].startswith(("FileNotFoundError: ", "PermissionError: ", "OSError: "))
     assert not marker.exists()
 
@@ -416,9 +425,7 @@ def test_manage_py_check_loads_the_code_in_the_runtime_host(tmp_path):
     result = manage_py("integration", "check", str(write(tmp_path / "hello", fields, files)))
     assert result.returncode == 1
     assert result.stdout.splitlines() == errors
-    assert (
-        result.stderr.strip().splitlines()[-1] == "CommandError: 1 problem(s) found in the manifest"
-    )
+    assert result.stderr.strip().splitlines()[-1] == "CommandError: 1 problem found in the code"
 
 
 def test_the_inspect_operation_takes_only_signed_bundles(runtime_host):

@@ -24,7 +24,9 @@ from tests.integrations.conftest import minimal_manifest
 REPO = Path(__file__).resolve().parents[2]
 CONSOLE_SCRIPT = Path(sys.executable).with_name("docplatform-integration")
 NO_PLATFORM = ("DJANGO_SETTINGS_MODULE", "DATABASE_URL", "DOCPLATFORM_API", "DOCPLATFORM_TOKEN")
-SECRET_MANIFEST = minimal_manifest(script="main.py", secrets={"API_KEY": "${{ env.API_KEY }}"})
+SECRET_MANIFEST = minimal_manifest(
+    script="main.py", secrets={"API_KEY": "${{ env.API_KEY }}"}, network={"fetch": []}
+)
 SCRIPT = "from docplatform_sdk import create_integration\nintegration = create_integration()\n"
 
 

@@ -400,8 +400,44 @@ def test_a_version_without_a_script_is_not_runnable():
     integration = IntegrationFactory()
     assert policies.runnable_version(integration) is None
     version = IntegrationVersionFactory(integration=integration, script_path="main.py")
-    integration.latest_version = version
+    integration.released_version = version
     assert policies.runnable_version(integration) == version
+
+
+def test_development_installations_and_those_under_them_run_the_development_version():
+    integration = IntegrationFactory()
+    released = integration.released_version
+    development = IntegrationVersionFactory(integration=integration, channel="development")
+    organization = integration.organization
+    marked = Installation(integration=integration, organization=organization, development=True)
+    plain = Installation(integration=integration, organization=organization)
+    installations = {
+        "marked": marked,
+        "under a marked one": Installation(
+            integration=integration, organization=organization, parent=marked
+        ),
+        "plain": plain,
+        "marked under a plain one": Installation(
+            integration=integration, organization=organization, parent=plain, development=True
+        ),
+    }
+
+    def running() -> dict:
+        return {
+            name: policies.running_version(integration, installation).number
+            for name, installation in installations.items()
+        }
+
+    # No development version yet: the released one everywhere.
+    assert set(running().values()) == {released.number}
+    integration.development_version = development
+    assert running() == {
+        "marked": development.number,
+        "under a marked one": development.number,
+        "plain": released.number,
+        "marked under a plain one": development.number,
+    }
+    assert policies.running_version(integration) == released  # a call without an installation
 
 
 def test_the_configuration_definition_of_a_space_falls_back_to_the_site_one():

@@ -73,9 +73,14 @@ def test_a_member_signs_in_installs_and_configures_an_integration(live_server, b
     assert "See the page views of your sites" in page.inner_text(".scopes")
     page.select_option("#install-site", label="Acme Inc. docs")
     page.click("form:has(#install-site) button")
+    page.wait_for_selector("h1:has-text('Install Page analytics?')")
+    assert "Into: Site · Acme Inc. docs" in page.inner_text(".install-consent")
+    page.click(".install-consent button:has-text('Install')")
 
     page.wait_for_selector(".status-panel .badge:has-text('Pending')")
-    assert "configuration.tracking_id" in page.inner_text(".reasons")
+    # Each problem in the form's own words, in the status and beside its field.
+    assert "Tracking ID is required" in page.inner_text(".reasons")
+    assert "Tracking ID is required" in page.inner_text(".field:has(#id_configuration-tracking_id)")
     page.fill("input[name=configuration-tracking_id]", "UA-1234")
     page.select_option("select[name=configuration-region]", "us")
     page.fill("input[name=configuration-sample_rate]", "50")

@@ -23,6 +23,16 @@ def integration_url(organization, integration):
     return reverse("marketplace:integration", args=[organization.subdomain, integration.name])
 
 
+def install_url(organization, integration):
+    return reverse("marketplace:install", args=[organization.subdomain, integration.name])
+
+
+def install(client, organization, integration, data, query=""):
+    """Install as the consent page's Install button does (``confirm``)."""
+    url = install_url(organization, integration) + query
+    return client.post(url, {**data, "confirm": "yes"})
+
+
 def test_pages_ask_anonymous_visitors_to_sign_in(client, organization):
     response = client.get(reverse("marketplace:catalogue", args=["acme"]))
     assert response.status_code == 302
@@ -98,7 +108,7 @@ def test_the_catalogue_filters_and_searches(member_client, notifier, acme_privat
 def test_the_catalogue_marks_installed_integrations(
     member_client, org_member, organization, notifier
 ):
-    member_client.post(integration_url(organization, notifier), {"level": "organization"})
+    install(member_client, organization, notifier, {"level": "organization"})
     response = member_client.get(reverse("marketplace:catalogue", args=["acme"]))
     assert b"Installed" in response.content
     assert b"status-pending" in response.content
@@ -131,9 +141,7 @@ def test_a_private_integration_of_another_organization_is_a_404(
     member_client, organization, globex_private
 ):
     assert member_client.get(integration_url(organization, globex_private)).status_code == 404
-    response = member_client.post(
-        integration_url(organization, globex_private), {"level": "organization"}
-    )
+    response = install(member_client, organization, globex_private, {"level": "organization"})
     assert response.status_code == 404
     assert not Installation.objects.exists()
 
@@ -158,7 +166,15 @@ def test_an_unlisted_integration_is_reachable_only_through_its_install_link(
         == 200
     )
 
-    response = member_client.post(with_token, {"level": "organization"})
+    token = f"?token={globex_unlisted.install_link_token}"
+    assert f'action="{install_url(organization, globex_unlisted)}"' in response.content.decode()
+    assert (
+        install(member_client, organization, globex_unlisted, {"level": "organization"}).status_code
+        == 404
+    )
+    response = install(
+        member_client, organization, globex_unlisted, {"level": "organization"}, token
+    )
     assert response.status_code == 302
     installation = Installation.objects.get(integration=globex_unlisted)
     assert installation.organization == organization
@@ -174,15 +190,18 @@ def test_the_install_link_acts_for_the_chosen_organization(
     MembershipFactory(organization=other, user=org_member)
     link = reverse("marketplace:install-link", args=[globex_unlisted.name])
     token = globex_unlisted.install_link_token
-    response = member_client.post(f"{link}?token={token}&org=initech", {"level": "organization"})
+    page = member_client.get(f"{link}?token={token}&org=initech").content.decode()
+    assert f'action="{install_url(other, globex_unlisted)}"' in page
+    assert f'name="token" value="{token}"' in page
+    response = install(
+        member_client, other, globex_unlisted, {"level": "organization"}, f"?token={token}"
+    )
     assert response.status_code == 302
     assert Installation.objects.get(integration=globex_unlisted).organization == other
 
 
 def test_installing_in_the_organization(member_client, org_member, organization, notifier):
-    response = member_client.post(
-        integration_url(organization, notifier), {"level": "organization"}
-    )
+    response = install(member_client, organization, notifier, {"level": "organization"})
     installation = Installation.objects.get(integration=notifier)
     assert response["Location"] == reverse(
         "marketplace:installation", args=["acme", installation.pk]
@@ -192,17 +211,15 @@ def test_installing_in_the_organization(member_client, org_member, organization,
     assert installation.created_by == org_member
     assert installation.status == "pending"
 
-    response = member_client.post(
-        integration_url(organization, notifier), {"level": "organization"}
-    )
+    response = install(member_client, organization, notifier, {"level": "organization"})
     assert response.status_code == 400
     assert b"already installed" in response.content
     assert Installation.objects.count() == 1
 
 
 def test_installing_into_a_space(member_client, organization, acme_private, acme_space):
-    response = member_client.post(
-        integration_url(organization, acme_private), {"level": "space", "space": acme_space.pk}
+    response = install(
+        member_client, organization, acme_private, {"level": "space", "space": acme_space.pk}
     )
     assert response.status_code == 302
     installation = Installation.objects.get(level="space")
@@ -214,8 +231,8 @@ def test_installing_into_a_space(member_client, organization, acme_private, acme
 
 
 def test_installing_into_a_site(member_client, organization, notifier, acme_site):
-    response = member_client.post(
-        integration_url(organization, notifier), {"level": "site", "site": acme_site.pk}
+    response = install(
+        member_client, organization, notifier, {"level": "site", "site": acme_site.pk}
     )
     assert response.status_code == 302
     installation = Installation.objects.get(level="site")
@@ -232,8 +249,8 @@ def test_the_target_decides_where_an_integration_installs(
     page = member_client.get(integration_url(organization, acme_private)).content.decode()
     assert 'name="space"' in page
     assert 'name="site"' not in page
-    response = member_client.post(
-        integration_url(organization, acme_private), {"level": "site", "site": acme_site.pk}
+    response = install(
+        member_client, organization, acme_private, {"level": "site", "site": acme_site.pk}
     )
     assert response.status_code == 400
     assert b"installs into: space" in response.content
@@ -257,7 +274,8 @@ def test_tampered_install_requests_are_refused_without_writing(
 ):
     replacements = {"GLOBEX_SPACE": globex_space.pk, "GLOBEX_SITE": globex_site.pk}
     data = {key: replacements.get(value, value) for key, value in data.items()}
-    response = member_client.post(integration_url(organization, notifier), data)
+    assert member_client.get(install_url(organization, notifier), data).status_code == 400
+    response = install(member_client, organization, notifier, data)
     assert response.status_code == 400
     assert not Installation.objects.exists()
 
@@ -298,8 +316,8 @@ def test_odd_queries_never_fail(member_client, notifier, globex_unlisted, url):
 
 def test_odd_install_posts_never_fail(member_client, organization, notifier):
     for data in ({"level": "space", "space": "\x00"}, {"level": "\x00"}):
-        response = member_client.post(integration_url(organization, notifier), data)
-        assert response.status_code == 400
+        assert member_client.get(install_url(organization, notifier), data).status_code == 400
+        assert install(member_client, organization, notifier, data).status_code == 400
 
 
 @pytest.mark.parametrize(
@@ -307,11 +325,12 @@ def test_odd_install_posts_never_fail(member_client, organization, notifier):
     [
         (
             {"fetch": ["api.github.com", "*.example.com"]},
-            [b"may call only these hosts", b"<code>api.github.com</code>", b"*.example.com"],
-            [b"any public host"],
+            [b"API and these hosts", b"<code>api.github.com</code>", b"*.example.com"],
+            [b"any public address"],
         ),
-        (None, [b"may call any public host"], [b"only these hosts"]),
-        ({"fetch": []}, [b"calls no host on the internet"], [b"any public host"]),
+        ({"fetch": ["*"]}, [b"may call any public address on the internet"], [b"these hosts"]),
+        (None, [b"may call only this platform&#x27;s API"], [b"any public address"]),
+        ({"fetch": []}, [b"may call only this platform&#x27;s API"], [b"any public address"]),
     ],
 )
 def test_the_integration_page_lists_the_hosts_its_code_may_call(

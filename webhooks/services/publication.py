@@ -7,6 +7,8 @@ from django.contrib.auth import get_user_model
 from docplatform.events.catalogue import EventType
 from docplatform.models import Membership, Organization
 from integrations.services import integration_publish
+from integrations.services.publishing import OlderReleaseCode
+from integrations.services.releases import integration_release
 
 from ..outbound import UnsafeURL, check_url
 
@@ -39,7 +41,14 @@ def webhook_integration_publish() -> None:
     Membership.objects.get_or_create(
         organization=organization, user=publisher, defaults={"role": Membership.Role.ADMIN}
     )
-    integration_publish(path=MANIFEST_FOLDER, publisher=publisher, env={})
+    try:
+        integration_publish(path=MANIFEST_FOLDER, publisher=publisher, env={})
+    except OlderReleaseCode as older:
+        # The platform was deployed back to an older release: its manifest is the truth, so
+        # that version is released again rather than start-up refused.
+        integration_release(
+            user=publisher, integration=older.version.integration, number=older.version.number
+        )
 
 
 def wants_event(recipient, event_type: str) -> bool:

@@ -4,9 +4,12 @@ over its REST API (nothing here imports Django):
     login / logout / whoami          a personal token, saved in the user's config folder
     new FOLDER                       the scaffold, runnable and passing check as it is
     check [PATH]                     the platform's manifest checker, offline
-    publish [PATH]                   check, bundle and upload a new version
+    publish [PATH]                   check, bundle and upload a new version: it is released
+    rollback VERSION [PATH]          release an older version again (--name NAME)
     install NAME --organization ORG  (or --space ID, --site ID), --set KEY=VALUE
-    dev [PATH]                       publish, install, republish on save, show the logs
+    dev [PATH]                       development versions for the own organization's (or
+                                     --space's) installation: publish, install, republish
+                                     on save, show the logs
     tail [NAME]                      follow the logs (--installation, --since, --no-follow)
     unpublish NAME [--version V]     a version, or the integration when nothing is installed
 

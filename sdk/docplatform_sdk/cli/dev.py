@@ -1,10 +1,12 @@
 """``dev``: the author's loop against a running platform, over its API.
 
-Publish the folder (checked here first), install it in the organization unless it is
-installed there already, then republish on every save (the folder is polled every
-``WATCH_SECONDS``) and show this integration's logs as they arrive: each call, what the code
-printed, its error. An invalid save prints its problems and the session goes on; Ctrl-C
-(or SIGTERM) ends it with exit 0.
+Publish the folder (checked here first) as a development version, install it in the
+organization (or ``--space``) unless it is installed there already, mark that installation
+as development, then republish on every save (the folder is polled every ``WATCH_SECONDS``)
+and show this integration's logs as they arrive: each call, what the code printed, its
+error. Development versions run only for development installations; every other one keeps
+the released version (``publish`` releases). An invalid save prints its problems and the
+session goes on; Ctrl-C (or SIGTERM) ends it with exit 0.
 """
 
 import time
@@ -17,7 +19,7 @@ from .folder import add_path_arguments, existing_path, secrets_environment
 from .installing import add_set_argument, install, installation_lines
 from .logs import LogFollower, item_lines
 from .output import say
-from .publishing import publish_folder
+from .publishing import DEVELOPMENT, publish_folder
 from .session import add_api_arguments, platform_for
 
 WATCH_SECONDS = 0.2
@@ -25,7 +27,8 @@ LOG_SECONDS = 0.5
 
 
 class DevSession:
-    """One ``dev`` run: ``organization`` installs it (None: the owning one)."""
+    """One ``dev`` run: ``space`` or else ``organization`` installs it (None: the owning
+    organization)."""
 
     def __init__(
         self,
@@ -34,12 +37,14 @@ class DevSession:
         *,
         env_file: str | None = None,
         organization: str | None = None,
+        space: str | None = None,
         values: list[str] = (),
     ):
         self.platform = platform
         self.folder = folder
         self.env_file = env_file
         self.organization = organization
+        self.space = space
         self.values = list(values)  # --set KEY=VALUE, for the installation dev makes
         self.watcher = FolderWatcher(folder)
         self.name: str | None = None
@@ -50,7 +55,12 @@ class DevSession:
         """Check and publish the folder, then install it if it is not; a refusal is printed
         and the session goes on, so saving a fix publishes it."""
         try:
-            body = publish_folder(self.platform, self.folder, secrets_environment(self.env_file))
+            body = publish_folder(
+                self.platform,
+                self.folder,
+                secrets_environment(self.env_file),
+                channel=DEVELOPMENT,
+            )
         except (Refused, UsageError) as exc:
             say(f"not published: {exc}; fix it and save", "error")
             return
@@ -66,30 +76,55 @@ class DevSession:
                 say(f"not installed: {exc}; tried again at the next save", "error")
 
     def install(self) -> None:
-        integration = self.platform.get(f"integrations/{self.name}/", action="dev")
-        ref = self.organization or integration["organization"]
-        organization = self.platform.get(f"orgs/{ref}/", action="dev")["subdomain"]
-        installation = next(
-            (
-                row
-                for row in self.platform.rows(
-                    f"orgs/{organization}/installations/", action="dev", level="organization"
-                )
-                if row["integration"] == self.name
-            ),
-            None,
-        )
+        """Find or make the installation dev runs, and mark it as development."""
+        installation, where = self.installed()
         if installation is None:
             installation = install(
-                self.platform, self.name, organization=organization, items=self.values
+                self.platform,
+                self.name,
+                organization=None if self.space else where,
+                space=self.space,
+                items=self.values,
             )
-            say(f"installed in {organization}: {installation['id']}", "ok")
+            say(f"installed in {where}: {installation['id']}", "ok")
         self.installation = installation
         first, *reasons = installation_lines(installation)
         say(f"installation {first.replace(' ', ' is ', 1)}")
         for line in reasons:
             say(line)
-        say(f"public endpoint: {installation['publicEndpoint']}")
+        self.mark_development()
+        say(f"public endpoint: {self.installation['publicEndpoint']}")
+
+    def mark_development(self) -> None:
+        """Development versions run for the installation dev uses (not for the others)."""
+        installation = self.installation
+        if not installation["development"]:
+            try:
+                self.platform.call(
+                    "POST",
+                    f"installations/{installation['id']}/development/",
+                    action="marking it as development",
+                    json={"development": True},
+                )
+            except Refused as exc:
+                say(f"{exc}: installation {installation['id']} runs the released version")
+                return
+        say(f"installation {installation['id']} runs development versions")
+
+    def installed(self) -> tuple[dict | None, str]:
+        """The installation of this integration in the space or organization dev installs
+        into (None: not installed), and where that is as the author reads it."""
+        if self.space:
+            rows = self.platform.rows(f"spaces/{self.space}/installations/", action="dev")
+            where = f"space {self.space}"
+        else:
+            integration = self.platform.get(f"integrations/{self.name}/", action="dev")
+            ref = self.organization or integration["organization"]
+            where = self.platform.get(f"orgs/{ref}/", action="dev")["subdomain"]
+            rows = self.platform.rows(
+                f"orgs/{where}/installations/", action="dev", level="organization"
+            )
+        return next((row for row in rows if row["integration"] == self.name), None), where
 
     def show_logs(self) -> None:
         if self.logs is None:
@@ -128,6 +163,7 @@ def run_dev(options) -> None:
         folder,
         env_file=options.env_file,
         organization=options.organization,
+        space=options.space,
         values=options.values,
     )
     try:
@@ -142,9 +178,13 @@ def add_parsers(actions) -> None:
         help="Publish, install, republish on every save and show the logs (Ctrl-C stops).",
     )
     add_path_arguments(dev)
-    dev.add_argument(
+    where = dev.add_mutually_exclusive_group()
+    where.add_argument(
         "--organization",
         help="Install into this organization (id or subdomain; default: the owning one).",
+    )
+    where.add_argument(
+        "--space", help="Install into this space (id) and run development versions there only."
     )
     add_set_argument(dev)  # for the installation dev makes, when it makes one
     add_api_arguments(dev)

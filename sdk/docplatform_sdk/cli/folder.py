@@ -3,6 +3,7 @@
 ``manage.py integration`` share: the path, the secrets' environment and the printed check."""
 
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -15,6 +16,9 @@ from ..codecheck import check_code, combined
 from ..manifest import CheckResult, check_manifest
 from .errors import Refused, UsageError
 from .output import say
+
+#: Where a problem in the code is: a file of the bundle, its line and column (``main.py:3:9``).
+CODE_PLACE = re.compile(r"[^:\s]+\.py(:\d+){0,2}$")
 
 
 def secrets_environment(env_file: str | None) -> dict[str, str]:
@@ -45,19 +49,34 @@ def report(result: CheckResult, say: Callable[[str], object] = print) -> CheckRe
     if not result.ok:
         for problem in result.errors:
             say(str(problem))
-        raise Refused(f"{len(result.errors)} problem(s) found in the manifest")
+        raise Refused(problems_found(result.errors))
     return result
 
 
-def checked(path: Path, env: dict[str, str]) -> CheckResult:
+def problems_found(errors) -> str:
+    """``2 problems found in the code``: how many, and whether in the manifest, the code
+    (a problem named by its place in a ``.py`` file, ``main.py:3:9``) or both."""
+    in_code = sum(1 for problem in errors if CODE_PLACE.match(problem.path))
+    where = (
+        "the code"
+        if in_code == len(errors)
+        else "the manifest"
+        if not in_code
+        else "the manifest and the code"
+    )
+    count = len(errors)
+    return f"{count} problem{'' if count == 1 else 's'} found in {where}"
+
+
+def checked(path: Path, env: dict[str, str], say: Callable[[str], object] | None = None):
     """Check the manifest offline, then its code loaded in a sandbox here (``codecheck``),
-    and print the warnings and errors."""
+    and print the warnings and errors (on stdout, or through ``say``)."""
     result = check_manifest(path, env=env)
     if result.ok:
         manifest = result.manifest
         description = inspect_locally(manifest, say=stderr) if manifest.code else None
         result = combined(result, check_code(manifest, description))
-    return report(result, say=lambda line: print(line, flush=True))
+    return report(result, say=say or (lambda line: print(line, flush=True)))
 
 
 def stderr(line: str) -> None:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from PIL import Image
 
+from ..tracebacks import code_position
 from .constants import (
     MAX_IMAGE_BYTES,
     MAX_IMAGE_PIXELS,
@@ -151,8 +152,9 @@ def check_script(root: Path | None, value: str, where: str) -> AssetReport:
     try:
         compile(source, normalized, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as exc:
-        line = f" at line {exc.lineno}" if exc.lineno else ""
-        report.errors.append(Problem(where, f"{normalized} is not valid Python{line}: {exc.msg}"))
+        # A code problem is named where it is in the code, as a YAML one is in the manifest.
+        at = code_position(normalized, exc.lineno, exc.offset)
+        report.errors.append(Problem(at, f"SyntaxError: {exc.msg}"))
         return report
     except (ValueError, RecursionError, MemoryError, OverflowError) as exc:
         report.errors.append(Problem(where, f"{normalized} is not valid Python: {exc}"))

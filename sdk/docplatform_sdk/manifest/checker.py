@@ -25,6 +25,8 @@ Decisions (where the specification leaves a choice; the corpus of real manifests
 * ``script`` must be a ``.py`` file that parses (the runtime runs Python); a ``.ts`` script of
   the other platform is refused with that reason.
 * A YAML timestamp is read as a string (no field is a date).
+* A script without ``network.fetch`` is a warning, not an error: the code may still call the
+  platform's API, and the warning says how to declare other hosts (``["*"]`` for any).
 """
 
 from __future__ import annotations
@@ -95,6 +97,7 @@ class _Checker(
         for key in REQUIRED_KEYS:
             if key not in document:
                 self.error(key, "is required")
+        self.warn_fetch_undeclared(document)
 
     def manifest(self, document: dict) -> Manifest:
         values = self.values

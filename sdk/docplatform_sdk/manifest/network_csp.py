@@ -26,9 +26,24 @@ class NetworkChecks(CheckerBase):
                 problem = network_rules.host_pattern_problem(host)
                 if problem:
                     self.error(index(join(path, "fetch"), position), problem)
+            if network_rules.ANY_PUBLIC_HOST in hosts and len(hosts) > 1:
+                self.error(join(path, "fetch"), "'*' already means any public host: list it alone")
         if len(self.errors) != before:
             return None
         return {"fetch": tuple(dict.fromkeys(network.get("fetch", [])))}
+
+    def warn_fetch_undeclared(self, document: dict) -> None:
+        """A script without ``network.fetch`` may call only the platform's API: say so, and
+        how to declare the hosts it calls."""
+        network = document.get("network", {})
+        if "script" not in document or not isinstance(network, dict) or "fetch" in network:
+            return
+        self.warn(
+            "network.fetch",
+            "not declared, so the code may call only this platform's API; to call other "
+            f"hosts, declare them: {network_rules.how_to_declare()}; "
+            "network.fetch: [] says it calls none",
+        )
 
     def check_contentSecurityPolicy(self, value: Any, path: str) -> dict | str | None:
         if isinstance(value, str):

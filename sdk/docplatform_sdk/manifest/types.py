@@ -64,7 +64,7 @@ class Manifest:
     envs: dict[str, Any] = field(repr=False)
     content_security_policy: dict[str, str] | str | None = None
     code: CodeBundle | None = field(default=None, repr=False)  # the script and modules beside it
-    network_fetch: tuple[str, ...] | None = None  # hosts context.fetch may reach; None: any
+    network_fetch: tuple[str, ...] | None = None  # hosts besides the API; None: not declared
 
 
 @dataclass

@@ -31,6 +31,7 @@ def test_assets_are_read(assets):
         script="./src/main.py",
         icon="assets/icon.png",
         previewImages=["./assets/preview.jpg", "assets/../assets/preview.png"],
+        network={"fetch": []},
     )
     assert result.ok, errors(result)
     assert result.warnings == []
@@ -198,7 +199,7 @@ def test_script_rules(tmp_path):
     ]
     write_file(tmp_path / "broken.py", "def oops(:\n    pass\n")
     assert errors(integration(tmp_path, script="broken.py")) == [
-        "script: broken.py is not valid Python at line 1: invalid syntax"
+        "broken.py:1:10: SyntaxError: invalid syntax"
     ]
     write_file(tmp_path / "latin.py", b"x = '\xe9'\n")
     assert errors(integration(tmp_path, script="latin.py")) == [

@@ -1,10 +1,12 @@
 """``context.fetch`` goes through the runtime host, against real local HTTP servers: allowed,
-refused by address, refused by the manifest's ``network.fetch``, redirects not followed, a
-slow-drip server cut at the deadline, the platform API reachable below ``apiEndpoint`` only.
+refused by address, refused by the manifest's ``network.fetch`` (with none declared, only the
+platform API), redirects not followed, a slow-drip server cut at the deadline, the platform
+API reachable below ``apiEndpoint`` only.
 
 The host allows 127.0.0.2 (``RUNTIME_ALLOWED_NETWORKS``), as development allows loopback; a
 server on 127.0.0.1 stands for any non-public address."""
 
+import base64
 import json
 import threading
 import time
@@ -101,7 +103,12 @@ def client(tmp_path_factory):
     host.stop()
 
 
-def ask(client, request: dict, network=None, name="fetcher", api_endpoint=None):
+ANY_HOST = ["*"]
+
+
+def call(client, request: dict, network, name, api_endpoint):
+    """The host's answer to a call whose code fetches ``request``; ``network`` is the
+    manifest's ``network.fetch`` (None: not declared)."""
     environment = environment_for(name, FETCHER, client.host.url)
     if network is not None:
         environment["integration"]["network"] = {"fetch": network}
@@ -110,7 +117,17 @@ def ask(client, request: dict, network=None, name="fetcher", api_endpoint=None):
     event = {**FETCH, "request": {**FETCH["request"], "method": "POST"}}
     answer = client.call(name, FETCHER, event, environment, json.dumps(request).encode())
     assert answer.status_code == 200, answer.text
-    return answer.json()
+    return answer
+
+
+def ask(client, request: dict, network=ANY_HOST, name="fetcher", api_endpoint=None):
+    """What the code saw of its request."""
+    return call(client, request, network, name, api_endpoint).json()
+
+
+def printed(answer) -> str:
+    """The call's output, as its log line keeps it."""
+    return base64.b64decode(answer.headers.get("X-Runtime-Output", "")).decode()
 
 
 def test_an_allowed_request_is_performed_by_the_host(client, servers):
@@ -154,11 +171,51 @@ def test_only_the_hosts_of_network_fetch_are_reached(client, servers):
     refused = ask(client, {"url": servers["127.0.0.2"] + "/"}, network=["api.example.com"])
     assert refused["status"] == 403
     assert json.loads(refused["body"])["message"] == (
-        "127.0.0.2 is not among the hosts the manifest's network.fetch allows"
+        "127.0.0.2 is not in the manifest's network.fetch; add it: "
+        'network.fetch: ["127.0.0.2"] (or ["*"] for any public host)'
     )
     assert len(Recorder.seen) == before
     allowed = ask(client, {"url": servers["127.0.0.2"] + "/"}, network=["127.0.0.2"], name="f2")
     assert allowed["status"] == 200
+    wildcard = ask(client, {"url": servers["127.0.0.2"] + "/"}, network=["*.example.com"])
+    assert wildcard["status"] == 403
+
+
+def test_without_network_fetch_only_the_platform_api_is_reached(client, servers):
+    """No ``network.fetch``: the platform API answers, any other host is refused with how to
+    declare it, and the refusal is in the call's output (its log line) too."""
+    api = servers["127.0.0.1"] + "/api/v1"
+    before = len(Recorder.seen)
+    answer = call(client, {"url": "https://api.example.com/v2/items"}, None, "quiet", api)
+    refused = answer.json()
+    reason = (
+        "api.example.com is not in the manifest's network.fetch; add it: "
+        'network.fetch: ["api.example.com"] (or ["*"] for any public host)'
+    )
+    assert refused["status"] == 403
+    assert refused["headers"]["x-runtime-egress"] == "refused"
+    assert json.loads(refused["body"]) == {"error": "egress_refused", "message": reason}
+    assert printed(answer) == f"[fetch refused: {reason}]\n"
+    allowed_network = ask(client, {"url": servers["127.0.0.2"] + "/"}, None, "quiet", api)
+    assert allowed_network["status"] == 403  # an address the host may reach, not declared
+    assert len(Recorder.seen) == before
+
+    inside = ask(client, {"url": api + "/installation/"}, None, "quiet", api)
+    assert inside["status"] == 200
+    assert Recorder.seen[-1][:3] == ("127.0.0.1", "GET", "/api/v1/installation/")
+
+
+def test_an_empty_network_fetch_is_the_platform_api_only_too(client, servers):
+    refused = ask(client, {"url": servers["127.0.0.2"] + "/"}, network=[])
+    assert refused["status"] == 403
+    assert "add it: network.fetch" in json.loads(refused["body"])["message"]
+
+
+def test_any_public_host_still_passes_the_outbound_guard(client, servers):
+    """``["*"]`` declares every host, not every address: loopback stays refused."""
+    assert ask(client, {"url": servers["127.0.0.2"] + "/"})["status"] == 200
+    guarded = ask(client, {"url": servers["127.0.0.1"] + "/"})
+    assert json.loads(guarded["body"])["message"].endswith("a loopback address")
 
 
 def test_a_redirect_is_returned_not_followed(client, servers):
@@ -227,6 +284,7 @@ def test_malformed_requests_written_on_the_pipe_get_errors_and_the_worker_serves
     ]
     event = {**FETCH, "request": {**FETCH["request"], "method": "POST"}}
     environment = environment_for("raw", RAW, client.host.url)
+    environment["integration"]["network"] = {"fetch": ANY_HOST}
     answer = client.call("raw", RAW, event, environment, json.dumps(hostile).encode())
     assert answer.status_code == 200, answer.text
     errors = [item["fetched"]["error"] for item in answer.json()]

@@ -193,7 +193,9 @@ def intruder(sandboxed_host, origins, transactional_db, tmp_path):
     (folder / "pkg").mkdir(parents=True)
     (folder / "main.py").write_text(INTRUDER)
     (folder / "helpers.py").write_text(HELPERS)
-    manifest = minimal_manifest(name="intruder", organization="attackers", script="main.py")
+    manifest = minimal_manifest(  # it declares every host: the outbound guard still holds
+        name="intruder", organization="attackers", script="main.py", network={"fetch": ["*"]}
+    )
     import yaml
 
     (folder / "service-manifest.yaml").write_text(yaml.safe_dump(manifest))

@@ -1,0 +1,84 @@
+"""Installing from the marketplace, with the member's consent: the integration page's install
+buttons open a page saying what the integration may do there (its scopes in words, the hosts
+its code may call) and where it goes; only its **Install** button (POST with ``confirm``)
+installs. A POST without ``confirm`` installs nothing and says so. The REST API installs at
+once: calling it is the caller's consent."""
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.http import HttpResponse
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.utils.http import urlencode
+
+from integrations.policies import running_version
+from integrations.services.installations import installation_create
+
+from .catalogue_views import IntegrationView
+from .forms import InstallForm, InstallLinkForm
+
+
+class InstallView(IntegrationView):
+    """``integrations/<name>/install/?level=...&space=...&site=...`` (and ``token=`` for an
+    unlisted integration's install link): GET asks for consent, POST with ``confirm``
+    installs."""
+
+    def dispatch(self, request, *args, **kwargs):
+        self.install_token = InstallLinkForm(request.GET).parsed()["token"]
+        return super().dispatch(request, *args, **kwargs)
+
+    def get(self, request, name):
+        integration = self.integration(name)
+        form = InstallForm(request.GET, **self.places(integration))
+        if not form.is_valid():
+            return self.integration_page(integration, form, status=400)
+        return self.consent_page(integration, form)
+
+    def post(self, request, name):
+        integration = self.integration(name)
+        form = InstallForm(request.POST, **self.places(integration))
+        if not form.is_valid():
+            return self.integration_page(integration, form, status=400)
+        if not form.cleaned_data["confirm"]:
+            return self.consent_page(integration, form, unconfirmed=True)
+        try:
+            installation = installation_create(
+                user=request.user,
+                integration=integration,
+                organization=self.organization,
+                space=form.cleaned_data["space"],
+                site=form.cleaned_data["site"],
+                install_token=self.install_token or None,
+            )
+        except ValidationError as error:
+            form.add_error(None, error.messages)
+            return self.integration_page(integration, form, status=400)
+        messages.success(request, f"{integration.title} is installed.")
+        return redirect("marketplace:installation", self.organization.subdomain, installation.pk)
+
+    def consent_page(self, integration, form, *, unconfirmed=False) -> HttpResponse:
+        """What the integration may do and where it goes, with the Install button; 400 when
+        it answers a POST that did not confirm."""
+        return self.page(
+            "marketplace/install_consent.html",
+            {
+                "integration": integration,
+                "version": running_version(integration),
+                "level": form.cleaned_data["level"],
+                "space": form.cleaned_data["space"],
+                "site": form.cleaned_data["site"],
+                "install_token": self.install_token,
+                "back": self.integration_url(integration),
+                "unconfirmed": unconfirmed,
+            },
+            status=400 if unconfirmed else 200,
+        )
+
+    def integration_url(self, integration) -> str:
+        """The integration's page this install started from."""
+        if self.install_token:
+            query = urlencode({"token": self.install_token, "org": self.organization.subdomain})
+            return f"{reverse('marketplace:install-link', args=[integration.name])}?{query}"
+        return reverse(
+            "marketplace:integration", args=[self.organization.subdomain, integration.name]
+        )
