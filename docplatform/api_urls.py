@@ -4,7 +4,7 @@ root URLconf; the path converters they share are registered in ``DocplatformConf
 
 from django.urls import path
 
-from . import api, api_sites, api_spaces, api_tokens
+from . import api, api_event_types, api_sites, api_spaces, api_tokens
 from .gitsync import api as git_api
 
 urlpatterns = [
@@ -18,6 +18,12 @@ urlpatterns = [
     ),
     path("orgs/<orgref:org>/sites/", api_sites.SiteListApi.as_view(), name="organization-sites"),
     path("orgs/<orgref:org>/events/", api_sites.EventListApi.as_view(), name="organization-events"),
+    path("event-types/", api_event_types.EventTypeListApi.as_view(), name="event-types"),
+    path(
+        "event-types/<str:event_type>/",
+        api_event_types.EventTypeDetailApi.as_view(),
+        name="event-type",
+    ),
     path("spaces/<id:space_id>/", api_spaces.SpaceDetailApi.as_view(), name="space"),
     path(
         "spaces/<id:space_id>/revisions/",

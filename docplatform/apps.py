@@ -44,7 +44,12 @@ def _register_api_tags(register) -> None:
     register(
         "Sites", "Published sites and the spaces they publish.", r"orgs/[^/]+/sites/", r"sites/"
     )
-    register("Events", "The events fired in an organization.", r"orgs/[^/]+/events/")
+    register(
+        "Events",
+        "The events fired in an organization; every event type with its JSON Schema.",
+        r"orgs/[^/]+/events/",
+        r"event-types/",
+    )
     register(
         "Beacon",
         "Public, without authentication: views and feedback from published sites' pages.",

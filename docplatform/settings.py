@@ -305,11 +305,13 @@ SPECTACULAR_SETTINGS = {
         "InstallationStatusEnum": "integrations.models.Installation.Status",
         "DeliveryStatusEnum": "docplatform.events.models.Delivery.Status",
         "ApiTokenStatusEnum": "docplatform.api_tokens.TOKEN_STATUSES",
+        "EventTypeWhereEnum": "docplatform.api_event_types.WHERE",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_standardized_errors.openapi_hooks.postprocess_schema_enums",
         "docplatform.api_schema.postprocess_error_attrs",
         "docplatform.api_schema.postprocess_tags",
+        "docplatform.api_event_types.postprocess_event_schemas",
     ],
 }
 
@@ -369,6 +371,9 @@ CELERY_BEAT_SCHEDULE = {}
 CELERY_WORKER_QUEUES = ["default", "webhooks", "runtime"]
 
 # --- Event deliveries (the outbox) --------------------------------------------------------------
+# Check every fired payload against its event type's JSON Schema (docplatform.events.schemas):
+# on in the tests and with DEBUG, off in production (a wrong payload is a bug to find there).
+EVENT_PAYLOAD_CHECKS = env_flag("EVENT_PAYLOAD_CHECKS", default=DEBUG)
 # Up to this many deliveries of one event are queued straight after commit; more go through
 # one fan-out task, so firing an event costs the same whatever its audience.
 DELIVERY_INLINE_FANOUT = env_number(int, "DELIVERY_INLINE_FANOUT", 50)

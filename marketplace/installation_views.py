@@ -31,6 +31,7 @@ from integrations.services.installations import (
 )
 from integrations.services.oauth import oauth_connect_start, oauth_disconnect
 from webhooks.selectors import is_webhook_installation, signing_secrets_in_overlap
+from webhooks.services.signatures import signature_scheme
 from webhooks.services_admin import webhook_ping_send, webhook_secret_read, webhook_secret_rotate
 
 from . import selectors
@@ -165,6 +166,7 @@ class InstallationPageMixin:
         return {
             "is_admin": is_admin,
             "secret": secret,
+            "signature": signature_scheme(installation.configuration),
             "previous_secrets": signing_secrets_in_overlap(installation),
         }
 

@@ -19,6 +19,9 @@ from docplatform.settings import CELERY_BROKER_URL
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
+# Every payload the tests fire is checked against its event type's JSON Schema.
+EVENT_PAYLOAD_CHECKS = True
+
 # pytest-django's live server answers as http://localhost:<port>: the platform is that host,
 # and the integrations origin 127.0.0.1 (another host, so a browser keeps their cookies apart).
 # The ``origins`` fixture (and ``runtime``) adds the live server's port; processes that tests

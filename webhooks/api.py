@@ -18,6 +18,7 @@ from integrations.api.installations import installation_for
 
 from .selectors import endpoint_state, signing_secrets_in_overlap
 from .services.endpoints import webhook_endpoint_reenable
+from .services.signatures import SERVICE, STANDARD_WEBHOOKS, signature_scheme
 from .services_admin import (
     webhook_admin_check,
     webhook_installation_check,
@@ -34,7 +35,13 @@ class PreviousSecretOutput(serializers.Serializer):
 
 class SigningSecretOutput(serializers.Serializer):
     secret = serializers.CharField(
-        help_text="The current signing secret: its UTF-8 bytes are the HMAC-SHA256 key."
+        help_text="The current signing secret, as the endpoint's signature scheme takes it: "
+        "for `service`, its UTF-8 bytes are the HMAC-SHA256 key; for `standard-webhooks`, "
+        "`whsec_` + the key's standard base64, as Standard Webhooks libraries decode it."
+    )
+    signature = serializers.ChoiceField(
+        choices=[SERVICE, STANDARD_WEBHOOKS],
+        help_text="The endpoint's signature scheme (its configuration's `signature`).",
     )
     previous = PreviousSecretOutput(
         many=True,
@@ -44,8 +51,12 @@ class SigningSecretOutput(serializers.Serializer):
 
 
 def signing_secret_response(installation, secret: str) -> Response:
-    previous = signing_secrets_in_overlap(installation)
-    return Response(SigningSecretOutput({"secret": secret, "previous": previous}).data)
+    shown = {
+        "secret": secret,
+        "signature": signature_scheme(installation.configuration),
+        "previous": signing_secrets_in_overlap(installation),
+    }
+    return Response(SigningSecretOutput(shown).data)
 
 
 @service_errors("installation")

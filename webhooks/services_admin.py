@@ -15,6 +15,7 @@ from integrations.policies import effective_status, is_receiving
 
 from .selectors import is_endpoint_disabled, is_webhook_installation
 from .services.delivery import webhook_ping
+from .services.signatures import secret_shown
 from .services.signing_secrets import signing_secret_current, signing_secret_rotate
 
 
@@ -68,14 +69,16 @@ def webhook_admin_check(
 
 
 def webhook_secret_read(*, user, installation: Installation) -> str:
-    """The current signing secret, for an admin of the installing organization."""
+    """The current signing secret, for an admin of the installing organization, in the form
+    its endpoint's signature scheme takes (``signatures.secret_shown``)."""
     webhook_admin_check(user, installation)
     webhook_installation_check(installation)
-    return signing_secret_current(installation)
+    return secret_shown(installation.configuration, signing_secret_current(installation))
 
 
 def webhook_secret_rotate(*, user, installation: Installation) -> str:
-    """A new signing secret, for an admin; the old one keeps signing for 24 hours."""
+    """A new signing secret, for an admin, shown as ``webhook_secret_read`` shows it; the old
+    one keeps signing for 24 hours."""
     webhook_admin_check(user, installation)
     webhook_installation_check(installation)
-    return signing_secret_rotate(installation)
+    return secret_shown(installation.configuration, signing_secret_rotate(installation))

@@ -23,6 +23,7 @@ from .catalogue import payload as catalogue_payload
 from .models import Delivery, DrainRequest, Event
 from .publisher import BrokerUnavailable, publish, raise_if_broker_down
 from .registry import consumer_for, consumer_named, routers
+from .schemas import payload_check
 
 logger = logging.getLogger(__name__)
 
@@ -39,14 +40,15 @@ def fire(
 
     ``fields`` are the payload's, as the catalogue defines them for ``event_type``.
     ``installation`` addresses the event (a setup event, a ping) to that one installation;
-    other events go to every recipient the routers find.
+    other events go to every recipient the routers find. With ``EVENT_PAYLOAD_CHECKS`` on
+    (tests, DEBUG), a payload that does not match its schema raises EventPayloadInvalid
+    before anything is written.
     """
+    payload = catalogue_payload(event_type, **fields)
+    if settings.EVENT_PAYLOAD_CHECKS:
+        payload_check(event_type, payload)
     event = Event.objects.create(
-        type=event_type,
-        organization=organization,
-        space=space,
-        site=site,
-        payload=catalogue_payload(event_type, **fields),
+        type=event_type, organization=organization, space=space, site=site, payload=payload
     )
     _deliveries_create(event, installation)
     return event

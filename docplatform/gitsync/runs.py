@@ -275,9 +275,9 @@ def _fire_started(sync: GitSync) -> None:
 
 def _fire_completed(sync: GitSync) -> None:
     """``revisionId``: the revision written (export) or made (import); the space's current
-    one when an import changed nothing or failed."""
+    one when nothing was written or made (unchanged, or failed)."""
     revision_id = sync.revision_id
-    if revision_id is None and sync.direction == GitSync.Direction.IMPORT:
+    if revision_id is None:
         revision_id = Space.objects.values_list("current_revision_id", flat=True).get(
             pk=sync.space_id
         )

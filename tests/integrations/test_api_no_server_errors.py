@@ -94,6 +94,7 @@ def world(publish, org_admin, org_member, organization):
         "property_name": "tracking_id",
         "component_id": "settings",
         "token_id": api_token_create(user=org_member, name="world")[0].pk,
+        "event_type": "page_feedback",
         "sync_id": GitSync.objects.create(
             space=space, direction="export", url="/srv/git/docs", branch="main"
         ).pk,

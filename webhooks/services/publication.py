@@ -22,8 +22,15 @@ SELECTABLE_EVENTS = {
     "site": ("site_view", "page_feedback"),
 }
 PING = "ping"
-#: The test ping, addressed to one installation: it carries no fields of its own.
-PING_EVENT = EventType(PING, scope=None, where="installation", fields=())
+#: The test ping, addressed to one installation: it carries no fields of its own (its schema:
+#: the envelope alone, ``docplatform.events.schemas``).
+PING_EVENT = EventType(
+    PING,
+    scope=None,
+    where="installation",
+    fields=(),
+    description="A webhook installation's test ping (the installation's Send ping).",
+)
 
 
 def webhook_integration_publish() -> None:

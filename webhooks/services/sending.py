@@ -9,13 +9,13 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.utils import timezone
-from docplatform_sdk import signing
 
 from docplatform.events.models import Delivery
 
 from ..models import DeliveryAttempt
 from ..outbound import SendError, Target, UnsafeURL, post
 from .receivers import slots
+from .signatures import signature_headers, signature_scheme
 
 RESPONSE_BODY_KEPT = 1024
 USER_AGENT = "docplatform-webhooks/1.0"
@@ -76,17 +76,24 @@ def _attempt(job: Job) -> DeliveryAttempt:
 
 
 def _send(job: Job, attempt: DeliveryAttempt) -> None:
-    """POST the delivery; fills the attempt's request headers and its response (or error)."""
+    """POST the delivery, signed in its endpoint's scheme; fills the attempt's request headers
+    and its response (or error)."""
     delivery, body, target = job.delivery, job.body, job.target
     if isinstance(target, UnsafeURL):
         attempt.error = f"{REFUSED}{target}"[:500]
         return
+    event_id = str(delivery.event_uuid)
     headers = {
         "Content-Type": "application/json",
         "User-Agent": USER_AGENT,
-        signing.HEADER: signing.sign(body, job.secrets),
+        **signature_headers(
+            signature_scheme(delivery.installation.configuration),
+            event_id=event_id,
+            body=body,
+            secrets=job.secrets,
+        ),
         "X-Service-Event": delivery.event.type,
-        "X-Service-Delivery": str(delivery.event_uuid),
+        "X-Service-Delivery": event_id,
     }
     attempt.request_headers = {"Host": target.host_header, **headers}
     try:

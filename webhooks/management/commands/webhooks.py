@@ -8,6 +8,7 @@ from docplatform.events.models import Delivery
 from integrations.models import Installation
 from webhooks.services.delivery import webhook_ping
 from webhooks.services.publication import WEBHOOK_INTEGRATION
+from webhooks.services.signatures import secret_shown
 from webhooks.services.signing_secrets import signing_secret_current, signing_secret_rotate
 
 
@@ -17,7 +18,7 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
         for name, text in [
-            ("secret", "Print the installation's current signing secret."),
+            ("secret", "Print the installation's current signing secret (as its scheme takes it)."),
             ("rotate-secret", "Make a new signing secret; the old one signs for 24 more hours."),
             ("ping", "Send a test ping to the installation's URL."),
         ]:
@@ -32,10 +33,16 @@ class Command(BaseCommand):
         return getattr(self, "handle_" + action.replace("-", "_"))(**options)
 
     def handle_secret(self, *, installation, **options):
-        self.stdout.write(signing_secret_current(self._installation(installation)))
+        installation = self._installation(installation)
+        self.stdout.write(
+            secret_shown(installation.configuration, signing_secret_current(installation))
+        )
 
     def handle_rotate_secret(self, *, installation, **options):
-        self.stdout.write(signing_secret_rotate(self._installation(installation)))
+        installation = self._installation(installation)
+        self.stdout.write(
+            secret_shown(installation.configuration, signing_secret_rotate(installation))
+        )
 
     def handle_ping(self, *, installation, **options):
         event = webhook_ping(installation=self._installation(installation))
