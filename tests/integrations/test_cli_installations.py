@@ -7,7 +7,13 @@ from django.core.management import CommandError, call_command
 
 from docplatform.events.models import Delivery, Event
 from integrations.models import Installation
-from tests.factories import MembershipFactory, OrganizationFactory, SiteFactory, SpaceFactory
+from tests.factories import (
+    MembershipFactory,
+    OrganizationFactory,
+    RevisionFactory,
+    SiteFactory,
+    SpaceFactory,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -138,5 +144,10 @@ def test_fire_event_reaches_installations_and_names_bad_fields(analytics, org_ad
 
 def test_fire_event_for_a_space_uses_its_current_revision(organization):
     space = SpaceFactory(organization=organization)
+    space.current_revision = RevisionFactory(space=space)
+    space.save()
     run("fire_event", "space_content_updated", "--space", space.id)
-    assert Event.objects.get().payload == {"spaceId": space.id, "revisionId": None}
+    assert Event.objects.get().payload == {
+        "spaceId": space.id,
+        "revisionId": space.current_revision_id,
+    }
