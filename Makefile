@@ -49,6 +49,7 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
+	$(BIN)/python tools/import_cycles.py
 
 format: install
 	$(BIN)/ruff format .

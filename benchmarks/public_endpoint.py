@@ -12,7 +12,7 @@ process, because each host process keeps its own pools of integration workers
 one process gives a known pool on this two-core machine. Integration code runs in
 bubblewrap's sandbox. One setting differs: ``API_THROTTLE_USER`` is raised (1,200 a minute
 by default), or the serial component calls would be throttled. The integrations are published
-and installed through the services (``integration_publish``, ``installation_create``), by an
+and installed through the services (``integration_publish_folder``, ``installation_create``), by an
 organization's admin.
 
 Under load, ``--concurrency`` HTTP/1.1 keep-alive connections (one thread each), in

@@ -9,7 +9,7 @@ with inline code, emphasis and links, lists, a table, code blocks), and ``guide/
 same 200 lines with 3 blocks of ``examples/quick-insert-counter`` (published by its
 organization's admin, installed on the space) between them, each a ``block`` fence
 (``docplatform.markdown.block_fence``, a key of its own, ``props`` ``{}``). Everything is
-created through the services (``integration_publish``, ``installation_create``,
+created through the services (``integration_publish_folder``, ``installation_create``,
 ``space_content_update``); the reader is a member of the organization signed in through
 ``/marketplace/login/`` (its session cookie, its CSRF and visitor cookies on every request).
 
@@ -186,7 +186,7 @@ def setup_platform() -> dict:
 
     from docplatform.models import Membership, Space
     from docplatform.services import api_token_create, organization_create, space_content_update
-    from integrations.services import integration_publish
+    from integrations.services import integration_publish_folder
     from integrations.services.components import component_render
     from integrations.services.installations import installation_create
 
@@ -195,7 +195,7 @@ def setup_platform() -> dict:
     reader = users.create_user("bench-reader", password=PASSWORD)
     organization = organization_create(subdomain="acme", title="Acme", admin=admin)
     Membership.objects.create(organization=organization, user=reader, role=Membership.Role.MEMBER)
-    integration = integration_publish(path=EXAMPLE, publisher=admin).version.integration
+    integration = integration_publish_folder(path=EXAMPLE, publisher=admin).version.integration
     spaces, installations = {}, {}
     for name in ("warm", "cold", "open"):
         visibility = Space.Visibility.PUBLIC if name == "open" else Space.Visibility.PRIVATE

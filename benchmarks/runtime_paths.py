@@ -96,12 +96,12 @@ SERIAL_KINDS = ("bare", "endpoint", "render", "action", "api")
 
 def publish(folder: Path, manifest: str, script: str, admin):
     """Write the integration's two files into ``folder`` and publish them: the new version."""
-    from integrations.services import integration_publish
+    from integrations.services import integration_publish_folder
 
     folder.mkdir(exist_ok=True)
     (folder / "service-manifest.yaml").write_text(manifest)
     (folder / "main.py").write_text(script)
-    return integration_publish(path=folder, publisher=admin).version
+    return integration_publish_folder(path=folder, publisher=admin).version
 
 
 def setup_platform(scratch: Path) -> dict:

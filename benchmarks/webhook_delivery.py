@@ -394,7 +394,7 @@ class Ours(Contender):
         headers that do not change per request, and the eventId inside the body."""
         from docplatform.events.models import Delivery, Event
         from webhooks.services.delivery import request_body
-        from webhooks.services.sending import USER_AGENT
+        from webhooks.transport.sending import USER_AGENT
 
         event = Event(type="space_content_updated", payload=self.payload)
         delivery = Delivery(event=event, installation=self.installation, event_uuid=uuid.uuid4())

@@ -8,14 +8,16 @@ class DocplatformConfig(AppConfig):
     def ready(self):
         from django.urls import register_converter
 
-        from .api_inputs import (
+        from .api.inputs import (
             DeliveryIdConverter,
             IntegrationNameConverter,
             ObjectIdConverter,
             OrganizationRefConverter,
         )
-        from .api_schema import register_api_tag
+        from .api.schema import register_api_tag
         from .events import checks  # noqa: F401 - registers the outbox's system checks
+        from .gitsync.services import git_sync_on_revision
+        from .hooks import on_revision_written
 
         # The API's path converters, shared with the plug-in apps' routes.
         register_converter(ObjectIdConverter, "id")
@@ -24,6 +26,7 @@ class DocplatformConfig(AppConfig):
         register_converter(DeliveryIdConverter, "deliveryid")
         register_converter(DeliveryIdConverter, "tokenid")  # a row id: at most 18 digits
         _register_api_tags(register_api_tag)
+        on_revision_written(git_sync_on_revision)
 
 
 def _register_api_tags(register) -> None:

@@ -6,7 +6,17 @@ from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from .events.models import Event
-from .models import ApiToken, Membership, Organization, Site, Space, hash_token
+from .models import (
+    ApiToken,
+    Membership,
+    Organization,
+    Page,
+    Revision,
+    Site,
+    Space,
+    WorkerPing,
+    hash_token,
+)
 from .queries import Prepared, stand_in, stand_in_time
 
 
@@ -112,3 +122,40 @@ def api_token_status(token: ApiToken, now=None) -> str:
     if token.expires_at is not None and token.expires_at <= (now or timezone.now()):
         return "expired"
     return "active"
+
+
+def worker_ping_answered(ping_id: int) -> WorkerPing | None:
+    """The ping, once a worker has answered it (``manage.py worker_ping``); else None."""
+    return WorkerPing.objects.filter(pk=ping_id, answered_at__isnull=False).first()
+
+
+# --- What the API lists --------------------------------------------------------------------
+
+
+def memberships_of(user) -> QuerySet:
+    """The user's memberships, with their organizations."""
+    return Membership.objects.filter(user=user).select_related("organization")
+
+
+def organization_spaces(organization: Organization) -> QuerySet:
+    return Space.objects.filter(organization=organization)
+
+
+def organization_sites(organization: Organization) -> QuerySet:
+    """The organization's sites, with the spaces each publishes."""
+    return Site.objects.filter(organization=organization).prefetch_related("spaces")
+
+
+def space_revisions(space: Space) -> QuerySet:
+    """The space's revisions, with their authors."""
+    return space.revisions.select_related("author")
+
+
+def current_pages(space: Space) -> QuerySet:
+    """The pages of the space's current revision."""
+    return Page.objects.filter(revision_id=space.current_revision_id)
+
+
+def revisions_of(spaces: QuerySet) -> QuerySet:
+    """The revisions of these spaces."""
+    return Revision.objects.filter(space__in=spaces)

@@ -1,14 +1,16 @@
 """Writes of the host platform."""
 
-import re
-
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
 from . import events
+from .content import MAX_MESSAGE_LENGTH, check_pages, rendered
+from .documents.selectors import first_page
 from .events.publisher import publish
-from .markdown import RENDERER_VERSION, document_as_json, parse_document
+from .events.schemas import EventPayloadInvalid, payload_check
+from .hooks import revision_written
+from .markdown import RENDERER_VERSION
 from .models import (
     ApiToken,
     Membership,
@@ -20,6 +22,7 @@ from .models import (
     WorkerPing,
     hash_token,
 )
+from .sites.addresses import site_page_address
 
 
 def api_token_create(
@@ -73,14 +76,16 @@ def organization_create(*, subdomain: str, title: str, admin=None) -> Organizati
     return organization
 
 
+#: The task that answers a ping, published by name: the tasks call services, never the reverse.
+WORKER_PING_TASK = "docplatform.tasks.answer_worker_ping"
+
+
 def worker_ping_request() -> WorkerPing:
     """Queue a ping for a worker to answer once the row is committed; raises
     BrokerUnavailable (within the publish bound) when the broker cannot take it."""
-    from .tasks import answer_worker_ping
-
     with transaction.atomic():
         ping = WorkerPing.objects.create()
-        transaction.on_commit(lambda: publish(answer_worker_ping.name, args=[ping.pk]))
+        transaction.on_commit(lambda: publish(WORKER_PING_TASK, args=[ping.pk]))
     return ping
 
 
@@ -115,8 +120,9 @@ def space_content_update(
     fires ``space_content_updated``. With ``based_on`` (a revision id), refuses with
     RevisionConflict when the space's current revision is another one by then: the write
     was made from content that changed meanwhile, and would overwrite it. ``git_commit``:
-    the Git commit the pages were imported from (``gitsync``); any other revision is written
-    to the space's branch when its Git connection says "sync every new revision"."""
+    the Git commit the pages were imported from (``gitsync``); any other revision goes to
+    the revision hooks (``hooks.revision_written``: Git sync writes it to the space's branch
+    when its connection says "sync every new revision")."""
     check_pages(pages)
     if len(message) > MAX_MESSAGE_LENGTH:
         raise ValidationError({"message": [f"at most {MAX_MESSAGE_LENGTH} characters"]})
@@ -153,21 +159,8 @@ def space_content_update(
         revisionId=revision.id,
     )
     if not git_commit:  # an imported revision is on the branch already: never written back
-        from .gitsync.services import git_sync_on_revision
-
-        git_sync_on_revision(space=space, author=author)
+        revision_written(space=space, author=author)
     return revision
-
-
-def rendered(body: str) -> dict:
-    """A page row's rendering fields for ``body``: its headings one level under the page's
-    title (a ``# Heading`` is an ``<h2>``)."""
-    document = parse_document(body, heading_offset=1)
-    return {
-        "html": document.html,
-        "outline": document_as_json(document),
-        "rendered_with": RENDERER_VERSION,
-    }
 
 
 def _renderings_of(revision_id: str | None) -> dict[str, dict]:
@@ -180,69 +173,6 @@ def _renderings_of(revision_id: str | None) -> dict[str, dict]:
         body: {"html": html, "outline": outline, "rendered_with": RENDERER_VERSION}
         for body, html, outline in rows.values_list("body", "html", "outline")
     }
-
-
-MAX_MESSAGE_LENGTH = 500
-MAX_PAGES = 1000
-MAX_TITLE_LENGTH = 300
-MAX_PATH_LENGTH = 300
-#: A page's Markdown, in UTF-8 bytes.
-MAX_PAGE_BYTES = 512 * 1024
-PATH_SEGMENT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-#: Addresses of the reader that a page path would shadow (``/s/<space>/history``, ...): no
-#: path starts with these, and no part of one is ``edit``.
-RESERVED_PATHS = {"history", "settings", "new", "-"}
-RESERVED_SEGMENTS = {"edit"}
-
-
-def page_path_problem(path) -> str | None:
-    """Why ``path`` cannot name a page (segments of letters, digits, '.', '-', '_' joined by
-    '/'; none of the reader's own addresses), or None."""
-    if not isinstance(path, str) or not path.strip():
-        return "is required"
-    if len(path) > MAX_PATH_LENGTH:
-        return f"at most {MAX_PATH_LENGTH} characters"
-    segments = path.split("/")
-    if not all(PATH_SEGMENT.fullmatch(segment) for segment in segments):
-        return (
-            "letters, digits, '.', '-' and '_' in parts joined by '/', each starting with a "
-            "letter or digit (e.g. guide/install)"
-        )
-    if segments[0] in RESERVED_PATHS or RESERVED_SEGMENTS & set(segments):
-        return "history, settings, new and edit are the reader's own addresses"
-    return None
-
-
-def check_pages(pages) -> None:
-    errors = {}
-    if not isinstance(pages, list) or not pages:
-        raise ValidationError({"pages": ["give at least one page"]})
-    if len(pages) > MAX_PAGES:
-        raise ValidationError({"pages": [f"at most {MAX_PAGES} pages"]})
-    seen = set()
-    for index, page in enumerate(pages):
-        if not isinstance(page, dict):
-            errors[f"pages.{index}"] = ["must be an object with path, title and body"]
-            continue
-        problem = page_path_problem(page.get("path"))
-        if problem:
-            errors[f"pages.{index}.path"] = [problem]
-        title = page.get("title")
-        if not isinstance(title, str) or not title.strip():
-            errors[f"pages.{index}.title"] = ["is required"]
-        elif len(title.strip()) > MAX_TITLE_LENGTH:
-            errors[f"pages.{index}.title"] = [f"at most {MAX_TITLE_LENGTH} characters"]
-        body = page.get("body", "")
-        if not isinstance(body, str):
-            errors[f"pages.{index}.body"] = ["must be a string"]
-        elif len(body.encode("utf-8", "surrogatepass")) > MAX_PAGE_BYTES:
-            errors[f"pages.{index}.body"] = [f"at most {MAX_PAGE_BYTES // 1024} KiB of Markdown"]
-        path = page.get("path")
-        if isinstance(path, str) and path in seen:
-            errors[f"pages.{index}.path"] = [f"duplicates the path {path!r}"]
-        seen.add(path if isinstance(path, str) else None)
-    if errors:
-        raise ValidationError(errors)
 
 
 @transaction.atomic
@@ -354,6 +284,10 @@ def event_fire_by_operator(
         raise ValidationError({"type": [f"unknown event type; one of {kinds}"]})
     for path, value in (overrides or {}).items():
         _set_field(payload, path, value)
+    try:  # always, whatever EVENT_PAYLOAD_CHECKS says: an operator's value is input
+        payload_check(event_type, payload)
+    except EventPayloadInvalid as exc:
+        raise ValidationError(exc.field_errors()) from exc
     return events.fire(event_type, organization=organization, space=space, site=site, **payload)
 
 
@@ -371,19 +305,15 @@ def _operator_space_payload(event_type: str, space: Space) -> dict:
 
 
 def _operator_site_payload(event_type: str, site: Site) -> dict:
-    space = site.spaces.select_related("current_revision").first()
-    page = (
-        Page.objects.filter(revision=space.current_revision).first()
-        if space and space.current_revision
-        else None
-    )
+    space = site.spaces.order_by("created_at", "pk").first()
+    page = first_page(space)
     defaults = {
         "siteId": site.id,
         "spaceId": space.id if space else None,
         "pageId": page.id if page else None,
         "feedback": {"rating": "good", "comment": ""},
         "visitor": CLI_VISITOR.as_payload(),
-        "url": "",
+        "url": site_page_address(site, space, page),
         "referrer": "",
     }
     return {field: defaults[field] for field in events.EVENT_FIELDS[event_type]}

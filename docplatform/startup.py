@@ -1,7 +1,7 @@
 """Start-up of every process (``manage.py``, Celery, WSGI and ASGI servers): a setting that
 is wrong stops it with one line naming the variable and the value expected, no traceback.
 
-The settings raise ImproperlyConfigured for what they refuse (docplatform/settings.py); each
+The settings raise ImproperlyConfigured for what they refuse (docplatform/settings/); each
 entry point loads them through :func:`settings_or_exit` before anything else reads them.
 """
 
@@ -28,3 +28,14 @@ def settings_or_exit(exit_code: int = EXIT_SETTINGS) -> None:
     except ImproperlyConfigured as exc:
         print(f"error: {exc}", file=sys.stderr, flush=True)
         raise SystemExit(exit_code) from None
+
+
+def run_or_exit(command, *args) -> None:
+    """Run ``command(*args)``; a setting it reads only when it needs it (a key derived in
+    development only, refused in production) that refuses the environment prints
+    ``error: <reason>`` and exits with EXIT_SETTINGS, as at start-up."""
+    try:
+        command(*args)
+    except ImproperlyConfigured as exc:
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        raise SystemExit(EXIT_SETTINGS) from None

@@ -1,11 +1,12 @@
 from celery import shared_task
 
 from .events import outbox
-from .services import worker_ping_answer
+from .services import WORKER_PING_TASK, worker_ping_answer
 
 
-@shared_task(bind=True)
+@shared_task(bind=True, name=WORKER_PING_TASK)
 def answer_worker_ping(self, ping_id: int) -> None:
+    """Answer ``manage.py worker_ping`` (``services.worker_ping_request``) as this worker."""
     worker_ping_answer(ping_id=ping_id, worker=self.request.hostname or "")
 
 

@@ -5,7 +5,7 @@ from django.urls import include, path
 from django.views.generic import RedirectView
 
 api_v1 = [
-    path("", include("docplatform.api_urls")),
+    path("", include("docplatform.api.urls")),
     path("", include("integrations.api.urls")),
     path("", include("webhooks.api_urls")),
 ]
@@ -16,8 +16,8 @@ urlpatterns = [
     path("marketplace/", include("marketplace.urls")),
     path("s/", include("docplatform.documents.urls")),
     path("api/v1/", include((api_v1, "api"))),
-    path("api/", include("docplatform.api_docs_urls")),
+    path("api/", include("docplatform.api.docs_urls")),
 ]
 
-handler404 = "docplatform.api_errors.not_found"
-handler500 = "docplatform.api_errors.server_error"
+handler404 = "docplatform.api.errors.not_found"
+handler500 = "docplatform.api.errors.server_error"

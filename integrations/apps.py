@@ -5,7 +5,7 @@ class IntegrationsConfig(AppConfig):
     name = "integrations"
 
     def ready(self):
-        from docplatform.api_schema import register_api_tag
+        from docplatform.api.schema import register_api_tag
         from docplatform.crypto import register_derivable_key
         from docplatform.events.registry import register_consumer, register_router
 

@@ -12,6 +12,7 @@ from docplatform.crypto import key_from_setting
 from .endpoint_selectors import selected_space_ids
 from .middleware import URLCONF as PUBLIC_URLCONF
 from .models import Installation, Integration, IntegrationVersion
+from .runtime.protocol import BUNDLE_HASH
 
 
 def runtime_signing_key() -> str:
@@ -67,7 +68,7 @@ def environment_for(version: IntegrationVersion, installation: Installation | No
             "name": integration.name,
             "version": version.number,
             "contentHash": version.content_hash,
-            "bundleHash": version.bundle_hash,
+            BUNDLE_HASH: version.bundle_hash,
             "configurations": integration.configurations,
             "urls": {"publicEndpoint": integration_public_endpoint(integration)},
         },

@@ -2,11 +2,15 @@
 and the admin call instead of re-deriving it.
 
 - granted scopes: ``effective_scopes``, ``installation_scopes``;
-- paused and receiving (parent-aware): ``is_paused``, ``is_receiving``, ``receives_event``, and
-  ``statuses_paused``, ``statuses_receiving`` for rows read as tuples (the router);
+- paused and receiving (parent-aware): ``is_paused``, ``is_receiving``, ``receives_event``,
+  ``not_receiving_reason``, and ``statuses_paused``, ``statuses_receiving`` for rows read as
+  tuples (the router);
 - the effective status the marketplace, the API and the admin show: ``effective_status``;
 - may see, install, manage: ``visible_integrations_q``, ``may_see_integration``,
-  ``may_install``, ``installable_levels``, ``may_manage``;
+  ``may_install``, ``installable_levels``, ``may_manage``; and the admins' rules: publish
+  (``may_publish``), approve scopes (``may_approve_scopes``), read logs
+  (``may_read_installation_logs``, ``may_read_integration_logs``), send test events
+  (``may_send_test_events``);
 - the configuration definition: ``configuration_definition``, ``definition_for_level``;
 - the version that runs: ``is_development``, ``running_version``, ``runnable_version``.
 
@@ -118,6 +122,18 @@ def receives_event(installation: Installation, event_type: str) -> bool:
     return is_receiving(installation)
 
 
+def not_receiving_reason(installation: Installation) -> str | None:
+    """Why platform events do not reach the installation now, in words (None: they do)."""
+    if is_receiving(installation):
+        return None
+    shown = effective_status(installation)
+    if shown.reasons and shown.reasons[0]["path"] == "parent":
+        return shown.reasons[0]["message"]
+    if shown.status == PAUSED:
+        return "the installation is paused"
+    return "the installation is pending until its configuration is complete"
+
+
 # --- Levels where an integration sends nothing ----------------------------------------------
 
 #: integration name -> (the levels whose installations act, what to tell people otherwise)
@@ -159,42 +175,51 @@ class EffectiveStatus:
         return self.status.capitalize()
 
 
-def effective_status(installation: Installation) -> EffectiveStatus:
-    """The effective status (DESIGN.md, "status shown"): paused when it or its organization
-    installation is paused; pending when its configuration or its organization
-    installation's is incomplete, or when it can never act (an organization installation of
-    the webhook integration with nothing under it); else active."""
-    parent = installation.parent if installation.parent_id else None
+def _paused_status(installation: Installation, parent) -> EffectiveStatus:
     if installation.status == PAUSED:
         return EffectiveStatus(
             PAUSED,
             list(installation.status_reasons or []),
             "Paused: no events reach this installation until it is resumed.",
         )
-    if parent is not None and parent.status == PAUSED:
-        return EffectiveStatus(
-            PAUSED,
-            [{"path": "parent", "message": "the organization installation is paused"}],
-            "Paused with its organization installation: no events reach this installation "
-            "until that is resumed.",
-        )
+    return EffectiveStatus(
+        PAUSED,
+        [{"path": "parent", "message": "the organization installation is paused"}],
+        "Paused with its organization installation: no events reach this installation "
+        "until that is resumed.",
+    )
+
+
+def _pending_status(installation: Installation, parent) -> EffectiveStatus:
     if installation.status == PENDING:
         return EffectiveStatus(
             PENDING,
             list(installation.status_reasons or []),
             "The configuration is not complete yet: the integration receives no events.",
         )
-    if parent is not None and parent.status == PENDING:
-        details = "; ".join(
-            f"{reason['path']} {reason['message']}" for reason in parent.status_reasons or []
-        )
-        message = "the organization installation is pending until its configuration is complete"
-        return EffectiveStatus(
-            PENDING,
-            [{"path": "parent", "message": f"{message} ({details})" if details else message}],
-            "The organization installation's configuration is not complete yet: the "
-            "integration receives no events.",
-        )
+    details = "; ".join(
+        f"{reason['path']} {reason['message']}" for reason in parent.status_reasons or []
+    )
+    message = "the organization installation is pending until its configuration is complete"
+    return EffectiveStatus(
+        PENDING,
+        [{"path": "parent", "message": f"{message} ({details})" if details else message}],
+        "The organization installation's configuration is not complete yet: the "
+        "integration receives no events.",
+    )
+
+
+def effective_status(installation: Installation) -> EffectiveStatus:
+    """The effective status (DESIGN.md, "status shown"): paused when it or its organization
+    installation is paused; pending when its configuration or its organization
+    installation's is incomplete, or when it can never act (an organization installation of
+    the webhook integration with nothing under it); else active. Paused and pending are
+    decided by ``statuses_paused`` and ``statuses_receiving``, as everywhere."""
+    parent = installation.parent if installation.parent_id else None
+    if statuses_paused(installation.status, _parent_status(installation)):
+        return _paused_status(installation, parent)
+    if not statuses_receiving(installation.status, _parent_status(installation)):
+        return _pending_status(installation, parent)
     acts, explanation = acts_at_level(installation)
     if not acts and not installation.children.exists():
         return EffectiveStatus(
@@ -246,12 +271,16 @@ def may_see_integration(
 
 
 def is_member(user, organization_id: str) -> bool:
+    return _has_membership(user, organization_id)
+
+
+def _has_membership(user, organization_id: str, **role) -> bool:
     from docplatform.models import Membership
 
     return bool(
         getattr(user, "is_authenticated", False)
         and isinstance(user, get_user_model())
-        and Membership.objects.filter(user=user, organization_id=organization_id).exists()
+        and Membership.objects.filter(user=user, organization_id=organization_id, **role).exists()
     )
 
 
@@ -275,6 +304,43 @@ def may_manage(user, installation: Installation) -> bool:
     return is_member(user, installation.organization_id)
 
 
+def _is_admin(user, organization_id: str) -> bool:
+    from docplatform.models import Membership
+
+    return _has_membership(user, organization_id, role=Membership.Role.ADMIN)
+
+
+def may_publish(user, organization) -> bool:
+    """Publish, release, roll back, unpublish an organization's integrations, see their
+    versions and install links, choose which installations run development versions, read
+    their logs across installations: an admin of the owning organization."""
+    return _is_admin(user, organization.pk)
+
+
+def may_approve_scopes(user, installation: Installation) -> bool:
+    """Approve the new scopes an upgrade asks for: an admin of the installing organization."""
+    return _is_admin(user, installation.organization_id)
+
+
+def may_read_installation_logs(user, installation: Installation) -> bool:
+    """Read an installation's log (what its code printed, its errors): an admin of the
+    installing organization."""
+    return _is_admin(user, installation.organization_id)
+
+
+def may_read_integration_logs(user, integration: Integration) -> bool:
+    """Read an integration's log, every installation's: an admin of the owning organization
+    (``may_publish``: who can change the code reads what it does)."""
+    return may_publish(user, integration.organization)
+
+
+def may_send_test_events(user, installation: Installation) -> bool:
+    """Send an installation test events (``trigger``, a webhook's Send test event): an
+    admin of the installing organization, as they reach its code or receiver with made-up
+    data."""
+    return _is_admin(user, installation.organization_id)
+
+
 # --- The configuration definition -----------------------------------------------------------
 
 
@@ -296,7 +362,12 @@ def configuration_definition(installation: Installation) -> dict:
 
 def has_code(version: IntegrationVersion | None) -> bool:
     """Whether ``version`` has code to run (its entry module; the bundle goes with it)."""
-    return version is not None and bool(version.script_path)
+    return version is not None and script_runs(version.script_path)
+
+
+def script_runs(script_path: str | None) -> bool:
+    """``has_code`` for a version's ``script_path`` read as a column (the router's rows)."""
+    return bool(script_path)
 
 
 def is_development(installation: Installation) -> bool:

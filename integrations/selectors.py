@@ -13,7 +13,13 @@ from docplatform.queries import Prepared, stand_in
 
 from . import configuration as config_rules
 from .models import ComponentState, Installation, Integration, IntegrationLog, OAuthState
-from .policies import effective_scopes, is_paused, statuses_receiving, visible_integrations_q
+from .policies import (
+    effective_scopes,
+    is_paused,
+    script_runs,
+    statuses_receiving,
+    visible_integrations_q,
+)
 
 
 def json_list_has(field: str, value: str) -> Q:
@@ -194,7 +200,7 @@ def event_routing(event) -> EventRouting:
         asked, granted, version, script = row[7:]
         # The scope is checked here, not in SQL: a LIKE on JSON text misleads the planner.
         if scope is not None and scope not in effective_scopes(granted=granted, asked=asked):
-            if statuses_receiving(status, parent_status) and script:
+            if statuses_receiving(status, parent_status) and script_runs(script):
                 missing = Undelivered(pk, integration_id, version, scope, scope in (asked or ()))
                 unscoped.append((level == Installation.Level.ORGANIZATION, missing))
             continue
@@ -429,4 +435,31 @@ def _covering_query() -> QuerySet:
             "parent__api_token",
         )
         .order_by("integration__title", "-level")
+    )
+
+
+# --- Lookups by id within what the caller already holds ----------------------------------
+
+
+def organization_spaces_with_ids(organization, space_ids) -> list[Space]:
+    """The organization's spaces among ``space_ids`` (others are not returned)."""
+    return list(Space.objects.filter(organization=organization, pk__in=set(space_ids)))
+
+
+def organization_integration(organization, name: str) -> Integration | None:
+    """The organization's own integration named ``name``."""
+    return Integration.objects.filter(name=name, organization=organization).first()
+
+
+def integration_installation(integration: Integration, installation_id) -> Installation | None:
+    """The integration's installation with this id (None: not one of its installations)."""
+    return Installation.objects.filter(pk=installation_id, integration=integration).first()
+
+
+def latest_installations(integration: Integration, limit: int) -> list[Installation]:
+    """The integration's newest installations, with where they are."""
+    return list(
+        integration.installations.select_related("organization", "space", "site").order_by(
+            "-created_at"
+        )[:limit]
     )

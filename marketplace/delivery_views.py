@@ -21,6 +21,7 @@ from docplatform_sdk import signing
 from docplatform.events.leases import delivery_redeliver
 from integrations.models import Installation
 from webhooks import selectors as webhook_selectors
+from webhooks.services.checks import webhook_admin_check
 from webhooks.services.delivery import request_body
 from webhooks.services.endpoints import webhook_endpoint_reenable
 from webhooks.services.redelivery import bulk_redelivery_request
@@ -29,7 +30,6 @@ from webhooks.services.sample_events import (
     sample_event_type_check,
     webhook_test_event_send,
 )
-from webhooks.services_admin import webhook_admin_check
 
 from .delivery_forms import DeliveryFilterForm, ResendFailedForm, TestEventForm
 from .installation_views import InstallationPageMixin

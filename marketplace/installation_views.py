@@ -17,6 +17,7 @@ from integrations.policies import (
     configuration_definition,
     effective_status,
     installation_scopes,
+    may_approve_scopes,
     scopes_awaiting_approval,
 )
 from integrations.selectors import oauth_connections
@@ -31,8 +32,9 @@ from integrations.services.installations import (
 )
 from integrations.services.oauth import oauth_connect_start, oauth_disconnect
 from webhooks.selectors import is_webhook_installation, signing_secrets_in_overlap
-from webhooks.services.signatures import signature_scheme
-from webhooks.services_admin import webhook_ping_send, webhook_secret_read, webhook_secret_rotate
+from webhooks.services.ping import webhook_ping_send
+from webhooks.services.signing_secrets import webhook_secret_read, webhook_secret_rotate
+from webhooks.transport.signatures import signature_scheme
 
 from . import selectors
 from .components import block_panel, configuration_screen
@@ -150,9 +152,7 @@ class InstallationPageMixin:
         return {
             "scopes": installation_scopes(installation),
             "awaiting": scopes_awaiting_approval(installation),
-            "can_approve": is_organization_admin(
-                user=self.request.user, organization=self.organization
-            ),
+            "can_approve": may_approve_scopes(self.request.user, installation),
         }
 
     def webhook_panel(self, installation) -> dict | None:

@@ -11,10 +11,17 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.urls import reverse
 
-from docplatform.selectors import is_organization_admin
 from integrations.api.logs import IntegrationLogFilter, LogFilter
-from integrations.models import Installation, Integration, IntegrationLog
-from integrations.selectors import installation_logs, integration_logs, log_page
+from integrations.models import IntegrationLog
+from integrations.policies import may_read_installation_logs, may_read_integration_logs
+from integrations.selectors import (
+    installation_logs,
+    integration_installation,
+    integration_logs,
+    latest_installations,
+    log_page,
+    organization_integration,
+)
 
 from .installation_views import InstallationPageMixin
 from .views import OrganizationView
@@ -24,10 +31,6 @@ INSTALLATION_CHOICES = 200
 
 
 class LogPageMixin:
-    def require_admin(self, organization, what: str):
-        if not is_organization_admin(user=self.request.user, organization=organization):
-            raise PermissionDenied(f"Only the organization's admins see {what}.")
-
     def log_page(self, lines, query, *, title, api_url, context) -> dict:
         """The page: the lines the filters select (the latest 100), or the filters' errors."""
         status, page = 200, None
@@ -68,7 +71,8 @@ class InstallationLogsView(LogPageMixin, InstallationPageMixin, OrganizationView
 
     def get(self, request, installation_id):
         installation = self.installation(installation_id)
-        self.require_admin(self.organization, "an installation's logs")
+        if not may_read_installation_logs(request.user, installation):
+            raise PermissionDenied("Only the organization's admins see an installation's logs.")
         return self.log_page(
             installation_logs(installation),
             LogFilter(data=request.GET),
@@ -84,25 +88,22 @@ class IntegrationLogsView(LogPageMixin, OrganizationView):
     nav = "catalogue"
 
     def get(self, request, name):
-        integration = Integration.objects.filter(name=name, organization=self.organization).first()
+        integration = organization_integration(self.organization, name)
         if integration is None:
             raise Http404("No such integration of this organization.")
-        self.require_admin(self.organization, "an integration's logs")
+        if not may_read_integration_logs(request.user, integration):
+            raise PermissionDenied("Only the organization's admins see an integration's logs.")
         query = IntegrationLogFilter(data=request.GET)
         installation = None
         if query.is_valid() and "installation" in query.validated_data:
-            installation = Installation.objects.filter(
-                pk=query.validated_data["installation"], integration=integration
-            ).first()
+            installation = integration_installation(
+                integration, query.validated_data["installation"]
+            )
             if installation is None:
                 raise Http404("No such installation of this integration.")
         # The latest installations to pick from (the one chosen among them); any other is
         # narrowed to by its id, as the API's.
-        choices = list(
-            integration.installations.select_related("organization", "space", "site").order_by(
-                "-created_at"
-            )[:INSTALLATION_CHOICES]
-        )
+        choices = latest_installations(integration, INSTALLATION_CHOICES)
         if installation is not None and installation not in choices:
             choices.insert(0, installation)
         return self.log_page(

@@ -5,12 +5,12 @@ from django.db.models import Count, Q, QuerySet
 from docplatform.events.models import Delivery
 from docplatform.events.registry import has_own_consumer
 from docplatform.models import Organization, Site, Space
-from docplatform.selectors import is_organization_admin
 from integrations.models import Installation, Integration, IntegrationAsset
 from integrations.policies import (
     effective_status,
     has_code,
     installable_levels,
+    may_publish,
     visible_integrations_q,
 )
 from integrations.selectors import (
@@ -53,7 +53,7 @@ def integration_for(
 def versions_for_owner(user, integration: Integration) -> list | None:
     """The integration's versions, newest first, for an admin of its organization (who may
     make an older released one current again); None for anyone else."""
-    if not is_organization_admin(user=user, organization=integration.organization):
+    if not may_publish(user, integration.organization):
         return None
     return list(
         integration.versions.only("integration_id", "number", "channel", "created_at").order_by(

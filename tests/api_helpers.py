@@ -6,7 +6,7 @@ from rest_framework.test import APIClient
 from docplatform.events.models import Delivery, Event
 from docplatform.models import Page, Revision
 from integrations.models import Installation, Integration, IntegrationVersion
-from integrations.services import integration_publish
+from integrations.services import integration_publish_folder
 from tests.integrations.conftest import minimal_manifest, with_code
 
 API = "/api/v1"
@@ -45,4 +45,4 @@ def publish_integration(folder, publisher, **manifest_fields) -> Integration:
     (folder / "service-manifest.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
     for name, content in files.items():
         (folder / name).write_text(content)
-    return integration_publish(path=folder, publisher=publisher).version.integration
+    return integration_publish_folder(path=folder, publisher=publisher).version.integration

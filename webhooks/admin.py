@@ -21,7 +21,7 @@ from integrations.admin import ReadOnlyAdminMixin
 
 from .models import BulkRedelivery, DeliveryAttempt, EndpointState
 from .services.endpoints import endpoint_reenable
-from .services_admin import webhook_ping_send
+from .services.ping import webhook_ping_send
 
 
 class DeliveryAttemptInline(ReadOnlyAdminMixin, admin.TabularInline):

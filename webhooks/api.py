@@ -12,20 +12,16 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from docplatform.api_schema import service_errors
+from docplatform.api.schema import service_errors
 from integrations.api.deliveries import DeliveryOutput
 from integrations.api.installations import installation_for
 
 from .selectors import endpoint_state, signing_secrets_in_overlap
+from .services.checks import webhook_admin_check, webhook_installation_check
 from .services.endpoints import webhook_endpoint_reenable
-from .services.signatures import SERVICE, STANDARD_WEBHOOKS, signature_scheme
-from .services_admin import (
-    webhook_admin_check,
-    webhook_installation_check,
-    webhook_ping_send,
-    webhook_secret_read,
-    webhook_secret_rotate,
-)
+from .services.ping import webhook_ping_send
+from .services.signing_secrets import webhook_secret_read, webhook_secret_rotate
+from .transport.signatures import SERVICE, STANDARD_WEBHOOKS, signature_scheme
 
 
 class PreviousSecretOutput(serializers.Serializer):
@@ -64,7 +60,11 @@ class WebhookPingApi(APIView):
     """Send a test ping (``{"type": "ping", "eventId", "installationId"}``) to the
     installation's URL; 400 when the installation is paused or not yet active."""
 
-    @extend_schema(request=None, responses={202: DeliveryOutput})
+    @extend_schema(
+        summary="Send a test ping to a webhook installation's URL",
+        request=None,
+        responses={202: DeliveryOutput},
+    )
     def post(self, request, installation_id):
         delivery = webhook_ping_send(installation=installation_for(request, installation_id))
         return Response(DeliveryOutput(delivery).data, status=status.HTTP_202_ACCEPTED)
@@ -74,7 +74,9 @@ class WebhookPingApi(APIView):
 class WebhookSecretApi(APIView):
     """The installation's current signing secret (admins of the organization)."""
 
-    @extend_schema(responses=SigningSecretOutput)
+    @extend_schema(
+        summary="Get a webhook installation's signing secret", responses=SigningSecretOutput
+    )
     def get(self, request, installation_id):
         installation = installation_for(request, installation_id)
         secret = webhook_secret_read(user=request.user, installation=installation)
@@ -86,7 +88,11 @@ class WebhookSecretRotateApi(APIView):
     """Make a new signing secret (admins); the old one keeps signing for 24 hours, so
     receivers can switch without losing a delivery."""
 
-    @extend_schema(request=None, responses=SigningSecretOutput)
+    @extend_schema(
+        summary="Rotate a webhook installation's signing secret",
+        request=None,
+        responses=SigningSecretOutput,
+    )
     def post(self, request, installation_id):
         installation = installation_for(request, installation_id)
         secret = webhook_secret_rotate(user=request.user, installation=installation)
@@ -124,7 +130,7 @@ def endpoint_response(installation) -> Response:
 class WebhookEndpointApi(APIView):
     """The endpoint's state (admins): disabled or not, why, who re-enabled it."""
 
-    @extend_schema(responses=EndpointOutput)
+    @extend_schema(summary="Get a webhook endpoint's state", responses=EndpointOutput)
     def get(self, request, installation_id):
         installation = installation_for(request, installation_id)
         webhook_admin_check(request.user, installation)
@@ -137,7 +143,11 @@ class WebhookEndpointReenableApi(APIView):
     """Re-enable a disabled endpoint (admins): events are delivered to it again from now on;
     400 when it is not disabled."""
 
-    @extend_schema(request=None, responses=EndpointOutput)
+    @extend_schema(
+        summary="Re-enable a disabled webhook endpoint",
+        request=None,
+        responses=EndpointOutput,
+    )
     def post(self, request, installation_id):
         installation = installation_for(request, installation_id)
         webhook_installation_check(installation)

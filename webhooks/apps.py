@@ -7,15 +7,16 @@ class WebhooksConfig(AppConfig):
     verbose_name = "Webhooks"
 
     def ready(self):
-        from docplatform.api_schema import register_api_tag
+        from docplatform.api.schema import register_api_tag
         from docplatform.events import catalogue
         from docplatform.events.registry import Consumer, register_consumer
         from integrations.configuration import register_configuration_check
         from integrations.policies import register_acting_levels
 
-        from .services.delivery import WEBHOOK_CONSUMER, longest_hold
+        from .rules import PING_EVENT, WEBHOOK_CONSUMER, WEBHOOK_INTEGRATION
+        from .services.delivery import longest_hold
         from .services.endpoints import endpoint_wants
-        from .services.publication import PING_EVENT, WEBHOOK_INTEGRATION, configuration_problems
+        from .services.publication import configuration_problems
 
         register_consumer(
             Consumer(

@@ -4,7 +4,7 @@ signing secrets and endpoints, which events they may receive, and their delivery
 import time
 from datetime import UTC, datetime, timedelta
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.db.models.functions import TruncHour
 from django.utils import timezone
 
@@ -15,8 +15,7 @@ from integrations.policies import acts_at_level, installation_has_scope
 from integrations.selectors import recipient_of
 
 from .models import BulkRedelivery, DeliveryAttempt, EndpointState, SigningSecret
-from .services.delivery import WEBHOOK_CONSUMER
-from .services.publication import PING, SELECTABLE_EVENTS, WEBHOOK_INTEGRATION, wants_event
+from .rules import PING, SELECTABLE_EVENTS, WEBHOOK_CONSUMER, WEBHOOK_INTEGRATION, wants_event
 
 
 def is_webhook_installation(installation: Installation) -> bool:
@@ -153,6 +152,18 @@ def last_status_codes(deliveries) -> dict[int, int | None]:
     for delivery_id, status_code in rows:
         latest[delivery_id] = status_code
     return latest
+
+
+def is_delivery_waiting(delivery_id: int) -> bool:
+    """Whether a webhook delivery is open and held by no worker (its lease, if any, ran out):
+    what a retry's task asks a drain for."""
+    return (
+        Delivery.objects.filter(
+            pk=delivery_id, consumer=WEBHOOK_CONSUMER, status__in=Delivery.OPEN_STATUSES
+        )
+        .filter(Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lt=timezone.now()))
+        .exists()
+    )
 
 
 def installation_delivery(installation: Installation, delivery_id) -> Delivery | None:

@@ -5,6 +5,8 @@ from .services import delivery
 
 @shared_task(name="webhooks.tasks.deliver")
 def deliver(delivery_id: int) -> None:
+    """A delivery's retry at its countdown (the outbox queues it with the delivery's id): a
+    drain is asked for while that delivery still waits."""
     delivery.webhook_deliver(delivery_id)
 
 

@@ -9,7 +9,7 @@ from django.http import Http404, HttpResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 
-from .. import services as host_services
+from .. import content
 from ..markdown import document_from_json
 from . import selectors, services
 from .blocks import provider
@@ -24,7 +24,7 @@ class PageForm(forms.Form):
     title = forms.CharField(required=False, strip=False)
     path = forms.CharField(required=False)
     body = forms.CharField(required=False, strip=False, widget=forms.Textarea)
-    message = forms.CharField(required=False, max_length=host_services.MAX_MESSAGE_LENGTH)
+    message = forms.CharField(required=False, max_length=content.MAX_MESSAGE_LENGTH)
     based_on = forms.CharField(required=False, max_length=32)
 
     def add_service_errors(self, error: ValidationError) -> None:
@@ -163,14 +163,14 @@ class PagePreviewView(SpaceView):
     def post(self, request):
         self.require_editor()
         body = request.POST.get("body", "")
-        if len(body.encode("utf-8", "surrogatepass")) > host_services.MAX_PAGE_BYTES:
-            limit = host_services.MAX_PAGE_BYTES // 1024
+        if len(body.encode("utf-8", "surrogatepass")) > content.MAX_PAGE_BYTES:
+            limit = content.MAX_PAGE_BYTES // 1024
             return HttpResponse(
                 f'<p class="errors">The page is over {limit} KiB of Markdown: it cannot be saved '
                 "like this.</p>",
                 status=413,
             )
-        fields = host_services.rendered(body)  # as the page will be stored
+        fields = content.rendered(body)  # as the page will be stored
         document = document_from_json(fields["html"], fields["outline"])
         place = self.block_place(request.POST.get("page", ""), interactive=False)
         return HttpResponse(shown_html(document, lambda: place))

@@ -5,9 +5,9 @@ from collections.abc import Callable
 
 from django.utils.safestring import SafeString
 
+from ..content import rendered
 from ..markdown import RENDERER_VERSION, Document, document_from_json
 from ..models import Page
-from ..services import rendered
 from .blocks import BlockPlace, provider
 
 #: Pages with at least this many headings show a table of contents.

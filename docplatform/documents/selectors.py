@@ -85,6 +85,16 @@ def navigation(revision_id: str | None) -> tuple[list[NavItem], list[NavItem]]:
     return cached
 
 
+def first_page(space: Space | None) -> Page | None:
+    """The first page of the space's current revision in reading order (None: no pages)."""
+    if space is None:
+        return None
+    _, ordered = navigation(space.current_revision_id)
+    if not ordered:
+        return None
+    return Page.objects.filter(revision_id=space.current_revision_id, path=ordered[0].path).first()
+
+
 def _navigation(revision_id: str) -> tuple[list[NavItem], list[NavItem]]:
     rows = Page.objects.filter(revision_id=revision_id).order_by("position", "path")
     items = {path: NavItem(path, title) for path, title in rows.values_list("path", "title")}

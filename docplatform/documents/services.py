@@ -17,7 +17,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from .. import services
+from .. import content, services
 from ..events import Visitor
 from ..models import Revision, Space, SpaceVisit
 from .selectors import nearest_parent, page_dicts
@@ -264,7 +264,7 @@ def check_page_edit(pages: list[dict], path: str | None, edited: dict) -> list[d
 def _check_page(page: dict) -> None:
     """One page's fields, with the errors named as the editor's fields are."""
     try:
-        services.check_pages([page])
+        content.check_pages([page])
     except ValidationError as error:
         raise ValidationError(
             {key.removeprefix("pages.0."): value for key, value in error.message_dict.items()}

@@ -2,7 +2,7 @@
 is ``/s/<space id>/`` and ``/s/<space id>/<page path>``, the editor appends ``/edit``, the
 history is ``/s/<space id>/history``, the settings ``/s/<space id>/settings`` (its Git part
 posts to ``settings/git...``). Page paths never start with ``history``, ``settings``,
-``new`` or ``-`` and hold no part named ``edit`` (``services.page_path_problem``), so these
+``new`` or ``-`` and hold no part named ``edit`` (``content.page_path_problem``), so these
 never shadow a page."""
 
 from django.urls import path

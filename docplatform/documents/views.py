@@ -18,7 +18,7 @@ from django.utils.decorators import method_decorator
 from django.utils.safestring import mark_safe
 from django.views import View
 
-from ..api_visitors import VISITOR_COOKIE, remember_visitor, visitor_from
+from ..api.visitors import VISITOR_COOKIE, remember_visitor, visitor_from
 from ..markdown import RENDERER_VERSION
 from ..selectors import spaces_visible_to
 from . import access, selectors, services

@@ -27,6 +27,14 @@ class EventPayloadInvalid(ValueError):
         self.problems = problems
         super().__init__(f"{event_type} payload does not match its schema: {'; '.join(problems)}")
 
+    def field_errors(self) -> dict[str, list[str]]:
+        """The problems by field, as a ValidationError takes them."""
+        errors: dict[str, list[str]] = {}
+        for problem in self.problems:
+            field, _, message = problem.partition(": ")
+            errors.setdefault(field, []).append(message)
+        return errors
+
 
 def fields_schema(event: EventType) -> dict:
     """The schema of the event's payload: its fields, the optional ones not required."""

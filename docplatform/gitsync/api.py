@@ -8,15 +8,21 @@ are write-only: answers say whether there are some, never what they are.
 
 from django.http import Http404
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_view,
+    inline_serializer,
+)
 from rest_framework import exceptions, generics, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ..api import space_for
-from ..api_permissions import IsPersonOrScopedInstallation
-from ..api_schema import service_errors
-from ..api_spaces import check_person_may
+from ..api.lookup import space_for
+from ..api.permissions import IsPersonOrScopedInstallation
+from ..api.schema import service_errors
+from ..api.spaces import check_person_may
 from ..documents import access
 from . import selectors, services
 from .models import GitSync
@@ -136,14 +142,35 @@ class GitConnectionApi(APIView):
     permission_classes = [IsPersonOrScopedInstallation]
     installation_scopes = READ_SCOPES
 
-    @extend_schema(responses=GitConnectionOutput)
+    @extend_schema(summary="Get a space's Git connection", responses=GitConnectionOutput)
     def get(self, request, space_id):
         connection = selectors.git_connection_of(space_for(request, space_id))
         if connection is None:
             raise Http404
         return Response(GitConnectionOutput(connection).data)
 
-    @extend_schema(request=GitConnectionInput, responses=GitConnectionOutput)
+    @extend_schema(
+        summary="Connect a space to a Git repository, or change its connection",
+        request=GitConnectionInput,
+        responses=GitConnectionOutput,
+        examples=[
+            OpenApiExample(
+                "Over https, with an access token",
+                value={
+                    "url": "https://git.example.com/acme/docs.git",
+                    "branch": "main",
+                    "syncOnRevision": True,
+                    "credentials": {"username": "acme-bot", "password": "an-access-token"},
+                },
+                request_only=True,
+            ),
+            OpenApiExample(
+                "Over ssh",
+                value={"url": "ssh://git@git.example.com/acme/docs.git", "branch": "docs"},
+                request_only=True,
+            ),
+        ],
+    )
     def put(self, request, space_id):
         space = space_for(request, space_id)
         check_person_may(request, space, access.may_administer, ADMINS_ONLY)
@@ -161,7 +188,7 @@ class GitConnectionApi(APIView):
         )
         return Response(GitConnectionOutput(connection).data)
 
-    @extend_schema(responses={204: None})
+    @extend_schema(summary="Disconnect a space from its Git repository", responses={204: None})
     def delete(self, request, space_id):
         space = space_for(request, space_id)
         check_person_may(request, space, access.may_administer, ADMINS_ONLY)
@@ -177,7 +204,11 @@ class GitSyncRequestApi(APIView):
 
     direction = GitSync.Direction.EXPORT
 
-    @extend_schema(request=None, responses={202: GitSyncOutput, 409: ConflictResponse})
+    @extend_schema(
+        summary="Sync now: write the space's current revision to its branch",
+        request=None,
+        responses={202: GitSyncOutput, 409: ConflictResponse},
+    )
     def post(self, request, space_id):
         space = space_for(request, space_id)
         check_person_may(request, space, access.may_administer, ADMINS_ONLY)
@@ -190,6 +221,9 @@ class GitSyncRequestApi(APIView):
         return Response(GitSyncOutput(sync).data, status=status.HTTP_202_ACCEPTED)
 
 
+@extend_schema_view(
+    post=extend_schema(summary="Import: a new revision from the branch's Markdown files")
+)
 class GitImportRequestApi(GitSyncRequestApi):
     """Queue "Import" (a new revision from the branch's Markdown files, when they differ
     from the space's pages); 202 with the sync."""
@@ -197,6 +231,7 @@ class GitImportRequestApi(GitSyncRequestApi):
     direction = GitSync.Direction.IMPORT
 
 
+@extend_schema_view(get=extend_schema(summary="List a space's Git syncs"))
 class GitSyncListApi(generics.ListAPIView):
     """The space's syncs, newest first."""
 
@@ -215,7 +250,7 @@ class GitSyncDetailApi(APIView):
     permission_classes = [IsPersonOrScopedInstallation]
     installation_scopes = READ_SCOPES
 
-    @extend_schema(responses=GitSyncOutput)
+    @extend_schema(summary="Get one of a space's Git syncs", responses=GitSyncOutput)
     def get(self, request, space_id, sync_id):
         space = space_for(request, space_id)
         sync = get_object_or_404(selectors.git_syncs_of(space), pk=sync_id)

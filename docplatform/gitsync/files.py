@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import yaml
 
-from ..services import MAX_PAGE_BYTES, MAX_TITLE_LENGTH, page_path_problem
+from ..content import MAX_PAGE_BYTES, MAX_TITLE_LENGTH, page_path_problem
 
 SUFFIX = ".md"
 FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S | re.M)

@@ -18,9 +18,10 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from .. import events
+from ..content import MAX_MESSAGE_LENGTH, MAX_PAGES
 from ..documents.selectors import page_dicts
 from ..models import Space
-from ..services import MAX_MESSAGE_LENGTH, MAX_PAGES, RevisionConflict, space_content_update
+from ..services import RevisionConflict, space_content_update
 from .addresses import address_problem
 from .files import Skipped, file_path, is_page_file, page_file, page_from_file, page_path_of
 from .models import GitConnection, GitSync

@@ -139,7 +139,8 @@ def git_sync_request(
 
 def git_sync_on_revision(*, space: Space, author=None) -> GitSync | None:
     """A new revision of the space: queue an export when its connection says so
-    ("sync every new revision"). Called by ``space_content_update``, in its transaction."""
+    ("sync every new revision"). A revision hook (``hooks.on_revision_written``, registered
+    by ``DocplatformConfig.ready``): ``space_content_update`` calls it in its transaction."""
     if not GitConnection.objects.filter(space=space, sync_on_revision=True).exists():
         return None
     return git_sync_request(

@@ -27,8 +27,15 @@ def site_url(site: Site) -> str:
 
 def page_url(site: Site, space: Space, page_path: str = "") -> str:
     """The absolute address of a page of ``space`` on the site (page paths hold only URL-safe
-    characters: ``services.page_path_problem``); without a path, the space's own address."""
+    characters: ``content.page_path_problem``); without a path, the space's own address."""
     return f"{settings.SITES_URL}/{site.pk}/{space.pk}/{page_path}"
+
+
+def site_page_address(site: Site, space: Space | None, page) -> str:
+    """A page's address on the site (the site's home without a page)."""
+    if space is None or page is None:
+        return site_url(site)
+    return page_url(site, space, page.path)
 
 
 def page_key(site: Site, url: str) -> str | None:

@@ -1,6 +1,6 @@
 """The URLconf of the published sites' host (``SITES_URL``, see ``sites.middleware``): a site's
 spaces, their pages, its search, and what visitors send (feedback, block presses). Page paths
-never start with ``-`` (``services.page_path_problem``), so ``-/...`` never shadows a page."""
+never start with ``-`` (``content.page_path_problem``), so ``-/...`` never shadows a page."""
 
 from django.urls import include, path
 

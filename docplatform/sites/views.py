@@ -12,13 +12,13 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views import View
 
-from ..api_visitors import client_ip, remember_visitor
+from ..api.visitors import client_ip, remember_visitor
+from ..content import page_path_problem
 from ..documents import selectors as reader
 from ..documents.blocks import BlockPlace, provider
 from ..documents.reading import page_document, shown_html, table_of_contents
 from ..events import FEEDBACK_RATINGS
 from ..models import Page
-from ..services import page_path_problem
 from . import search, selectors, services
 from .addresses import is_http_url, page_url, site_url
 from .throttle import wait_seconds

@@ -1,12 +1,12 @@
 """Who a site's visitor is, for the site's pages and the beacon alike."""
 
-from ..api_visitors import VISITOR_COOKIE, visitor_from
+from ..api.visitors import VISITOR_COOKIE, visitor_from
 from ..documents.services import reader_identity
 from ..events import Visitor
 
 
 def site_visitor(request) -> tuple[Visitor, str]:
-    """The visitor making ``request`` (``api_visitors``: never anyone signed in) and who they
+    """The visitor making ``request`` (``api.visitors``: never anyone signed in) and who they
     are for the view limit and the one rating per page: the anonymous id their browser sent
     back, else their address and user agent (a client that keeps no cookie would otherwise
     be someone new at every request)."""

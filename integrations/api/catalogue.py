@@ -6,20 +6,21 @@ from pathlib import Path
 
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_view
 from rest_framework import generics, serializers, status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from docplatform.api_inputs import QueryParameters
-from docplatform.api_schema import service_errors
-from docplatform.selectors import is_organization_admin, is_organization_member
+from docplatform.api.inputs import QueryParameters
+from docplatform.api.schema import service_errors
+from docplatform.selectors import is_organization_member
 
 from ..gateway.failures import RuntimeFailure
 from ..models import Integration, IntegrationVersion
+from ..policies import may_publish
 from ..selectors import integration_catalogue, integrations_visible_to
-from ..services import Outcome, integration_publish, integration_unpublish
+from ..services import Outcome, integration_publish_folder, integration_unpublish
 from ..services.installations import install_link_rotate
 from .bundles import MAX_BUNDLE_BYTES, MIB, extract_bundle, refused
 from .failures import failure_response
@@ -142,7 +143,14 @@ class IntegrationListApi(generics.ListAPIView):
     serializer_class = IntegrationOutput
     parser_classes = [MultiPartParser]
 
-    @extend_schema(parameters=[CatalogueFilter])
+    @extend_schema(
+        summary="List the integrations the caller may see",
+        description="The released public integrations and every released integration of the "
+        "caller's organizations (another organization's unlisted or private ones are not "
+        "listed), optionally of a `category` or matching `search` (in the name, title or "
+        "description).",
+        parameters=[CatalogueFilter],
+    )
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 
@@ -156,6 +164,13 @@ class IntegrationListApi(generics.ListAPIView):
         )
 
     @extend_schema(
+        summary="Publish an integration by uploading its bundle",
+        description="A multipart upload of the integration folder (`integration publish` and "
+        "`dev` send it). The manifest is checked and the code loaded by the runtime host; "
+        "201 with a new version, 200 when this code was published already (`outcome`). Its "
+        "manifest's problems are 400s whose `attr` is their path in the manifest; 502, 503 "
+        "or 504 when the runtime host could not check the code. Admins of the manifest's "
+        "organization only.",
         request={"multipart/form-data": BundleInput},
         responses={201: PublishOutput, 200: PublishOutput},
     )
@@ -171,7 +186,7 @@ class IntegrationListApi(generics.ListAPIView):
         with tempfile.TemporaryDirectory(prefix="docplatform-bundle-") as folder:
             root = extract_bundle(data.validated_data["bundle"], Path(folder))
             try:
-                result = integration_publish(
+                result = integration_publish_folder(
                     path=root,
                     publisher=request.user,
                     env=None,
@@ -203,19 +218,31 @@ class IntegrationDetailApi(APIView):
     """An integration the caller may see (an unlisted one with its install link token);
     unpublish it (DELETE: every version; its owners only, refused while it is installed)."""
 
-    @extend_schema(parameters=[IntegrationDetailFilter], responses=IntegrationOutput)
+    @extend_schema(
+        summary="Get an integration",
+        description="An integration the caller may see: a public one, one of the caller's "
+        "organizations, or an unlisted one with its `install_token`; else 404.",
+        parameters=[IntegrationDetailFilter],
+        responses=IntegrationOutput,
+    )
     def get(self, request, name):
         query = IntegrationDetailFilter(data=request.query_params)
         query.is_valid(raise_exception=True)
         integration = integration_for(request, name, **query.validated_data)
         return Response(IntegrationOutput(integration).data)
 
-    @extend_schema(responses={204: None})
+    @extend_schema(
+        summary="Unpublish an integration",
+        description="Removes the integration with every version: admins of its organization "
+        "only (403), refused while it is installed anywhere (400 naming `integration`).",
+        responses={204: None},
+    )
     def delete(self, request, name):
         integration_unpublish(integration=owned_integration_for(request, name))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
+@extend_schema_view(get=extend_schema(summary="List an integration's versions"))
 class IntegrationVersionListApi(generics.ListAPIView):
     """The published versions, newest first: for members of the owning organization."""
 
@@ -242,7 +269,7 @@ def owned_integration_for(request, name: str) -> Integration:
     """An integration of an organization the caller administers (its install link, its
     versions); 403 for other callers who may see it."""
     integration = integration_for(request, name)
-    if not is_organization_admin(user=request.user, organization=integration.organization):
+    if not may_publish(request.user, integration.organization):
         raise PermissionDenied(
             f"only the admins of organization '{integration.organization.subdomain}' manage "
             f"{integration.name}"
@@ -253,7 +280,7 @@ def owned_integration_for(request, name: str) -> Integration:
 class InstallLinkApi(APIView):
     """The install link token of an integration (owning organization's admins)."""
 
-    @extend_schema(responses=InstallLinkOutput)
+    @extend_schema(summary="Get an integration's install link token", responses=InstallLinkOutput)
     def get(self, request, name):
         integration = owned_integration_for(request, name)
         return Response(InstallLinkOutput({"installToken": integration.install_link_token}).data)
@@ -262,7 +289,11 @@ class InstallLinkApi(APIView):
 class InstallLinkRotateApi(APIView):
     """Replace the install link token: the old link stops working."""
 
-    @extend_schema(request=None, responses=InstallLinkOutput)
+    @extend_schema(
+        summary="Replace an integration's install link token",
+        request=None,
+        responses=InstallLinkOutput,
+    )
     def post(self, request, name):
         token = install_link_rotate(integration=owned_integration_for(request, name))
         return Response(InstallLinkOutput({"installToken": token}).data)

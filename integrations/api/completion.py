@@ -5,7 +5,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from docplatform.api_schema import service_errors
+from docplatform.api.schema import service_errors
 
 from ..gateway.failures import RuntimeFailure
 from ..services.completion import completion_options
@@ -30,7 +30,10 @@ class CompletionOptionsApi(APIView):
     (400 for a property without one; 502, 503 or 504 when the integration gives no valid
     options, 503 while the installation is paused)."""
 
-    @extend_schema(responses={200: OptionsOutput})
+    @extend_schema(
+        summary="List the options a configuration property offers",
+        responses={200: OptionsOutput},
+    )
     def get(self, request, installation_id, property_name):
         installation = installation_for(request, installation_id)
         try:

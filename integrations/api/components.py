@@ -7,6 +7,7 @@ anyone else gets 404. The component must be one the manifest names: a quick inse
 
 from django.http import Http404
 from drf_spectacular.utils import (
+    OpenApiExample,
     OpenApiResponse,
     extend_schema,
     extend_schema_field,
@@ -17,8 +18,8 @@ from rest_framework.exceptions import NotFound
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from docplatform.api_permissions import IsPerson
-from docplatform.api_schema import service_errors
+from docplatform.api.permissions import IsPerson
+from docplatform.api.schema import service_errors
 
 from ..authentication import IsInstallation, is_installation
 from ..endpoint_selectors import installation_visible_for_call
@@ -92,6 +93,39 @@ ComponentErrorResponse = inline_serializer(
 )
 
 
+#: The quick-insert-counter example's counter block, rendered.
+COUNTER_ELEMENT = {
+    "type": "block",
+    "children": [
+        {"type": "text", "text": "Count: 3"},
+        {"type": "button", "label": "Increment", "onPress": {"action": "increment"}},
+        {"type": "button", "label": "Reset", "onPress": {"action": "reset"}},
+    ],
+}
+RENDER_EXAMPLES = [
+    OpenApiExample(
+        "Render a block instance",
+        value={"instance": "Xb2k9QfLw0aZ", "props": {"start": 0}},
+        request_only=True,
+    ),
+    OpenApiExample(
+        "Press a button",
+        value={"instance": "Xb2k9QfLw0aZ", "action": {"action": "increment"}},
+        request_only=True,
+    ),
+    OpenApiExample(
+        "Change an input of a configuration screen",
+        value={"action": {"action": "edit", "name": "label", "value": "Visits"}},
+        request_only=True,
+    ),
+    OpenApiExample(
+        "The instance, rendered",
+        value={"instance": "Xb2k9QfLw0aZ", "element": COUNTER_ELEMENT, "state": {"count": 3}},
+        response_only=True,
+    ),
+]
+
+
 def error_response(description: str) -> OpenApiResponse:
     return OpenApiResponse(ComponentErrorResponse, description=description)
 
@@ -129,6 +163,7 @@ class ComponentRenderApi(APIView):
 
     @extend_schema(
         operation_id="installation_component_render",
+        summary="Render a component instance, after dispatching an action",
         request=ComponentRenderInput,
         responses={
             200: ComponentRenderOutput,
@@ -137,6 +172,7 @@ class ComponentRenderApi(APIView):
             503: error_response("The runtime is busy."),
             504: error_response("The component did not answer in time."),
         },
+        examples=RENDER_EXAMPLES,
     )
     def post(self, request, installation_id, component_id):
         installation = caller_installation(request, installation_id)

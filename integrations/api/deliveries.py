@@ -11,8 +11,8 @@ from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from docplatform.api_inputs import EventTypeField, QueryParameters
-from docplatform.api_schema import service_errors
+from docplatform.api.inputs import EventTypeField, QueryParameters
+from docplatform.api.schema import service_errors
 from docplatform.events.leases import delivery_redeliver
 from docplatform.events.models import Delivery
 from docplatform.events.registry import consumer_names
@@ -85,7 +85,12 @@ class InstallationDeliveriesApi(generics.ListAPIView):
     queryset = Delivery.objects.none()
     serializer_class = DeliveryOutput
 
-    @extend_schema(parameters=[DeliveryFilter])
+    @extend_schema(
+        summary="List an installation's deliveries",
+        description="The deliveries to the installation, newest first, optionally of one "
+        "`status` or event `type`; each delivery's attempts are in its own detail.",
+        parameters=[DeliveryFilter],
+    )
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 
@@ -105,7 +110,7 @@ class DeliveryDetailApi(APIView):
     """One delivery to an installation of one of the caller's organizations, with its
     attempt log."""
 
-    @extend_schema(responses=DeliveryDetailOutput)
+    @extend_schema(summary="Get a delivery with its attempt log", responses=DeliveryDetailOutput)
     def get(self, request, delivery_id):
         delivery = delivery_for(request, delivery_id)
         return Response(DeliveryDetailOutput(delivery).data)
@@ -116,7 +121,11 @@ class DeliveryRedeliverApi(APIView):
     """Send a finished delivery again: the same eventId, a new chain of attempts. A delivery
     still in progress (pending or retrying) is refused."""
 
-    @extend_schema(request=None, responses={202: DeliveryOutput})
+    @extend_schema(
+        summary="Send a finished delivery again",
+        request=None,
+        responses={202: DeliveryOutput},
+    )
     def post(self, request, delivery_id):
         delivery = delivery_redeliver(delivery_for(request, delivery_id))
         return Response(DeliveryOutput(delivery).data, status=status.HTTP_202_ACCEPTED)

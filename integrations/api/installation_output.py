@@ -3,7 +3,7 @@ endpoint that answers with installations."""
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import OpenApiExample, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
@@ -144,6 +144,49 @@ class InstallationOutput(serializers.Serializer):
         if installation.level != Installation.Level.ORGANIZATION:
             return None
         return [space.pk for space in installation.selected_spaces.all()]
+
+
+#: Ids the documentation's examples use (20 characters, as ``docplatform.ids`` makes them).
+EXAMPLE_IDS = {
+    "organization": "Nq4RkT0vXe8bWc2LmZs7",
+    "organization_installation": "Hk3Vd9QwPz2Lr6TsYb0M",
+    "installation": "Jm7Cx1RfGt5Nq8WzKp4D",
+    "space": "QQaP5Kbe057Ye1ayyC4s",
+    "other_space": "Tb6Wn2Ye9Kc4Rs1Lm8Xq",
+    "site": "Ds2Lp8Mx4Vq7Rb1Tz6Kc",
+}
+
+#: A space installation of event-reactor as the API answers it, for the documentation.
+INSTALLATION_EXAMPLE = {
+    "id": EXAMPLE_IDS["installation"],
+    "integration": "event-reactor",
+    "organization": EXAMPLE_IDS["organization"],
+    "level": "space",
+    "space": EXAMPLE_IDS["space"],
+    "site": None,
+    "parent": EXAMPLE_IDS["organization_installation"],
+    "status": "active",
+    "statusReasons": [],
+    "ownStatus": "active",
+    "configuration": {"min_words": 50},
+    "externalIds": [],
+    "spaceSelection": None,
+    "selectedSpaces": None,
+    "scopes": ["space:content:read"],
+    "scopesAwaitingApproval": [],
+    "permissionsNotice": None,
+    "development": False,
+    "version": {"number": 3, "development": False},
+    "publicEndpoint": "https://integrations.example.com/installations/"
+    + EXAMPLE_IDS["installation"],
+    "createdAt": "2026-03-02T09:15:00Z",
+    "updatedAt": "2026-03-02T09:15:04Z",
+}
+
+
+def installation_example(name: str = "An installation", **changes) -> OpenApiExample:
+    """A response example: ``INSTALLATION_EXAMPLE`` with ``changes``."""
+    return OpenApiExample(name, value=INSTALLATION_EXAMPLE | changes, response_only=True)
 
 
 #: The versions an installation may run, read with it (without their code and listing).

@@ -1,54 +1,44 @@
-"""Installations and their setup flow: install, read, configure, select spaces, pause,
-resume, approve new scopes, uninstall.
+"""One installation and its setup flow: read, configure, select spaces, pause, resume,
+approve new scopes, uninstall; and the inputs the installing endpoints share with them
+(``ConfigurationField``, ``organization_spaces``).
 
 Members of the installing organization (any role) see and manage its installations; anyone
-else gets 404. Installing acts for the caller's own organization only, under the visibility
-rules of ``installation_create``. Their deliveries are in ``deliveries``, an installation
-token's own installation in ``own_installation``.
+else gets 404. Installing (the lists of an organization's, a space's or a site's
+installations, and installing into them) is in ``installing``, their deliveries in
+``deliveries``, an installation token's own installation in ``own_installation``.
 """
 
 from django.core.exceptions import ValidationError
-from django.http import Http404
-from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
-from rest_framework import generics, serializers, status
+from drf_spectacular.utils import OpenApiExample, extend_schema
+from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from docplatform.api import organization_for
-from docplatform.api_errors import renamed_error_fields
-from docplatform.api_inputs import QueryParameters
-from docplatform.api_schema import service_errors
+from docplatform.api.errors import renamed_error_fields
+from docplatform.api.schema import service_errors
 from docplatform.models import Space
-from docplatform.selectors import sites_visible_to, spaces_visible_to
 
 from ..models import Installation
-from ..selectors import installations_visible_to, published_integration
+from ..selectors import organization_spaces_with_ids
 from ..services.consent import installation_scopes_approve
 from ..services.installations import (
     installation_configure,
-    installation_create,
     installation_pause,
     installation_resume,
     installation_select_spaces,
     installation_uninstall,
 )
 from .installation_output import (
+    EXAMPLE_IDS,
     InstallationOutput,
+    installation_example,
     installation_for,
     installation_response,
-    installation_rows,
 )
 
 #: The service's field names as the API spells them.
 API_FIELD_NAMES = {"space_selection": "spaceSelection", "selected_spaces": "selectedSpaces"}
-#: What installing can refuse, by the field it names (installation_create, API names).
-installing_errors = service_errors(
-    *("integration", "organization", "space", "site", "spaceSelection", "selectedSpaces"),
-    *("configuration", "configuration.KEY"),
-    methods=["post"],
-)
 
 
 # --- Inputs ---------------------------------------------------------------------------------
@@ -61,23 +51,6 @@ class ConfigurationField(serializers.DictField):
         super().__init__(allow_empty=False, **kwargs)
 
 
-class InstallationInput(serializers.Serializer):
-    integration = serializers.CharField(max_length=64, help_text="The integration's name.")
-    configuration = ConfigurationField(required=False)
-    installToken = serializers.CharField(
-        required=False, max_length=64, help_text="An unlisted integration's install link token."
-    )
-
-
-class OrganizationInstallationInput(InstallationInput):
-    spaceSelection = serializers.ChoiceField(
-        choices=Installation.SpaceSelection.choices, required=False
-    )
-    selectedSpaces = serializers.ListField(
-        child=serializers.CharField(max_length=32), required=False, max_length=1000
-    )
-
-
 class SpaceSelectionInput(serializers.Serializer):
     spaceSelection = serializers.ChoiceField(choices=Installation.SpaceSelection.choices)
     selectedSpaces = serializers.ListField(
@@ -87,123 +60,13 @@ class SpaceSelectionInput(serializers.Serializer):
 
 def organization_spaces(organization, space_ids: list[str]) -> list[Space]:
     """The organization's spaces with these ids; a field error names any other id."""
-    spaces = list(Space.objects.filter(organization=organization, pk__in=set(space_ids)))
+    spaces = organization_spaces_with_ids(organization, space_ids)
     unknown = sorted(set(space_ids) - {space.pk for space in spaces})
     if unknown:
         raise ValidationError(
             {"selectedSpaces": [f"no space of this organization has the id {', '.join(unknown)}"]}
         )
     return spaces
-
-
-def create_from(request, data, *, organization, **where) -> Response:
-    """Install the integration the validated ``data`` names; 404 when the caller may not."""
-    integration = published_integration(data["integration"])
-    if integration is None:
-        raise Http404
-    with renamed_error_fields(**API_FIELD_NAMES):
-        installation = installation_create(
-            user=request.user,
-            integration=integration,
-            organization=organization,
-            configuration=data.get("configuration"),
-            install_token=data.get("installToken"),
-            **where,
-        )
-    return installation_response(installation, status.HTTP_201_CREATED)
-
-
-# --- Installing -----------------------------------------------------------------------------
-
-
-class LevelFilter(QueryParameters):
-    level = serializers.ChoiceField(choices=Installation.Level.values, required=False)
-
-
-@installing_errors
-class OrganizationInstallationsApi(generics.ListAPIView):
-    """Every installation of one of the caller's organizations (GET, optionally of one
-    level); install an integration in the organization (POST)."""
-
-    queryset = Installation.objects.none()
-    serializer_class = InstallationOutput
-
-    @extend_schema(parameters=[LevelFilter])
-    def get(self, request, *args, **kwargs):
-        return super().get(request, *args, **kwargs)
-
-    def get_queryset(self):
-        organization = organization_for(self.request, self.kwargs["org"])
-        query = LevelFilter(data=self.request.query_params)
-        query.is_valid(raise_exception=True)
-        installations = installations_visible_to(self.request.user).filter(
-            organization=organization, **query.validated_data
-        )
-        return installation_rows(installations)
-
-    @extend_schema(request=OrganizationInstallationInput, responses={201: InstallationOutput})
-    def post(self, request, org):
-        organization = organization_for(request, org)
-        data = OrganizationInstallationInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        fields = data.validated_data
-        return create_from(
-            request,
-            fields,
-            organization=organization,
-            space_selection=fields.get("spaceSelection"),
-            selected_spaces=organization_spaces(organization, fields.get("selectedSpaces", [])),
-        )
-
-
-@installing_errors
-class SpaceInstallationsApi(generics.ListAPIView):
-    """The installations in a space (GET); install an integration into it (POST)."""
-
-    queryset = Installation.objects.none()
-    serializer_class = InstallationOutput
-
-    def space(self) -> Space:
-        spaces = spaces_visible_to(self.request.user).select_related("organization")
-        return get_object_or_404(spaces, pk=self.kwargs["space_id"])
-
-    def get_queryset(self):
-        return installation_rows(
-            installations_visible_to(self.request.user).filter(space=self.space())
-        )
-
-    @extend_schema(request=InstallationInput, responses={201: InstallationOutput})
-    def post(self, request, space_id):
-        space = self.space()
-        data = InstallationInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        return create_from(
-            request, data.validated_data, organization=space.organization, space=space
-        )
-
-
-@installing_errors
-class SiteInstallationsApi(generics.ListAPIView):
-    """The installations in a site (GET); install an integration into it (POST)."""
-
-    queryset = Installation.objects.none()
-    serializer_class = InstallationOutput
-
-    def site(self):
-        sites = sites_visible_to(self.request.user).select_related("organization")
-        return get_object_or_404(sites, pk=self.kwargs["site_id"])
-
-    def get_queryset(self):
-        return installation_rows(
-            installations_visible_to(self.request.user).filter(site=self.site())
-        )
-
-    @extend_schema(request=InstallationInput, responses={201: InstallationOutput})
-    def post(self, request, site_id):
-        site = self.site()
-        data = InstallationInput(data=request.data)
-        data.is_valid(raise_exception=True)
-        return create_from(request, data.validated_data, organization=site.organization, site=site)
 
 
 # --- One installation -----------------------------------------------------------------------
@@ -213,11 +76,22 @@ class InstallationDetailApi(APIView):
     """An installation (GET); uninstall it (DELETE: an organization installation takes the
     space and site installations under it along)."""
 
-    @extend_schema(responses=InstallationOutput)
+    @extend_schema(
+        summary="Get an installation",
+        description="An installation of one of the caller's organizations (any role); its "
+        "credentials are never shown (a connected button property reads "
+        '`{"connected": true}`).',
+        responses=InstallationOutput,
+    )
     def get(self, request, installation_id):
         return Response(InstallationOutput(installation_for(request, installation_id)).data)
 
-    @extend_schema(responses={204: None})
+    @extend_schema(
+        summary="Uninstall an installation",
+        description="Removes the installation, its configuration and credentials; an "
+        "organization installation takes the space and site installations under it along.",
+        responses={204: None},
+    )
     def delete(self, request, installation_id):
         installation_uninstall(installation=installation_for(request, installation_id))
         return Response(status=status.HTTP_204_NO_CONTENT)
@@ -229,7 +103,24 @@ class InstallationConfigurationApi(APIView):
     """Edit one or more configuration properties (``null`` unsets one); runs the setup flow:
     ``active`` when the configuration validates, else ``pending`` with the reasons."""
 
-    @extend_schema(request=OpenApiTypes.OBJECT, responses=InstallationOutput)
+    @extend_schema(
+        summary="Edit an installation's configuration",
+        description="The body is the properties to change, by name (not wrapped in "
+        "`configuration`); `null` unsets one, properties left out keep their value. The setup "
+        "flow runs: `active` when the whole configuration validates, else `pending` with the "
+        "reasons; a value the manifest refuses is a 400 naming `configuration.<property>`.",
+        request=OpenApiTypes.OBJECT,
+        responses=InstallationOutput,
+        examples=[
+            OpenApiExample("Set a property", value={"min_words": 80}, request_only=True),
+            OpenApiExample(
+                "Set one, unset another",
+                value={"min_words": 120, "digest": None},
+                request_only=True,
+            ),
+            installation_example("The installation", configuration={"min_words": 80}),
+        ],
+    )
     def patch(self, request, installation_id):
         installation = installation_for(request, installation_id)
         try:
@@ -244,7 +135,34 @@ class InstallationConfigurationApi(APIView):
 class InstallationSpaceSelectionApi(APIView):
     """Which spaces an organization installation covers: all, or the selected ones."""
 
-    @extend_schema(request=SpaceSelectionInput, responses=InstallationOutput)
+    @extend_schema(
+        summary="Choose the spaces an organization installation covers",
+        description="`all` (every space, those made later too) or `selected` with the "
+        "`selectedSpaces` ids, which must be the organization's spaces. Organization "
+        "installations only (a space or site installation is a 400).",
+        request=SpaceSelectionInput,
+        responses=InstallationOutput,
+        examples=[
+            OpenApiExample(
+                "Two spaces",
+                value={
+                    "spaceSelection": "selected",
+                    "selectedSpaces": [EXAMPLE_IDS["space"], EXAMPLE_IDS["other_space"]],
+                },
+                request_only=True,
+            ),
+            OpenApiExample("Every space", value={"spaceSelection": "all"}, request_only=True),
+            installation_example(
+                "The organization installation",
+                id=EXAMPLE_IDS["organization_installation"],
+                level="organization",
+                space=None,
+                parent=None,
+                spaceSelection="selected",
+                selectedSpaces=[EXAMPLE_IDS["space"], EXAMPLE_IDS["other_space"]],
+            ),
+        ],
+    )
     def put(self, request, installation_id):
         installation = installation_for(request, installation_id)
         data = SpaceSelectionInput(data=request.data)
@@ -264,7 +182,12 @@ class InstallationSpaceSelectionApi(APIView):
 class InstallationPauseApi(APIView):
     """Pause: no events and no deliveries reach the installation until it is resumed."""
 
-    @extend_schema(request=None, responses=InstallationOutput)
+    @extend_schema(
+        summary="Pause an installation",
+        request=None,
+        responses=InstallationOutput,
+        examples=[installation_example("Paused", status="paused", ownStatus="paused")],
+    )
     def post(self, request, installation_id):
         installation = installation_pause(installation=installation_for(request, installation_id))
         return installation_response(installation)
@@ -273,7 +196,11 @@ class InstallationPauseApi(APIView):
 class InstallationResumeApi(APIView):
     """Resume: the configuration is validated again, into ``active`` or ``pending``."""
 
-    @extend_schema(request=None, responses=InstallationOutput)
+    @extend_schema(
+        summary="Resume a paused installation",
+        request=None,
+        responses=InstallationOutput,
+    )
     def post(self, request, installation_id):
         installation = installation_resume(installation=installation_for(request, installation_id))
         return installation_response(installation)
@@ -295,7 +222,21 @@ class InstallationScopesApproveApi(APIView):
     ``scopes``): they apply to this installation, its organization installation and the
     installations under it at once, and each gets ``installation_setup``. Members: 403."""
 
-    @extend_schema(request=ScopesApprovalInput, responses=InstallationOutput)
+    @extend_schema(
+        summary="Approve the new scopes an integration asks for",
+        request=ScopesApprovalInput,
+        responses=InstallationOutput,
+        examples=[
+            OpenApiExample("All of them", value={}, request_only=True),
+            OpenApiExample(
+                "Some of them", value={"scopes": ["space:content:write"]}, request_only=True
+            ),
+            installation_example(
+                "The installation, acting with them",
+                scopes=["space:content:read", "space:content:write"],
+            ),
+        ],
+    )
     def post(self, request, installation_id):
         installation = installation_for(request, installation_id)
         data = ScopesApprovalInput(data=request.data)

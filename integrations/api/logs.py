@@ -22,11 +22,11 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from docplatform.api_inputs import MAX_LIMIT, QueryParameters, WholeNumberField
-from docplatform.selectors import is_organization_admin
+from docplatform.api.inputs import MAX_LIMIT, QueryParameters, WholeNumberField
 
-from ..models import Installation, IntegrationLog
-from ..selectors import installation_logs, integration_logs, log_page
+from ..models import IntegrationLog
+from ..policies import may_read_installation_logs, may_read_integration_logs
+from ..selectors import installation_logs, integration_installation, integration_logs, log_page
 from .catalogue import integration_for
 from .installations import installation_for
 
@@ -139,10 +139,18 @@ def _answer(lines, query: dict) -> Response:
 class IntegrationLogsApi(APIView):
     """The log of an integration, all its installations: for its owners."""
 
-    @extend_schema(parameters=[IntegrationLogFilter], responses=LogPageOutput)
+    @extend_schema(
+        summary="Read an integration's log",
+        description="A line per call of the integration's code, every installation's (or "
+        "one's: `installation`), oldest first within a page of `limit` lines; `since` keeps "
+        "the newer lines, `after` (a previous answer's `next`) follows the log. The owning "
+        "organization's admins only (403).",
+        parameters=[IntegrationLogFilter],
+        responses=LogPageOutput,
+    )
     def get(self, request, name):
         integration = integration_for(request, name)
-        if not is_organization_admin(user=request.user, organization=integration.organization):
+        if not may_read_integration_logs(request.user, integration):
             raise PermissionDenied(
                 "only the owning organization's admins read an integration's logs; an "
                 "installing organization's admins read their installation's"
@@ -151,9 +159,9 @@ class IntegrationLogsApi(APIView):
         query.is_valid(raise_exception=True)
         installation = None
         if "installation" in query.validated_data:
-            installation = Installation.objects.filter(
-                pk=query.validated_data["installation"], integration=integration
-            ).first()
+            installation = integration_installation(
+                integration, query.validated_data["installation"]
+            )
             if installation is None:
                 raise serializers.ValidationError(
                     {"installation": ["not an installation of this integration"]}
@@ -164,10 +172,17 @@ class IntegrationLogsApi(APIView):
 class InstallationLogsApi(APIView):
     """The log of an installation: for the admins of its organization."""
 
-    @extend_schema(parameters=[LogFilter], responses=LogPageOutput)
+    @extend_schema(
+        summary="Read an installation's log",
+        description="A line per call of the integration's code for this installation (and "
+        "those under it), with the same filters and follow mode as an integration's log. "
+        "The installing organization's admins only (403).",
+        parameters=[LogFilter],
+        responses=LogPageOutput,
+    )
     def get(self, request, installation_id):
         installation = installation_for(request, installation_id)
-        if not is_organization_admin(user=request.user, organization=installation.organization):
+        if not may_read_installation_logs(request.user, installation):
             raise PermissionDenied("only the organization's admins read an installation's logs")
         query = LogFilter(data=request.query_params)
         query.is_valid(raise_exception=True)

@@ -6,12 +6,14 @@ tokens (the SDK's ``create_oauth_handler``): check a state before going on with 
 complete the flow by writing the credentials with it.
 """
 
-from drf_spectacular.utils import extend_schema, inline_serializer
+from urllib.parse import urlencode
+
+from drf_spectacular.utils import OpenApiExample, extend_schema, inline_serializer
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from docplatform.api_inputs import TextField
+from docplatform.api.inputs import TextField
 
 from ..authentication import IsInstallation
 from ..services.oauth import (
@@ -20,6 +22,7 @@ from ..services.oauth import (
     oauth_disconnect,
     oauth_state_check,
 )
+from .installation_output import EXAMPLE_IDS, installation_example
 from .installations import (
     ConfigurationField,
     InstallationOutput,
@@ -56,13 +59,57 @@ ConnectOutput = inline_serializer(
 )
 PropertyOutput = inline_serializer("OAuthProperty", {"property": serializers.CharField()})
 
+#: A state as Connect issues it, for the documentation's examples.
+STATE_EXAMPLE = (
+    ".eJyrVspUslLyyjV3rjAMSnMvMfUrtAiv8i4wcVHSUcoDSlUQAEq1APrQGP0:1xWjmX:"
+    "9RNFRLmwxC2ROwYHXZvYUmXrlUL4_PWTSeiQg7cdBfg"
+)
+BUTTON_EXAMPLE = OpenApiExample("A button property", value={"property": "tasks"}, request_only=True)
+#: The examples' installation: oauth-tasks (``examples/``) in an organization.
+OAUTH_INSTALLATION = EXAMPLE_IDS["organization_installation"]
+OAUTH_ENDPOINT = f"https://integrations.example.com/installations/{OAUTH_INSTALLATION}"
+
+
+def oauth_installation_example(name: str, **changes) -> OpenApiExample:
+    return installation_example(
+        name,
+        **{
+            "id": OAUTH_INSTALLATION,
+            "integration": "oauth-tasks",
+            "level": "organization",
+            "space": None,
+            "parent": None,
+            "spaceSelection": "all",
+            "selectedSpaces": [],
+            "scopes": [],
+            "publicEndpoint": OAUTH_ENDPOINT,
+        }
+        | changes,
+    )
+
 
 class OAuthConnectApi(APIView):
     """Connect a button property: a single-use state issued to the caller, a member of the
     installation's organization, and the URL (the property's ``callback_url`` on the
     installation's public endpoint, with ``?state=``) that starts the OAuth flow."""
 
-    @extend_schema(request=PropertyInput, responses={201: ConnectOutput})
+    @extend_schema(
+        summary="Start connecting a button property with OAuth",
+        request=PropertyInput,
+        responses={201: ConnectOutput},
+        examples=[
+            BUTTON_EXAMPLE,
+            OpenApiExample(
+                "The flow's start",
+                value={
+                    "state": STATE_EXAMPLE,
+                    "url": f"{OAUTH_ENDPOINT}/oauth?{urlencode({'state': STATE_EXAMPLE})}",
+                    "expiresAt": "2026-03-02T09:25:00Z",
+                },
+                response_only=True,
+            ),
+        ],
+    )
     def post(self, request, installation_id):
         installation = installation_for(request, installation_id)
         data = PropertyInput(data=request.data)
@@ -82,7 +129,21 @@ class OAuthDisconnectApi(APIView):
     """Disconnect a button property: its credentials are removed and the setup flow runs
     (``installation_setup`` fires)."""
 
-    @extend_schema(request=PropertyInput, responses=InstallationOutput)
+    @extend_schema(
+        summary="Disconnect a button property",
+        request=PropertyInput,
+        responses=InstallationOutput,
+        examples=[
+            BUTTON_EXAMPLE,
+            oauth_installation_example(
+                "The installation, pending without its account",
+                status="pending",
+                ownStatus="pending",
+                statusReasons=[{"path": "configuration.tasks", "message": "is required"}],
+                configuration={"project": "docs"},
+            ),
+        ],
+    )
     def post(self, request, installation_id):
         installation = installation_for(request, installation_id)
         data = PropertyInput(data=request.data)
@@ -102,7 +163,17 @@ class OAuthStateCheckApi(APIView):
 
     permission_classes = [IsInstallation]
 
-    @extend_schema(request=StateInput, responses=PropertyOutput)
+    @extend_schema(
+        summary="Check an OAuth state (installation tokens)",
+        request=StateInput,
+        responses=PropertyOutput,
+        examples=[
+            OpenApiExample("A state", value={"state": STATE_EXAMPLE}, request_only=True),
+            OpenApiExample(
+                "The property it connects", value={"property": "tasks"}, response_only=True
+            ),
+        ],
+    )
     def post(self, request):
         data = StateInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -117,7 +188,43 @@ class OAuthCompleteApi(APIView):
 
     permission_classes = [IsInstallation]
 
-    @extend_schema(request=CompleteInput, responses=InstallationOutput)
+    @extend_schema(
+        summary="Complete an OAuth flow with its credentials (installation tokens)",
+        request=CompleteInput,
+        responses=InstallationOutput,
+        examples=[
+            OpenApiExample(
+                "The credentials",
+                value={
+                    "state": STATE_EXAMPLE,
+                    "configuration": {
+                        "tasks": {
+                            "access_token": "at_5fQ2xN8rLk1Wm7Zc",
+                            "refresh_token": "rt_9Hb3Vy6Pq0Tj4Sd",
+                            "expires_at": 1772445600,
+                        }
+                    },
+                },
+                request_only=True,
+            ),
+            OpenApiExample(
+                "With a property and external ids",
+                value={
+                    "state": STATE_EXAMPLE,
+                    "configuration": {
+                        "tasks": {"access_token": "at_5fQ2xN8rLk1Wm7Zc"},
+                        "project": "docs",
+                    },
+                    "externalIds": ["tracker-user-2214"],
+                },
+                request_only=True,
+            ),
+            oauth_installation_example(
+                "The installation, connected",
+                configuration={"tasks": {"connected": True}, "project": "docs"},
+            ),
+        ],
+    )
     def post(self, request):
         data = CompleteInput(data=request.data)
         data.is_valid(raise_exception=True)

@@ -9,26 +9,28 @@ from . import (
     components,
     deliveries,
     installations,
+    installing,
     logs,
     oauth,
     own_installation,
+    triggered_events,
     versions,
 )
 
 urlpatterns = [
     path(
         "orgs/<orgref:org>/installations/",
-        installations.OrganizationInstallationsApi.as_view(),
+        installing.OrganizationInstallationsApi.as_view(),
         name="organization-installations",
     ),
     path(
         "spaces/<id:space_id>/installations/",
-        installations.SpaceInstallationsApi.as_view(),
+        installing.SpaceInstallationsApi.as_view(),
         name="space-installations",
     ),
     path(
         "sites/<id:site_id>/installations/",
-        installations.SiteInstallationsApi.as_view(),
+        installing.SiteInstallationsApi.as_view(),
         name="site-installations",
     ),
     path("integrations/", catalogue.IntegrationListApi.as_view(), name="integrations"),
@@ -105,6 +107,11 @@ urlpatterns = [
         "installations/<id:installation_id>/deliveries/",
         deliveries.InstallationDeliveriesApi.as_view(),
         name="installation-deliveries",
+    ),
+    path(
+        "installations/<id:installation_id>/test-events/",
+        triggered_events.InstallationTriggerApi.as_view(),
+        name="installation-test-events",
     ),
     path(
         "installations/<id:installation_id>/logs/",

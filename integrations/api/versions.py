@@ -2,12 +2,12 @@
 organization's admins only, others who may see the integration get 403), and mark an
 installation as running development versions (``dev``)."""
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from docplatform.api_schema import service_errors
+from docplatform.api.schema import service_errors
 
 from ..services import (
     installation_mark_development,
@@ -15,7 +15,12 @@ from ..services import (
     integration_version_unpublish,
 )
 from .catalogue import VersionOutput, owned_integration_for
-from .installation_output import InstallationOutput, installation_for, installation_response
+from .installation_output import (
+    InstallationOutput,
+    installation_example,
+    installation_for,
+    installation_response,
+)
 
 
 @service_errors("version", methods=["delete"])
@@ -23,7 +28,7 @@ class IntegrationVersionApi(APIView):
     """Remove one version; refused for the versions installations run and for the only
     version (unpublish the integration instead)."""
 
-    @extend_schema(responses={204: None})
+    @extend_schema(summary="Unpublish one version of an integration", responses={204: None})
     def delete(self, request, name, number):
         integration_version_unpublish(
             integration=owned_integration_for(request, name), number=number
@@ -55,7 +60,11 @@ class IntegrationVersionReleaseApi(APIView):
     installations too until ``dev`` publishes again, and each is re-validated as at a
     publish (scopes, configuration)."""
 
-    @extend_schema(request=None, responses=ReleaseOutput)
+    @extend_schema(
+        summary="Release an older version again (rollback)",
+        request=None,
+        responses=ReleaseOutput,
+    )
     def post(self, request, name, number):
         result = integration_release(
             user=request.user, integration=owned_integration_for(request, name), number=number
@@ -74,7 +83,24 @@ class InstallationDevelopmentApi(APIView):
     admins of the integration's organization, for an installation of their own
     organizations (403 for others who see it)."""
 
-    @extend_schema(request=DevelopmentInput, responses=InstallationOutput)
+    @extend_schema(
+        summary="Mark an installation as running development versions, or not",
+        request=DevelopmentInput,
+        responses=InstallationOutput,
+        examples=[
+            OpenApiExample(
+                "Run development versions", value={"development": True}, request_only=True
+            ),
+            OpenApiExample(
+                "Back to the released one", value={"development": False}, request_only=True
+            ),
+            installation_example(
+                "A development installation",
+                development=True,
+                version={"number": 4, "development": True},
+            ),
+        ],
+    )
     def post(self, request, installation_id):
         installation = installation_for(request, installation_id)
         data = DevelopmentInput(data=request.data)

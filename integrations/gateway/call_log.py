@@ -2,8 +2,8 @@
 
 The runtime host returns what the code printed and its error (with the traceback naming the
 author's files) in two headers of every answer, base64 of UTF-8 text (see
-``integrations/runtime/README.md``); this module reads them and hands the line to
-``services.logs``.
+``integrations/runtime/README.md``); this module reads them and stores the line
+(``log_store``).
 """
 
 import base64
@@ -16,11 +16,10 @@ from urllib.parse import urlsplit
 from django.utils import timezone
 
 from ..models import Installation, IntegrationLog, IntegrationVersion
-from ..services.logs import CallRecord, integration_log_record
+from ..runtime.protocol import ERROR_HEADER, OUTPUT_HEADER
 from .failures import HOST_OUTCOMES, RuntimeFailure
+from .log_store import CallRecord, integration_log_record
 
-OUTPUT_HEADER = "X-Runtime-Output"
-ERROR_HEADER = "X-Runtime-Error"
 #: The outcome of a failed call in the log, by the failure's code (else ``error``).
 FAILURE_OUTCOMES = {"timeout": IntegrationLog.Outcome.TIMEOUT}
 

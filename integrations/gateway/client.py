@@ -29,11 +29,11 @@ from urllib3.filepost import encode_multipart_formdata
 
 from ..environment import environment_for, runtime_signing_key
 from ..models import Installation, IntegrationLog, IntegrationVersion
+from ..runtime import protocol
 from . import hosts
 from .call_log import CallLog
 from .failures import HOST_OUTCOMES, IntegrationFault, PlatformFault, RuntimeFailure
 
-OUTCOME_HEADER = "X-Runtime-Outcome"
 MEBIBYTE = 1024 * 1024
 #: Bytes read from the host at a time.
 CHUNK = 64 * 1024
@@ -67,13 +67,16 @@ class HostAnswer:
 
 def _envelope(event: dict, environment: dict, fetch_body: bytes | None, bundle: bytes | None):
     fields = [
-        ("event", ("event.json", json.dumps(event).encode(), "application/json")),
-        ("environment", ("environment.json", json.dumps(environment).encode(), "application/json")),
+        (protocol.EVENT_PART, ("event.json", json.dumps(event).encode(), "application/json")),
+        (
+            protocol.ENVIRONMENT_PART,
+            ("environment.json", json.dumps(environment).encode(), "application/json"),
+        ),
     ]
     if fetch_body is not None:
-        fields.append(("fetch-body", ("body", fetch_body, "application/octet-stream")))
+        fields.append((protocol.FETCH_BODY_PART, ("body", fetch_body, "application/octet-stream")))
     if bundle is not None:
-        fields.append(("bundle", ("bundle.json", bundle, "application/json")))
+        fields.append((protocol.BUNDLE_PART, ("bundle.json", bundle, "application/json")))
     return encode_multipart_formdata(fields)
 
 
@@ -92,7 +95,7 @@ def call_runtime(
     ``duration_ms``), and what ``read`` raises: a RuntimeFailure from ``read`` (an answer
     the caller cannot use) is the call's error in its log.
 
-    Every call is logged (``services.logs``), whatever its end: ``kind`` is ``event``,
+    Every call is logged (``call_log``, ``log_store``), whatever its end: ``kind`` is ``event``,
     ``fetch`` or ``ui_render`` by the event's type unless given (``completion``, ``oauth``).
     """
     call = RuntimeCall(
@@ -125,9 +128,9 @@ class RuntimeCall:
         before an answer is tried once more; any other call is never sent twice."""
         self.event, self.version, self.fetch_body = event, version, fetch_body
         self.repeatable = repeatable
-        self.path = f"/integrations/{version.integration.name}/v1"
+        self.path = protocol.envelope_path(version.integration.name)
         self.environment = environment or environment_for(version, installation)
-        self.key = self.environment["integration"].get("bundleHash") or self.path
+        self.key = self.environment["integration"].get(protocol.BUNDLE_HASH) or self.path
         self.log = CallLog(event, version, installation, kind, self.environment)
         self._started = time.perf_counter()
         self._answer: HostAnswer | None = None
@@ -168,13 +171,13 @@ class RuntimeCall:
             log.failed(self._failure, duration_ms=duration_ms)
             raise self._failure
         log.answered(answer, duration_ms)
-        outcome = answer.headers.get(OUTCOME_HEADER, "")
+        outcome = answer.headers.get(protocol.OUTCOME_HEADER, "")
         if outcome in HOST_OUTCOMES:
             failure = IntegrationFault.from_outcome(outcome, _message_of(answer), _body_of(answer))
             failure.duration_ms = duration_ms
             log.failed(failure)
             raise failure
-        if outcome != "ok":
+        if outcome != protocol.OK:
             # The envelope itself was refused (signature, shape, size): the platform's fault.
             refused = f"{answer.status_code} {outcome or 'no outcome'}"
             failure = PlatformFault(
@@ -214,7 +217,7 @@ def _wants_bundle(answer: HostAnswer | None) -> bool:
     return (
         answer is not None
         and answer.status_code == 409
-        and answer.headers.get(OUTCOME_HEADER) == "bundle_required"
+        and answer.headers.get(protocol.OUTCOME_HEADER) == protocol.BUNDLE_REQUIRED
     )
 
 
@@ -285,7 +288,7 @@ def _read(host: str, response: BaseHTTPResponse) -> HostAnswer:
         if max(declared, size) > limit:
             response.close()
             raise IntegrationFault(
-                "answer_too_large",
+                protocol.ANSWER_TOO_LARGE,
                 f"the integration's answer is over {settings.RUNTIME_MAX_ANSWER_MB:g} MB",
             )
     except HTTPError as error:
@@ -339,7 +342,7 @@ def inspect_code(bundle: bytes) -> dict:
 
 def _inspect(bundle: bytes) -> dict:
     try:
-        answer = _post("/inspect", codebundle.digest(bundle), bundle, "application/json")
+        answer = _post(protocol.INSPECT_PATH, codebundle.digest(bundle), bundle, "application/json")
     except RuntimeFailure as failure:
         raise PlatformFault(
             "code_checks_unavailable",
@@ -347,14 +350,14 @@ def _inspect(bundle: bytes) -> dict:
             "try again later",
         ) from failure
     try:
-        description = answer.json()["description"] if answer.status_code == 200 else None
+        description = answer.json()[protocol.DESCRIPTION] if answer.status_code == 200 else None
     except (ValueError, KeyError, TypeError):  # not JSON
         description = None
     if not isinstance(description, dict):
         raise PlatformFault(
             "code_checks_unavailable",
             "the code cannot be checked: the runtime host answered "
-            f"{answer.status_code} {answer.headers.get(OUTCOME_HEADER) or ''}".rstrip()
+            f"{answer.status_code} {answer.headers.get(protocol.OUTCOME_HEADER) or ''}".rstrip()
             + "; nothing was published, try again later",
         )
     return description

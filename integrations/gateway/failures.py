@@ -16,20 +16,22 @@ from typing import ClassVar
 
 from docplatform_sdk.errors import exposed
 
+from ..runtime import protocol
+
 #: The HTTP status of every failure code, whichever party it belongs to.
 STATUS: dict[str, int] = {
     # the platform's
     "runtime_unavailable": 502,
     "code_checks_unavailable": 503,  # publish cannot load the code to check it
-    "worker_lost": 503,  # the host's worker was killed from outside during the call
+    protocol.WORKER_LOST: 503,  # the host's worker was killed from outside during the call
     # the integration's
-    "integration_error": 502,
-    "worker_crashed": 502,
-    "runtime_error": 502,
+    protocol.INTEGRATION_ERROR: 502,
+    protocol.WORKER_CRASHED: 502,
+    protocol.RUNTIME_ERROR: 502,
     "invalid_answer": 502,
-    "answer_too_large": 502,  # over RUNTIME_MAX_ANSWER_MB: not read past it
-    "timeout": 504,
-    "busy": 503,
+    protocol.ANSWER_TOO_LARGE: 502,  # over RUNTIME_MAX_ANSWER_MB: not read past it
+    protocol.TIMEOUT: 504,
+    protocol.BUSY: 503,
     "exposable": 422,  # the code raised ExposableError: its message is for people
     # the client's
     "installation_paused": 503,
@@ -41,16 +43,16 @@ STATUS: dict[str, int] = {
 
 #: What the runtime host's outcomes mean, in the words people see.
 HOST_OUTCOMES: dict[str, str] = {
-    "timeout": "the integration did not answer in time",
-    "worker_crashed": "the integration's worker crashed",
-    "integration_error": "the integration raised an error",
-    "busy": "the runtime is busy",
-    "runtime_error": "the runtime failed",
-    "worker_lost": "the integration's worker was stopped from outside",
-    "answer_too_large": "the integration's answer is too large",
+    protocol.TIMEOUT: "the integration did not answer in time",
+    protocol.WORKER_CRASHED: "the integration's worker crashed",
+    protocol.INTEGRATION_ERROR: "the integration raised an error",
+    protocol.BUSY: "the runtime is busy",
+    protocol.RUNTIME_ERROR: "the runtime failed",
+    protocol.WORKER_LOST: "the integration's worker was stopped from outside",
+    protocol.ANSWER_TOO_LARGE: "the integration's answer is too large",
 }
 #: Host outcomes that are no doing of the integration's code: worth a retry.
-PLATFORM_OUTCOMES = {"worker_lost"}
+PLATFORM_OUTCOMES = {protocol.WORKER_LOST}
 MEBIBYTE = 1024 * 1024
 
 
@@ -101,12 +103,12 @@ class IntegrationFault(RuntimeFailure):
         integration's log."""
         body = body if isinstance(body, dict) else {}
         words = exposed(body["message"]) if isinstance(body.get("message"), str) else ""
-        if outcome == "integration_error" and body.get("error") == "exposable" and words:
+        if outcome == protocol.INTEGRATION_ERROR and body.get("error") == "exposable" and words:
             return cls("exposable", words, detail)
         if outcome in PLATFORM_OUTCOMES:
             return PlatformFault(outcome, HOST_OUTCOMES[outcome], detail)
         limit = body.get("limit")
-        if outcome == "answer_too_large" and isinstance(limit, int) and limit > 0:
+        if outcome == protocol.ANSWER_TOO_LARGE and isinstance(limit, int) and limit > 0:
             return cls(outcome, f"the integration's answer is over {limit / MEBIBYTE:g} MB", detail)
         return cls(outcome, HOST_OUTCOMES[outcome], detail)
 

@@ -9,8 +9,18 @@ from io import BytesIO
 import multipart
 from docplatform_sdk import signing
 
-PARTS = ("event", "environment", "fetch-body", "bundle")
-REQUIRED_PARTS = ("event", "environment")
+from .protocol import (
+    BUNDLE_HASH,
+    BUNDLE_PART,
+    ENVIRONMENT_PART,
+    EVENT_PART,
+    FETCH_BODY_PART,
+    PARTS,
+    REQUIRED_PARTS,
+)
+
+#: The WSGI environ key of the signature header (``signing.HEADER``).
+SIGNATURE_ENVIRON = "HTTP_" + signing.HEADER.upper().replace("-", "_")
 HASH_RE = re.compile(r"[0-9a-f]{64}")
 OPTIONAL_OBJECTS = ("apiTokens", "secrets", "installation", "spaceInstallation", "siteInstallation")
 
@@ -35,7 +45,7 @@ class Envelope:
     @property
     def bundle_hash(self) -> str:
         """The SHA-256 of the integration's code, as the platform signed it."""
-        return self.environment["integration"]["bundleHash"]
+        return self.environment["integration"][BUNDLE_HASH]
 
 
 def read_body(environ: dict, limit: int) -> bytes:
@@ -145,7 +155,7 @@ def _check_environment(environment: dict, integration_name: str):
         "environment",
         f"environment.integration.name is not {integration_name!r}, the integration of the URL",
     )
-    bundle_hash = integration.get("bundleHash")
+    bundle_hash = integration.get(BUNDLE_HASH)
     _require(
         isinstance(bundle_hash, str) and HASH_RE.fullmatch(bundle_hash) is not None,
         "environment",
@@ -162,8 +172,8 @@ def _check_environment(environment: dict, integration_name: str):
 def parse(body: bytes, content_type: str, integration_name: str) -> Envelope:
     """The envelope in ``body``; 400 naming the part at fault."""
     parts = _read_parts(body, content_type)
-    event = _json_object(parts, "event")
+    event = _json_object(parts, EVENT_PART)
     _check_event(event)
-    environment = _json_object(parts, "environment")
+    environment = _json_object(parts, ENVIRONMENT_PART)
     _check_environment(environment, integration_name)
-    return Envelope(event, environment, parts.get("fetch-body"), parts.get("bundle"))
+    return Envelope(event, environment, parts.get(FETCH_BODY_PART), parts.get(BUNDLE_PART))

@@ -9,33 +9,25 @@ how it confines integration code. Integration code runs in sandboxed worker proc
 'integrations.runtime.host:create_app()'``; development and tests: ``python -m
 integrations.runtime.host --port 8100``.
 
-Its settings, from the environment: ``config.py``.
+Its settings, from the environment: ``config.py``; the protocol's names (paths, parts,
+headers, outcomes), shared with the platform's gateway: ``protocol.py``; its answers:
+``replies.py``; the development server and the process's hardening: ``serving.py``.
 """
 
 import argparse
 import atexit
-import base64
-import contextlib
-import ctypes
-import json
 import logging
 import os
-import re
 import signal
-import socketserver
 import threading
 import time
-from dataclasses import dataclass
-from http import HTTPStatus
-from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+from wsgiref.simple_server import make_server
 
 from docplatform_sdk import codebundle
 
-from . import envelope
+from . import envelope, protocol
 from .call_failures import (
-    ERROR_LIMIT,
     AnswerTooLarge,
-    CallFailed,
     PoolBusy,
     ScriptLoadError,
     WorkerCrashed,
@@ -46,62 +38,15 @@ from .config import MEBIBYTE, HostConfig
 from .egress import Egress, EgressSettings
 from .inspection import inspect_bundle
 from .pool import RETRY_AFTER_SECONDS, PoolRegistry
+from .replies import Reply, phrase, reply_from
 from .sandbox import SandboxUnavailable, make_sandbox
+from .serving import QuietRequestHandler, ThreadingWSGIServer, forbid_inspection, log_to_stderr
 from .worker_process import WorkerSettings
 
 logger = logging.getLogger("integrations.runtime")
 
-SUPPORTED_VERSIONS = ["v1"]
-ENVELOPE_PATH = re.compile(r"^/integrations/(?P<name>[-\w]{1,64})/(?P<version>[^/]+)/?$", re.ASCII)
-OUTCOME_HEADER = "X-Runtime-Outcome"
-# What the code printed during the call and its error with the traceback: base64 of UTF-8.
-OUTPUT_HEADER = "X-Runtime-Output"
-ERROR_HEADER = "X-Runtime-Error"
-# Hop-by-hop headers belong to one connection; WSGI servers set them themselves.
-UNFORWARDED_HEADERS = {
-    "connection",
-    "keep-alive",
-    "proxy-authenticate",
-    "proxy-authorization",
-    "te",
-    "trailer",
-    "trailers",
-    "transfer-encoding",
-    "upgrade",
-    "content-length",
-    OUTCOME_HEADER.lower(),
-    OUTPUT_HEADER.lower(),
-    ERROR_HEADER.lower(),
-}
 #: How long a code check waits for one of the ``RUNTIME_INSPECT_CONCURRENCY`` slots.
 INSPECT_WAIT_SECONDS = 2.0
-
-
-@dataclass
-class Reply:
-    status: int
-    body: bytes
-    headers: list[tuple[str, str]]
-    outcome: str
-    output: str = ""  # what the integration's code printed during the call
-    error: str = ""  # its error, with the traceback naming the author's files
-
-    @classmethod
-    def json(cls, status: int, data: dict, outcome: str | None = None) -> "Reply":
-        body = json.dumps(data).encode()
-        return cls(status, body, [("Content-Type", "application/json")], outcome or data["error"])
-
-    def logged(self, failure: CallFailed, error: str = "") -> "Reply":
-        """This reply, with what the failed call printed and why it failed."""
-        self.output, self.error = failure.output, failure.error or error
-        return self
-
-    def log_headers(self) -> list[tuple[str, str]]:
-        return [
-            (name, base64.b64encode(text.encode("utf-8", "replace")).decode())
-            for name, text in ((OUTPUT_HEADER, self.output), (ERROR_HEADER, self.error))
-            if text
-        ]
 
 
 class RuntimeHost:
@@ -158,7 +103,7 @@ class RuntimeHost:
             reply = self.route(environ, described)
         except Exception:
             logger.exception("runtime host: unexpected error")
-            reply = Reply.json(500, {"error": "runtime_error"})
+            reply = Reply.json(500, {"error": protocol.RUNTIME_ERROR})
         if described["integration"] != "-":
             logger.info(
                 "event=%s integration=%s version=%s status=%s outcome=%s duration_ms=%.1f",
@@ -172,28 +117,28 @@ class RuntimeHost:
         headers = [
             *reply.headers,
             ("Content-Length", str(len(reply.body))),
-            (OUTCOME_HEADER, reply.outcome),
+            (protocol.OUTCOME_HEADER, reply.outcome),
             *reply.log_headers(),
         ]
-        start_response(f"{reply.status} {_phrase(reply.status)}", headers)
+        start_response(f"{reply.status} {phrase(reply.status)}", headers)
         return [reply.body]
 
     def route(self, environ, described: dict) -> Reply:
         path, method = environ.get("PATH_INFO", ""), environ["REQUEST_METHOD"]
-        if path == "/health" and method in ("GET", "HEAD"):
-            return Reply.json(200, self.health(), outcome="ok")
-        if path == "/inspect":
+        if path == protocol.HEALTH_PATH and method in ("GET", "HEAD"):
+            return Reply.json(200, self.health(), outcome=protocol.OK)
+        if path == protocol.INSPECT_PATH:
             if method != "POST":
                 reply = Reply.json(405, {"error": "method_not_allowed"})
                 reply.headers.append(("Allow", "POST"))
                 return reply
             return self.inspect(environ)
-        match = ENVELOPE_PATH.match(path)
+        match = protocol.ENVELOPE_PATH.match(path)
         if match is None:
             return Reply.json(404, {"error": "not_found"})
-        if match["version"] not in SUPPORTED_VERSIONS:
+        if match["version"] not in protocol.SUPPORTED_VERSIONS:
             return Reply.json(
-                404, {"error": "unsupported_version", "supported": SUPPORTED_VERSIONS}
+                404, {"error": "unsupported_version", "supported": protocol.SUPPORTED_VERSIONS}
             )
         if method != "POST":
             reply = Reply.json(405, {"error": "method_not_allowed"})
@@ -212,7 +157,7 @@ class RuntimeHost:
             body = envelope.read_body(environ, self.config.max_envelope_bytes)
             envelope.authenticate(
                 body,
-                environ.get("HTTP_X_SERVICE_SIGNATURE"),
+                environ.get(envelope.SIGNATURE_ENVIRON),
                 self.config.signing_keys,
                 self.config.signature_tolerance,
             )
@@ -226,11 +171,11 @@ class RuntimeHost:
             reply = Reply.json(
                 503,
                 {
-                    "error": "busy",
+                    "error": protocol.BUSY,
                     "message": f"{self.config.inspect_concurrency} code checks are running; "
                     "try again in a moment",
                 },
-                outcome="busy",
+                outcome=protocol.BUSY,
             )
             reply.headers.append(("Retry-After", "1"))
             return reply
@@ -238,13 +183,13 @@ class RuntimeHost:
             description = inspect_bundle(self.pools.settings, bundle)
         finally:
             self.inspections.release()
-        return Reply.json(200, {"description": description}, outcome="ok")
+        return Reply.json(200, {protocol.DESCRIPTION: description}, outcome=protocol.OK)
 
     def run(self, name: str, environ, described: dict) -> Reply:
         body = envelope.read_body(environ, self.config.max_envelope_bytes)
         envelope.authenticate(
             body,
-            environ.get("HTTP_X_SERVICE_SIGNATURE"),
+            environ.get(envelope.SIGNATURE_ENVIRON),
             self.config.signing_keys,
             self.config.signature_tolerance,
         )
@@ -260,7 +205,7 @@ class RuntimeHost:
                     {
                         "error": "bundle_mismatch",
                         "message": "the bundle's SHA-256 is not the signed bundleHash",
-                        "bundleHash": received.bundle_hash,
+                        protocol.BUNDLE_HASH: received.bundle_hash,
                         "computed": computed,
                     },
                 )
@@ -268,7 +213,8 @@ class RuntimeHost:
         if pool is None:
             if received.bundle is None:
                 return Reply.json(
-                    409, {"error": "bundle_required", "bundleHash": received.bundle_hash}
+                    409,
+                    {"error": protocol.BUNDLE_REQUIRED, protocol.BUNDLE_HASH: received.bundle_hash},
                 )
             try:
                 bundle = codebundle.decode(received.bundle)
@@ -284,27 +230,27 @@ class RuntimeHost:
         try:
             answer = pool.call(message, self.egress.for_call(name, received.environment))
         except ScriptLoadError as error:
-            reply = Reply.json(500, {"error": "integration_error", "message": str(error)})
+            reply = Reply.json(500, {"error": protocol.INTEGRATION_ERROR, "message": str(error)})
             return reply.logged(error, f"the code did not load: {error}")
         except WorkerTimeout as error:
             limit = f"{self.config.call_timeout:g}"
-            return Reply.json(504, {"error": "timeout"}).logged(
+            return Reply.json(504, {"error": protocol.TIMEOUT}).logged(
                 error, f"the call ran over its time limit ({limit} s) and was stopped"
             )
         except WorkerLost as error:  # killed from outside: the platform tries again
-            return Reply.json(503, {"error": "worker_lost"}).logged(error, str(error))
+            return Reply.json(503, {"error": protocol.WORKER_LOST}).logged(error, str(error))
         except AnswerTooLarge as error:
-            limit = {"error": "answer_too_large", "limit": error.limit}
+            limit = {"error": protocol.ANSWER_TOO_LARGE, "limit": error.limit}
             return Reply.json(502, limit).logged(error, str(error))
         except WorkerCrashed as error:
-            return Reply.json(502, {"error": "worker_crashed"}).logged(
+            return Reply.json(502, {"error": protocol.WORKER_CRASHED}).logged(
                 error, f"the worker crashed: {error}"
             )
         except PoolBusy:
-            reply = Reply.json(503, {"error": "busy"})
+            reply = Reply.json(503, {"error": protocol.BUSY})
             reply.headers.append(("Retry-After", str(RETRY_AFTER_SECONDS)))
             return reply
-        return _reply_from(answer)
+        return reply_from(answer)
 
     def close(self):
         self.pools.close()
@@ -322,54 +268,9 @@ UNCONFINED_WARNING = (
 )
 
 
-def forbid_inspection():
-    """No other process of this user may read this host's memory or /proc files (its key)."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
-
-
-def _reply_from(answer: dict) -> Reply:
-    """The worker's answer as this host's HTTP reply; a malformed answer is a crash."""
-    try:
-        status = answer["status"]
-        headers = [(str(name), str(value)) for name, value in answer["headers"]]
-        body = answer["body"]
-        if not isinstance(body, bytes):
-            raise TypeError("the body is not bytes")
-        if not (isinstance(status, int) and 100 <= status <= 599):
-            raise ValueError(status)
-        if any(not name or "\r" in name + value or "\n" in name + value for name, value in headers):
-            raise ValueError("a header with a line break")
-    except (KeyError, TypeError, ValueError):
-        reply = Reply.json(502, {"error": "worker_crashed"})
-        reply.output, reply.error = answer.get("output", ""), "the worker's answer is malformed"
-        return reply
-    headers = [(name, value) for name, value in headers if name.lower() not in UNFORWARDED_HEADERS]
-    error = answer.get("error")
-    return Reply(
-        status,
-        body,
-        headers,
-        str(answer.get("outcome") or "ok"),
-        output=answer.get("output", ""),
-        error=error[:ERROR_LIMIT] if isinstance(error, str) else "",
-    )
-
-
-def _phrase(status: int) -> str:
-    try:
-        return HTTPStatus(status).phrase
-    except ValueError:
-        return "Unknown"
-
-
 def create_app() -> RuntimeHost:
     """The application, configured from the environment (gunicorn's entry point)."""
-    if not logging.getLogger().handlers and not logger.handlers:
-        handler = logging.StreamHandler()
-        handler.setFormatter(logging.Formatter("runtime %(message)s"))
-        logger.addHandler(handler)
-        logger.setLevel(logging.INFO)
+    log_to_stderr()
     forbid_inspection()
     config = HostConfig.from_environ()
     for name in ("RUNTIME_SIGNING_KEY", "RUNTIME_SIGNING_KEY_FILE"):
@@ -380,18 +281,6 @@ def create_app() -> RuntimeHost:
         raise SystemExit(f"runtime host: {error}") from None
     atexit.register(app.close)
     return app
-
-
-class ThreadingWSGIServer(socketserver.ThreadingMixIn, WSGIServer):
-    daemon_threads = True
-    request_queue_size = 128  # the default backlog of 5 resets connections under load
-
-
-class QuietRequestHandler(WSGIRequestHandler):
-    """The host logs one line per call itself."""
-
-    def log_message(self, format, *args):
-        pass
 
 
 def main(argv=None):

@@ -10,8 +10,8 @@ When its PID namespace's first process dies, the kernel kills every process in i
 a worker kills everything it started, ``setsid`` or not. With bubblewrap, a seccomp filter
 (``seccomp_filter.py``) refuses the system calls a worker has no use for.
 
-The host's scratch folder (the stage: the SDK copy, bundles) holds its pid; a host starting
-removes the stages of hosts that are gone (killed before they could clean up).
+The host's scratch folder (the stage: the SDK copy, bundles, the sandbox's mount points):
+``stage.py``.
 
 Two ways to make it, the same namespaces either way: bubblewrap (``bwrap``, Debian's
 ``bubblewrap``) where installed, else the kernel's ``unshare`` (util-linux) with a small
@@ -33,11 +33,9 @@ import sys
 import sysconfig
 import tempfile
 from dataclasses import dataclass
-from pathlib import Path
-
-from docplatform_sdk.staging import copy_runtime_sdk
 
 from .seccomp_filter import compile_filter
+from .stage import make_stage
 
 logger = logging.getLogger("integrations.runtime")
 
@@ -48,8 +46,6 @@ PATH = "/usr/local/bin:/usr/bin:/bin"
 #: What of ``/usr`` a worker sees: the shared libraries, and the commands (a worker's code
 #: may start ``/bin/sh``); never ``/usr/local/etc``, ``/usr/share`` and the like.
 USR_MOUNTS = ("/usr/lib", "/usr/lib64", "/usr/bin")
-STAGE_PREFIX = "docplatform-runtime-"
-OWNER_FILE = "host.pid"
 BOOTSTRAP = """\
 import json, sys
 settings = json.loads(sys.argv[1])
@@ -282,55 +278,6 @@ def worker_uid(user: str) -> int | None:
         raise SandboxUnavailable(f"RUNTIME_WORKER_USER {user!r} is not a user here") from None
 
 
-def _stage(worker: int | None) -> str:
-    """A folder the worker user can read: the SDK and oauthlib, copied; bundles go beside.
-    The stages of hosts that are gone are removed first."""
-    # Not under TMPDIR: every folder above the stage must be open to the worker user.
-    parent = os.environ.get("RUNTIME_STAGE_DIR", "/tmp")
-    remove_stale_stages(parent)
-    stage = tempfile.mkdtemp(prefix=STAGE_PREFIX, dir=parent)
-    os.chmod(stage, 0o755)
-    Path(stage, OWNER_FILE).write_text(_process_identity(os.getpid()) or "")
-    copy_runtime_sdk(Path(stage, "sdk"))
-    for folder, _subfolders, files in os.walk(stage):
-        os.chmod(folder, 0o755)
-        for name in files:
-            os.chmod(os.path.join(folder, name), 0o644)
-    os.mkdir(Path(stage, "bundles"), 0o755)
-    os.mkdir(Path(stage, "root"), 0o755)
-    if worker is not None:
-        os.mkdir(Path(stage, "python"), 0o755)
-    return stage
-
-
-def _process_identity(pid: int) -> str | None:
-    """A process's pid and start time (a reused pid has another), None when it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as handle:
-            started = handle.read().rpartition(b")")[2].split()[19].decode()
-    except (OSError, IndexError):
-        return None
-    return f"{pid} {started}"
-
-
-def remove_stale_stages(parent: str) -> list[str]:
-    """Remove the stages in ``parent`` whose host is gone (killed before it could remove
-    them); returns them. A stage without its owner's pid is left alone."""
-    removed = []
-    for stage in glob.glob(os.path.join(glob.escape(parent), STAGE_PREFIX + "*")):
-        try:
-            owner = Path(stage, OWNER_FILE).read_text().strip()
-            alive = _process_identity(int(owner.split()[0])) == owner
-        except (OSError, ValueError, IndexError):
-            continue
-        if not alive:
-            shutil.rmtree(stage, ignore_errors=True)
-            removed.append(stage)
-    if removed:
-        logger.info("removed %d scratch folders of runtime hosts that are gone", len(removed))
-    return removed
-
-
 def _works(sandbox: Sandbox) -> str | None:
     """Start a trivial confined process; None when it ran, else what went wrong."""
     bundle = tempfile.mkdtemp(prefix="probe-", dir=os.path.join(sandbox.stage, "bundles"))
@@ -360,7 +307,7 @@ def make_sandbox(mode: str, user: str, tmp_bytes: int) -> Sandbox:
     if mode not in MODES:
         raise SandboxUnavailable(f"RUNTIME_SANDBOX must be one of {', '.join(MODES)}, not {mode!r}")
     if mode == "off":
-        return Sandbox("off", _stage(None), None, tmp_bytes)
+        return Sandbox("off", make_stage(None), None, tmp_bytes)
     uid = worker_uid(user)
     candidates = ["bwrap", "unshare"] if mode == "auto" else [mode]
     failures = []
@@ -368,7 +315,7 @@ def make_sandbox(mode: str, user: str, tmp_bytes: int) -> Sandbox:
         if shutil.which(candidate) is None:
             failures.append(f"{candidate}: not installed")
             continue
-        stage = _stage(uid)
+        stage = make_stage(uid)
         seccomp = os.path.join(stage, "seccomp.bpf")
         if candidate != "bwrap" or not compile_filter(seccomp):
             seccomp = None

@@ -11,10 +11,8 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import Q
 
-from docplatform.selectors import is_organization_admin
-
 from ..models import Installation, Integration
-from ..policies import effective_scopes, scopes_awaiting_approval
+from ..policies import effective_scopes, may_approve_scopes, scopes_awaiting_approval
 from .installations import _fire_setup
 
 
@@ -26,7 +24,7 @@ def installation_scopes_approve(
     installation and to the organization installation and the installations under it; each
     gets ``installation_setup`` with the ``approvedScopes``. Admins of the organization only.
     """
-    if not is_organization_admin(user=user, organization=installation.organization):
+    if not may_approve_scopes(user, installation):
         raise PermissionDenied(
             f"{user.get_username()} is not an admin of organization "
             f"'{installation.organization.subdomain}'; only its admins approve new permissions"

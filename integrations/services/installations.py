@@ -22,7 +22,7 @@ from ..policies import (
     configuration_definition,
     installable_levels,
     is_member,
-    may_see_integration,
+    may_install,
     scopes_granted_at_install,
 )
 
@@ -30,11 +30,11 @@ logger = logging.getLogger(__name__)
 
 
 def _require_installable(user, integration: Integration, organization, install_token) -> None:
-    """DESIGN.md, "who installs" (``policies.may_install``): a non-member learns nothing of
-    the organization, an integration it may not see answers 404."""
-    if not is_member(user, organization.pk):
-        raise Http404("No such organization.")
-    if not may_see_integration(integration, organization.pk, install_token):
+    """DESIGN.md, "who installs" (``policies.may_install``); refused, a non-member learns
+    nothing of the organization, a member that the integration is not one it may see."""
+    if not may_install(user, integration, organization, install_token):
+        if not is_member(user, organization.pk):
+            raise Http404("No such organization.")
         raise Http404("No such integration.")
 
 

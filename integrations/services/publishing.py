@@ -22,14 +22,11 @@ from docplatform_sdk import codebundle
 from docplatform_sdk.codecheck import check_code, combined, description_from
 from docplatform_sdk.manifest import CheckResult, Manifest, check_manifest
 
-from docplatform.selectors import (
-    is_organization_admin,
-    organization_by_ref,
-    organization_is_internal,
-)
+from docplatform.selectors import organization_by_ref, organization_is_internal
 
 from ..gateway.client import inspect_code
 from ..models import Integration, IntegrationAsset, IntegrationVersion
+from ..policies import may_publish
 from .releases import development_versions_prune, listing_copy, version_release
 
 RELEASE = IntegrationVersion.Channel.RELEASE
@@ -113,36 +110,44 @@ def _assets(manifest: Manifest):
     yield from manifest.preview_images
 
 
-def integration_publish(
+def integration_publish_folder(
     *, path: str | Path, publisher, env=None, channel: str = RELEASE
 ) -> PublishResult:
-    """Check the manifest at ``path`` and publish it as a new version of its integration, on
-    ``channel`` (the first version of an integration is released, whatever the channel).
-
-    ``env`` resolves ``${{ env.NAME }}`` secrets (the command-line publisher passes its process
-    environment); the REST API passes None, so secrets must arrive resolved.
-    Raises ValidationError (field path -> reasons), PermissionDenied, or PlatformFault when
-    the runtime host cannot check the code (nothing is published unchecked).
-    """
-    if channel not in IntegrationVersion.Channel.values:
-        raise ValidationError(
-            {"channel": [f"{channel!r} is not a channel: {', '.join(IntegrationVersion.Channel)}"]}
-        )
+    """Check the manifest at ``path`` (a folder or its manifest file) and publish it
+    (``integration_publish``). ``env`` resolves ``${{ env.NAME }}`` secrets (the
+    command-line publisher passes its process environment); the REST API passes None, so
+    secrets must arrive resolved."""
+    _channel_check(channel)
     result = manifest_check(path, env=env)
     if not result.ok:
         raise problems_error(result.errors)
-    manifest = result.manifest
+    return integration_publish(
+        manifest=result.manifest, publisher=publisher, channel=channel, warnings=result.warnings
+    )
+
+
+def integration_publish(
+    *, manifest: Manifest, publisher, channel: str = RELEASE, warnings=()
+) -> PublishResult:
+    """Publish the checked ``manifest`` as a new version of its integration, on ``channel``
+    (the first version of an integration is released, whatever the channel), once its code
+    passed its checks; ``warnings`` (the manifest check's) come back with the code's.
+
+    Raises ValidationError (field path -> reasons), PermissionDenied, or PlatformFault when
+    the runtime host cannot check the code (nothing is published unchecked).
+    """
+    _channel_check(channel)
     organization = organization_by_ref(manifest.organization)
     if organization is None:
         raise ValidationError(
             {"organization": [f"no organization has the id or subdomain '{manifest.organization}'"]}
         )
-    if not is_organization_admin(user=publisher, organization=organization):
+    if not may_publish(publisher, organization):
         raise PermissionDenied(
             f"{publisher.get_username()} is not an admin of organization "
             f"'{organization.subdomain}'; only its admins may publish its integrations"
         )
-    result = code_checked(result)
+    result = code_checked(CheckResult(warnings=list(warnings), manifest=manifest))
     if not result.ok:
         raise problems_error(result.errors)
     try:
@@ -154,6 +159,13 @@ def integration_publish(
             {"name": ["another publish of this integration ran at the same time; try again"]}
         ) from exc
     return PublishResult(version=version, outcome=outcome, warnings=tuple(result.warnings))
+
+
+def _channel_check(channel: str) -> None:
+    if channel not in IntegrationVersion.Channel.values:
+        raise ValidationError(
+            {"channel": [f"{channel!r} is not a channel: {', '.join(IntegrationVersion.Channel)}"]}
+        )
 
 
 def _publish(

@@ -10,9 +10,8 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 
-from docplatform.selectors import is_organization_admin
-
 from ..models import Installation, Integration, IntegrationVersion
+from ..policies import may_publish
 from .consent import installation_scopes_narrow
 from .installations import installations_revalidate
 
@@ -52,7 +51,7 @@ def version_release(integration: Integration, version: IntegrationVersion) -> li
 
 
 def _require_publisher(user, integration: Integration, doing: str) -> None:
-    if not is_organization_admin(user=user, organization=integration.organization):
+    if not may_publish(user, integration.organization):
         raise PermissionDenied(
             f"{user.get_username()} is not an admin of organization "
             f"'{integration.organization.subdomain}'; only its admins {doing}"

@@ -4,6 +4,7 @@ import random
 
 from django.conf import settings
 
+from docplatform.events import retries
 from docplatform.events.leases import (
     ClaimReads,
     Result,
@@ -16,8 +17,8 @@ from ..gateway.client import call_runtime
 from ..gateway.envelopes import platform_event
 from ..gateway.failures import IntegrationFault, PlatformFault
 from ..policies import runnable_version
+from ..runtime.protocol import BUSY  # the integration's workers stayed busy: worth retrying
 
-MAX_RETRIES = 3
 #: What a claim reads with each delivery: the event and the installation (with the
 #: organization installation above it), and the integration's released and development
 #: versions, whose code goes to the runtime host only when it asks (a deferred read then).
@@ -34,8 +35,6 @@ CLAIM_READS = ClaimReads(
         for field in ("bundle", "listing")
     ),
 )
-#: The runtime host's answer when the integration's workers stayed busy: worth retrying.
-BUSY = "busy"
 
 
 def longest_hold() -> float:
@@ -49,7 +48,8 @@ def runtime_deliver(delivery_id: int) -> None:
 
     The host unreachable or silent past ``RUNTIME_RESPONSE_TIMEOUT``, the integration's
     workers busy, or its worker killed from outside during the call (``worker_lost``: the
-    OOM killer, a host's shutdown): retried (2, 4, 8 s). The integration failing (an
+    OOM killer, a host's shutdown): retried after about 2, 4, 8 s (the outbox's one retry
+    policy, ``docplatform.events.retries``). The integration failing (an
     exception, a crash, its time limit): recorded as failed with the reason, not retried —
     the code would fail the same way. An integration already running
     ``RUNTIME_INTEGRATION_CONCURRENCY`` deliveries (a hanging one, say) gets no more worker
@@ -80,9 +80,11 @@ def runtime_deliver(delivery_id: int) -> None:
         result = _failed(failure, attempts)
     else:
         handled = answer.status == 200 and answer.json().get("handled") is True
-        result = Result.succeeded(
-            outcome="handled" if handled else "the integration has no handler for this event",
+        result = retries.settle_result(
+            retries.SUCCEEDED,
             attempts=attempts,
+            base_delay=settings.RUNTIME_RETRY_BASE_DELAY,
+            done="handled" if handled else "the integration has no handler for this event",
             duration_ms=answer.duration_ms,
         )
     delivery_settle(delivery, result)
@@ -90,16 +92,13 @@ def runtime_deliver(delivery_id: int) -> None:
 
 def _failed(failure: PlatformFault | IntegrationFault, attempts: int) -> Result:
     """A retry for what may pass (the platform's faults: the host unreachable, a worker lost;
-    the integration's workers busy); else, or after the last retry, failed."""
+    the integration's workers busy); else, or after the last retry, failed (the outbox's
+    retry policy, ``docplatform.events.retries``, decides which and when)."""
     passing = isinstance(failure, PlatformFault) or failure.code == BUSY
-    if passing and attempts <= MAX_RETRIES:
-        delay = settings.RUNTIME_RETRY_BASE_DELAY * 2 ** (attempts - 1)
-        return Result.retry(
-            retry_in=delay,
-            error=failure.explained[:2000],
-            attempts=attempts,
-            duration_ms=failure.duration_ms,
-        )
-    return Result.failed(
-        error=failure.explained[:2000], attempts=attempts, duration_ms=failure.duration_ms
+    return retries.settle_result(
+        retries.RETRY if passing else retries.FAILED,
+        attempts=attempts,
+        base_delay=settings.RUNTIME_RETRY_BASE_DELAY,
+        error=failure.explained[:2000],
+        duration_ms=failure.duration_ms,
     )

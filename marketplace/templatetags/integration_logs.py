@@ -5,7 +5,7 @@ from django import template
 from django.urls import reverse
 from django.utils.html import format_html
 
-from docplatform.selectors import is_organization_admin
+from integrations.policies import may_read_installation_logs, may_read_integration_logs
 
 register = template.Library()
 
@@ -17,7 +17,7 @@ def _link(url: str) -> str:
 @register.simple_tag(takes_context=True)
 def installation_logs_link(context, installation) -> str:
     user = context["request"].user
-    if not is_organization_admin(user=user, organization=installation.organization):
+    if not may_read_installation_logs(user, installation):
         return ""
     subdomain = installation.organization.subdomain
     return _link(reverse("marketplace:installation-logs", args=[subdomain, installation.pk]))
@@ -26,7 +26,7 @@ def installation_logs_link(context, installation) -> str:
 @register.simple_tag(takes_context=True)
 def integration_logs_link(context, integration) -> str:
     user = context["request"].user
-    if not is_organization_admin(user=user, organization=integration.organization):
+    if not may_read_integration_logs(user, integration):
         return ""
     subdomain = integration.organization.subdomain
     return _link(reverse("marketplace:integration-logs", args=[subdomain, integration.name]))

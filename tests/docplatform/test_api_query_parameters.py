@@ -3,8 +3,8 @@ an event type, a filter given empty), and the schema declares those 400s."""
 
 import pytest
 
-from docplatform.api_inputs import MAX_LIMIT, MAX_OFFSET
-from docplatform.api_schema import attr_pattern
+from docplatform.api.inputs import MAX_LIMIT, MAX_OFFSET
+from docplatform.api.schema import attr_pattern
 from tests.api_helpers import API, api_client
 from tests.factories import SpaceFactory
 

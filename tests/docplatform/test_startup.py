@@ -75,6 +75,28 @@ def test_every_command_stops_the_same_way():
         assert_one_line(done, WRONG[1][2])
 
 
+def test_a_setting_read_late_stops_the_command_the_same_way(tmp_path):
+    """A key derived in development only is read when a command first needs it (checking
+    code asks the runtime host, whose envelopes it signs): unset in production, the command
+    stops with one line, not a traceback."""
+    folder = tmp_path / "hello"
+    made = run([sys.executable, "manage.py", "integration", "new", str(folder)], os.environ)
+    assert made.returncode == 0, made.stderr
+    env = production_env(
+        DEBUG="false",
+        PLATFORM_URL="https://docs.example.com",
+        INTEGRATIONS_URL="https://integrations.example.net",
+        SITES_URL="https://sites.example.org",
+    )
+    env.pop("RUNTIME_SIGNING_KEY", None)
+    done = run([sys.executable, "manage.py", "integration", "check", str(folder)], env)
+    assert_one_line(
+        done,
+        "RUNTIME_SIGNING_KEY is not set: it signs every envelope to the runtime host, and is "
+        "derived from SECRET_KEY only in development (DEBUG=true)",
+    )
+
+
 def test_a_database_url_password_is_not_shown():
     done = run(
         [sys.executable, "manage.py", "check"],

@@ -78,12 +78,12 @@ def publish(write_integration):
 
     ``publisher`` must be an admin of the manifest's organization.
     """
-    from integrations.services import integration_publish
+    from integrations.services import integration_publish_folder
 
     def publish_(publisher, folder=None, **manifest_fields):
         name = manifest_fields.get("name", "hello")
         manifest, files = with_code(minimal_manifest(**manifest_fields))
         root = write_integration(manifest, files, folder=folder or name)
-        return integration_publish(path=root, publisher=publisher).version.integration
+        return integration_publish_folder(path=root, publisher=publisher).version.integration
 
     return publish_

@@ -1,9 +1,9 @@
 """The author's loop end to end, through real processes: a token made on the developer
 settings page, ``login``, ``new``, ``dev`` against a running platform (live web server,
 Celery worker, runtime host), an edit republished within a second as a development version
-the author's installation runs, a content update whose
-handler's print shows in ``dev`` and in ``tail``, and a ``fetch`` through the public endpoint
-logged with its status."""
+the author's installation runs, a content update (through the API, then as ``trigger`` sends
+it) whose handler's print shows in ``dev`` and in ``tail``, and a ``fetch`` through the
+public endpoint logged with its status."""
 
 import html
 import re
@@ -57,6 +57,9 @@ def test_login_new_dev_edit_event_fetch_and_tail(tmp_path, runtime, live_server,
         dev.wait_for(rf"^installation {installation_id} is active$")
         dev.wait_for(rf"^installation {installation_id} runs development versions$")
         endpoint = dev.wait_for(r"^public endpoint: (\S+)$")[1]
+        dev.wait_for(
+            r"^send it an event: docplatform-integration trigger space_content_updated greeter$"
+        )
         dev.wait_for(r"^watching greeter for changes")
 
         # A save is noticed within a second and published.
@@ -89,6 +92,16 @@ def test_login_new_dev_edit_event_fetch_and_tail(tmp_path, runtime, live_server,
         assert update.status_code == 201, update.text
         revision = update.json()["id"]
         dev.wait_for(r" event space_content_updated ok 200 \d+ ms v2$")
+        dev.wait_for(rf"^  \| space {space.id}: content changed, revision {revision}$")
+
+        # The command dev suggested: the same event made by the platform, handled the same.
+        sent = author.run("trigger", "space_content_updated", "greeter")
+        assert sent.returncode == 0, sent.stdout + sent.stderr
+        assert re.fullmatch(
+            rf"sent space_content_updated to installation {installation_id}: delivery (\d+), "
+            r"eventId [0-9a-f-]{36}\ndelivery \1 succeeded \(.+\)\n",
+            sent.stdout,
+        ), sent.stdout
         dev.wait_for(rf"^  \| space {space.id}: content changed, revision {revision}$")
 
         # A fetch through the public endpoint, logged with its status.

@@ -151,3 +151,18 @@ def test_fire_event_for_a_space_uses_its_current_revision(organization):
         "spaceId": space.id,
         "revisionId": space.current_revision_id,
     }
+
+
+def test_fire_event_checks_set_values_against_the_schema_always(analytics, organization, settings):
+    settings.EVENT_PAYLOAD_CHECKS = False  # as in production: the operator's values are input
+    site = SiteFactory(organization=organization)
+    out = io.StringIO()
+    with pytest.raises(CommandError, match="the event was not fired"):
+        call_command(
+            "fire_event", "site_view", "--site", site.id, "--set", "visitor.ip=12", stdout=out
+        )
+    assert out.getvalue() == "visitor.ip: 12 is not of type 'string'\n"
+    assert not Event.objects.filter(type="site_view").exists()
+
+    run("fire_event", "site_view", "--site", site.id)  # a site without pages: its home
+    assert Event.objects.get(type="site_view").payload["url"] == f"{settings.SITES_URL}/{site.id}/"

@@ -12,8 +12,8 @@ import requests
 from django.utils import timezone
 
 from docplatform.services import api_token_create
+from integrations.gateway.log_store import CallRecord, integration_log_record
 from integrations.services.installations import installation_create
-from integrations.services.logs import CallRecord, integration_log_record
 from tests.factories import MembershipFactory, OrganizationFactory, SiteFactory
 from tests.integrations.cli_support import Author
 from tests.integrations.conftest import minimal_manifest

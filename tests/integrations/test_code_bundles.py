@@ -10,7 +10,7 @@ from docplatform_sdk import codebundle
 from docplatform_sdk.manifest import check_manifest
 
 from integrations.environment import installation_public_endpoint
-from integrations.services import integration_publish
+from integrations.services import integration_publish_folder
 from integrations.services.installations import installation_create
 from tests.integrations.conftest import minimal_manifest
 
@@ -57,7 +57,7 @@ def test_the_bundle_holds_the_python_files_beside_the_script(three_files):
 def test_a_three_file_integration_publishes_and_runs(
     three_files, org_admin, organization, runtime, transactional_db
 ):
-    version = integration_publish(path=three_files, publisher=org_admin).version
+    version = integration_publish_folder(path=three_files, publisher=org_admin).version
     assert version.bundle_hash == codebundle.digest(bytes(version.bundle))
     installation = installation_create(
         user=org_admin, integration=version.integration, organization=organization
@@ -68,9 +68,9 @@ def test_a_three_file_integration_publishes_and_runs(
 
 
 def test_a_change_to_a_module_is_a_new_version(three_files, org_admin):
-    first = integration_publish(path=three_files, publisher=org_admin).version
+    first = integration_publish_folder(path=three_files, publisher=org_admin).version
     (three_files / "helpers.py").write_text("def greeting(name):\n    return f'hi {name}'\n")
-    second = integration_publish(path=three_files, publisher=org_admin).version
+    second = integration_publish_folder(path=three_files, publisher=org_admin).version
     assert second.number == first.number + 1
     assert second.bundle_hash != first.bundle_hash
 

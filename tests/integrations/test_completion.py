@@ -7,7 +7,7 @@ import pytest
 from django.urls import reverse
 
 from integrations.models import Installation
-from integrations.services import integration_publish
+from integrations.services import integration_publish_folder
 from integrations.services.installations import installation_create, installation_pause
 from tests.api_helpers import API, NOT_FOUND, api_client
 from tests.integrations.conftest import minimal_manifest
@@ -97,7 +97,7 @@ def publish_completing(org_admin, write_integration):
             name="completer", script="main.py", configurations=configurations(properties)
         )
         root = write_integration(manifest, files={"main.py": SCRIPT}, folder="completer")
-        return integration_publish(path=root, publisher=org_admin).version.integration
+        return integration_publish_folder(path=root, publisher=org_admin).version.integration
 
     return publish
 

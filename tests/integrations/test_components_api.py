@@ -13,7 +13,7 @@ from django.core.management import call_command
 
 from docplatform.services import api_token_create
 from integrations.models import ComponentState
-from integrations.services import integration_publish
+from integrations.services import integration_publish_folder
 from integrations.services.installations import installation_configure, installation_create
 from tests.api_helpers import API, NOT_FOUND, api_client
 from tests.factories import MembershipFactory, OrganizationFactory, SpaceFactory
@@ -27,7 +27,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture
 def counter(runtime, org_admin):
     """The example integration, published as its author would."""
-    return integration_publish(path=EXAMPLE, publisher=org_admin).version.integration
+    return integration_publish_folder(path=EXAMPLE, publisher=org_admin).version.integration
 
 
 @pytest.fixture
@@ -255,7 +255,7 @@ def hostile(runtime, org_admin, organization, write_integration):
         files={"main.py": HOSTILE},
         folder="hostile",
     )
-    integration = integration_publish(path=root, publisher=org_admin).version.integration
+    integration = integration_publish_folder(path=root, publisher=org_admin).version.integration
     # A block the code lacks: publish refuses one now, a version published before had one.
     missing = {"id": "not-in-script", "title": "Missing", "description": "Not in the code."}
     integration.blocks = [*integration.blocks, missing]

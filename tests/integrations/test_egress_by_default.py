@@ -7,7 +7,7 @@ import requests
 
 from integrations.environment import installation_public_endpoint
 from integrations.models import IntegrationLog
-from integrations.services import integration_publish
+from integrations.services import integration_publish_folder
 from integrations.services.installations import installation_create
 from tests.conftest import wait_until
 from tests.integrations.conftest import minimal_manifest
@@ -39,7 +39,7 @@ def test_without_network_fetch_only_the_platform_api_answers(
     runtime, write_integration, org_admin, organization
 ):
     root = write_integration(minimal_manifest(script="main.py"), files={"main.py": SCRIPT})
-    published = integration_publish(path=root, publisher=org_admin)
+    published = integration_publish_folder(path=root, publisher=org_admin)
     assert [str(warning) for warning in published.warnings] == [
         "network.fetch: not declared, so the code may call only this platform's API; to call "
         'other hosts, declare them: network.fetch: ["api.example.com"] (or ["*"] for any public '

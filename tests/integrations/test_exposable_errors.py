@@ -13,7 +13,7 @@ from docplatform_sdk.errors import MESSAGE_LIMIT
 
 from integrations.environment import installation_public_endpoint
 from integrations.models import ComponentState
-from integrations.services import integration_publish
+from integrations.services import integration_publish_folder
 from integrations.services.installations import installation_create
 from tests.api_helpers import API, api_client
 from tests.factories import SpaceFactory
@@ -94,7 +94,7 @@ GENERIC = "the integration raised an error"
 def installation(runtime, org_admin, organization, tmp_path):
     (tmp_path / "service-manifest.yaml").write_text(yaml.safe_dump(MANIFEST))
     (tmp_path / "main.py").write_text(SCRIPT)
-    integration = integration_publish(path=tmp_path, publisher=org_admin).version.integration
+    integration = integration_publish_folder(path=tmp_path, publisher=org_admin).version.integration
     return installation_create(user=org_admin, integration=integration, organization=organization)
 
 

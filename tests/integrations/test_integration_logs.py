@@ -12,7 +12,7 @@ from docplatform.services import space_content_update
 from integrations.environment import installation_public_endpoint
 from integrations.gateway.failures import IntegrationFault
 from integrations.models import IntegrationLog
-from integrations.services import integration_publish
+from integrations.services import integration_publish_folder
 from integrations.services.completion import completion_options
 from integrations.services.components import component_render
 from integrations.services.installations import installation_create
@@ -81,7 +81,7 @@ def publish_scripted(write_integration, publisher, name, organization, **manifes
         files={"main.py": textwrap.dedent(SCRIPT.format(word=name))},
         folder=name,
     )
-    return integration_publish(path=root, publisher=publisher).version.integration
+    return integration_publish_folder(path=root, publisher=publisher).version.integration
 
 
 @pytest.fixture

@@ -6,9 +6,10 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from integrations.gateway.log_store import CallRecord, integration_log_record
 from integrations.models import IntegrationLog
 from integrations.services.installations import installation_create
-from integrations.services.logs import CallRecord, integration_log_record, integration_logs_purge
+from integrations.services.logs import integration_logs_purge
 from tests.api_helpers import API, NOT_FOUND, api_client
 from tests.factories import (
     IntegrationFactory,

@@ -13,7 +13,7 @@ import pytest
 import requests
 
 from integrations.environment import installation_public_endpoint
-from integrations.services import integration_publish
+from integrations.services import integration_publish_folder
 from integrations.services.installations import installation_create
 from tests.integrations.conftest import minimal_manifest
 from tests.marketplace.test_browser import browser_page  # noqa: F401 - the fixture
@@ -77,7 +77,7 @@ def endpoint(runtime, write_integration, org_admin, organization) -> str:
         files={"main.py": SCRIPT},
         folder="page-maker",
     )
-    integration = integration_publish(path=root, publisher=org_admin).version.integration
+    integration = integration_publish_folder(path=root, publisher=org_admin).version.integration
     installation = installation_create(
         user=org_admin, integration=integration, organization=organization
     )

@@ -19,7 +19,7 @@ from oauth2_provider.models import AccessToken, Application
 from docplatform.events.models import Delivery, Event
 from integrations.environment import installation_public_endpoint
 from integrations.models import Installation, Integration, OAuthState
-from integrations.services import integration_publish
+from integrations.services import integration_publish_folder
 from integrations.services.installations import installation_create
 from integrations.services.oauth import oauth_connect_start
 from tests.conftest import wait_until
@@ -87,7 +87,9 @@ def publish_example(org_admin, provider_url):
             "TASKS_TOKEN_URL": token_url,
             "TASKS_PROJECTS_URL": f"{provider_url}/tracker/api/projects",
         }
-        return integration_publish(path=EXAMPLE, publisher=org_admin, env=env).version.integration
+        return integration_publish_folder(
+            path=EXAMPLE, publisher=org_admin, env=env
+        ).version.integration
 
     return publish
 

@@ -12,7 +12,7 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 from integrations.models import Installation, Integration, IntegrationVersion
-from integrations.services import integration_publish, integration_release
+from integrations.services import integration_publish_folder, integration_release
 from integrations.services.installations import installation_create
 from tests.api_helpers import API, api_client, error_attrs
 from tests.factories import MembershipFactory, OrganizationFactory, SpaceFactory
@@ -34,7 +34,7 @@ def publish_as(write_integration, org_admin):
 
     def publish(channel="release", **fields):
         root = write_integration(minimal_manifest(**fields), folder=fields.get("name", "hello"))
-        return integration_publish(path=root, publisher=org_admin, env={}, channel=channel)
+        return integration_publish_folder(path=root, publisher=org_admin, env={}, channel=channel)
 
     return publish
 

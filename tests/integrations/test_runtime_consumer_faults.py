@@ -18,7 +18,7 @@ from django.db import connection, transaction
 from docplatform.events.models import Delivery
 from docplatform.services import space_content_update
 from integrations.models import IntegrationLog
-from integrations.services import integration_publish
+from integrations.services import integration_publish_folder
 from integrations.services.installations import installation_create, installation_pause
 from integrations.services.runtime_deliveries import runtime_deliver
 from tests.conftest import wait_until
@@ -56,7 +56,7 @@ def integration(runtime, org_admin, write_integration):
             files={"main.py": script(HANDLERS[name])},
             folder=name,
         )
-        return integration_publish(path=root, publisher=org_admin).version.integration
+        return integration_publish_folder(path=root, publisher=org_admin).version.integration
 
     return publish
 

@@ -25,7 +25,7 @@ from docplatform.events.models import Delivery
 from docplatform.services import space_content_update
 from integrations.environment import installation_public_endpoint, runtime_signing_key
 from integrations.gateway.hosts import rendezvous_order
-from integrations.services import integration_publish
+from integrations.services import integration_publish_folder
 from integrations.services.installations import installation_create
 from tests.conftest import wait_until
 from tests.factories import SpaceFactory
@@ -167,7 +167,7 @@ def test_a_runtime_host_killed_mid_stream_loses_no_event_and_no_later_call(
         root = write_integration(
             manifest, files={"main.py": SCRIPT.format(receiver=receiver.url)}, folder="steady"
         )
-        version = integration_publish(path=root, publisher=org_admin).version
+        version = integration_publish_folder(path=root, publisher=org_admin).version
         space = SpaceFactory(organization=organization)
         installation = installation_create(
             user=org_admin, integration=version.integration, organization=organization,

@@ -47,7 +47,7 @@ SCRIPT = textwrap.dedent(
 
 @pytest.fixture
 def scripted(publish, org_admin, write_integration, organization):
-    from integrations.services import integration_publish
+    from integrations.services import integration_publish_folder
     from tests.integrations.conftest import minimal_manifest
 
     root = write_integration(
@@ -55,7 +55,7 @@ def scripted(publish, org_admin, write_integration, organization):
         files={"main.py": SCRIPT},
         folder="echo",
     )
-    return integration_publish(path=root, publisher=org_admin).version.integration
+    return integration_publish_folder(path=root, publisher=org_admin).version.integration
 
 
 @pytest.fixture

@@ -338,7 +338,7 @@ def test_the_integration_page_lists_the_hosts_its_code_may_call(
 ):
     import yaml
 
-    from integrations.services import integration_publish
+    from integrations.services import integration_publish_folder
 
     manifest = {
         "name": "caller",
@@ -355,7 +355,7 @@ def test_the_integration_page_lists_the_hosts_its_code_may_call(
     (tmp_path / "main.py").write_text(
         "from docplatform_sdk import create_integration\n\nintegration = create_integration()\n"
     )
-    integration = integration_publish(path=tmp_path, publisher=org_admin).version.integration
+    integration = integration_publish_folder(path=tmp_path, publisher=org_admin).version.integration
     page = member_client.get(integration_url(integration.organization, integration)).content
     assert b"Network access" in page
     for text in shown:

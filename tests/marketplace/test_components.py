@@ -10,7 +10,7 @@ import yaml
 from django.urls import reverse
 
 from integrations.models import ComponentState
-from integrations.services import integration_publish
+from integrations.services import integration_publish_folder
 from integrations.services.installations import installation_create, installation_pause
 from tests.factories import SpaceFactory
 
@@ -91,7 +91,7 @@ def page_url(installation) -> str:
 
 @pytest.fixture
 def space_installation(runtime, org_admin, organization):
-    counter = integration_publish(path=EXAMPLE, publisher=org_admin).version.integration
+    counter = integration_publish_folder(path=EXAMPLE, publisher=org_admin).version.integration
     return installation_create(
         user=org_admin,
         integration=counter,
@@ -202,7 +202,7 @@ def hostile_installation(runtime, org_admin, organization, tmp_path):
     }
     (tmp_path / "service-manifest.yaml").write_text(yaml.safe_dump(manifest))
     (tmp_path / "main.py").write_text(HOSTILE)
-    integration = integration_publish(path=tmp_path, publisher=org_admin).version.integration
+    integration = integration_publish_folder(path=tmp_path, publisher=org_admin).version.integration
     return installation_create(user=org_admin, integration=integration, organization=organization)
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from integrations.models import ComponentState
-from integrations.services import integration_publish
+from integrations.services import integration_publish_folder
 from integrations.services.installations import installation_create
 from tests.factories import SpaceFactory
 from tests.marketplace import test_browser
@@ -22,7 +22,7 @@ browser_page = test_browser.browser_page  # the fixture: Chromium, or the test i
 def test_configure_the_counters_then_press_an_inserted_block(
     runtime, live_server, browser_page, org_admin, organization
 ):
-    counter = integration_publish(path=EXAMPLE, publisher=org_admin).version.integration
+    counter = integration_publish_folder(path=EXAMPLE, publisher=org_admin).version.integration
     installation = installation_create(
         user=org_admin,
         integration=counter,

@@ -19,7 +19,7 @@ from tests.conftest import wait_until
 from webhooks.models import BulkRedelivery, DeliveryAttempt
 from webhooks.services.delivery import request_body
 from webhooks.services.endpoints import endpoint_disable
-from webhooks.services_admin import webhook_ping_send
+from webhooks.services.ping import webhook_ping_send
 
 pytestmark = pytest.mark.usefixtures("webhook_settings")
 

@@ -20,7 +20,7 @@ from tests.factories import MembershipFactory, OrganizationFactory, SpaceFactory
 from tests.marketplace.test_browser import browser_page  # noqa: F401 - the fixture
 from webhooks.models import DeliveryAttempt, EndpointState
 from webhooks.services.endpoints import endpoint_disable
-from webhooks.services_admin import webhook_ping_send
+from webhooks.services.ping import webhook_ping_send
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("webhook_settings", "celery_worker")]
 

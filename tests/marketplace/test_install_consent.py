@@ -6,7 +6,7 @@ import yaml
 from django.urls import reverse
 
 from integrations.models import Installation
-from integrations.services import integration_publish
+from integrations.services import integration_publish_folder
 
 pytestmark = pytest.mark.django_db
 
@@ -29,7 +29,7 @@ def publish_caller(publisher, folder, network=None, script=True):
     if network is not None:
         manifest["network"] = {"fetch": network}
     (folder / "service-manifest.yaml").write_text(yaml.safe_dump(manifest))
-    return integration_publish(path=folder, publisher=publisher).version.integration
+    return integration_publish_folder(path=folder, publisher=publisher).version.integration
 
 
 def install_url(integration, **query):

@@ -4,8 +4,8 @@ log for its owners; nobody else's lines, output shown as text, bad filters said.
 import pytest
 from django.utils import timezone
 
+from integrations.gateway.log_store import CallRecord, integration_log_record
 from integrations.services.installations import installation_create
-from integrations.services.logs import CallRecord, integration_log_record
 from tests.factories import IntegrationFactory, MembershipFactory, OrganizationFactory
 
 pytestmark = pytest.mark.django_db

@@ -16,7 +16,7 @@ from integrations.models import Installation, Integration
 from integrations.services.installations import installation_create
 from tests.marketplace.test_browser import browser_page  # noqa: F401 - the fixture
 from tests.webhooks.conftest import receiver, webhook_settings  # noqa: F401 - fixtures
-from webhooks.services_admin import webhook_ping_send
+from webhooks.services.ping import webhook_ping_send
 
 pytestmark = pytest.mark.slow
 

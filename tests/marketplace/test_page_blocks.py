@@ -15,7 +15,7 @@ from docplatform.markdown import block_fence, parse_document
 from docplatform.services import space_content_update
 from integrations.environment import runtime_signing_key
 from integrations.models import ComponentState, IntegrationLog
-from integrations.services import integration_publish
+from integrations.services import integration_publish_folder
 from integrations.services.installations import installation_create, installation_pause
 from tests.factories import SpaceFactory
 from tests.integrations.runtime.support import RunningHost
@@ -36,7 +36,7 @@ def space(organization):
 
 @pytest.fixture
 def installation(runtime, org_admin, organization, space):
-    integration = integration_publish(path=EXAMPLE, publisher=org_admin).version.integration
+    integration = integration_publish_folder(path=EXAMPLE, publisher=org_admin).version.integration
     return installation_create(
         user=org_admin, integration=integration, organization=organization, space=space
     )
@@ -177,7 +177,7 @@ def test_on_a_sites_page_only_a_block_made_for_visitors_takes_presses(
             "    title: Counter\n", "    title: Counter\n    visitors: true\n"
         )
     )
-    integration_publish(path=for_visitors, publisher=org_admin)
+    integration_publish_folder(path=for_visitors, publisher=org_admin)
     html = provider().render([ref], place)[ref.index]
     assert '<form method="post" action="/site/-/blocks"' in html
     assert "csrfmiddlewaretoken" not in html
@@ -225,7 +225,7 @@ def test_a_pages_blocks_render_at_once_and_a_slow_one_is_cut_at_the_deadline(
         "organization: acme\nvisibility: private\nscopes: []\nscript: main.py\n"
         "blocks:\n  - {id: nap, title: Nap, description: Sleeps.}\n"
     )
-    napper = integration_publish(path=folder, publisher=org_admin).version.integration
+    napper = integration_publish_folder(path=folder, publisher=org_admin).version.integration
     installation_create(user=org_admin, integration=napper, organization=organization, space=space)
     naps = [
         block_fence(integration="napper", block="nap", key=f"n{n}", props={"sleep": 1.2})

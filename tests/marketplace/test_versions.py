@@ -9,7 +9,7 @@ from django.test import Client
 from django.urls import reverse
 
 from integrations.models import Integration
-from integrations.services import integration_publish
+from integrations.services import integration_publish_folder
 from integrations.services.installations import installation_create
 from tests.integrations.conftest import minimal_manifest, write_integration  # noqa: F401
 
@@ -30,7 +30,7 @@ def hello(write_integration, org_admin, organization):  # noqa: F811
         root = write_integration(
             minimal_manifest(description=description, configurations=configurations)
         )
-        integration = integration_publish(
+        integration = integration_publish_folder(
             path=root, publisher=org_admin, env={}
         ).version.integration
         if description == "One.":

@@ -11,8 +11,8 @@ from docplatform.events.models import Delivery
 from integrations.models import Integration
 from integrations.services.installations import installation_create, installation_pause
 from tests.conftest import wait_until
+from webhooks.services.ping import webhook_ping_send
 from webhooks.services.signing_secrets import signing_secret_current
-from webhooks.services_admin import webhook_ping_send
 
 pytestmark = pytest.mark.usefixtures("webhook_settings")
 

@@ -17,8 +17,8 @@ from tests.conftest import wait_until
 from tests.factories import IntegrationFactory, OrganizationFactory
 from tests.integrations.connecting import connect
 from webhooks.models import DeliveryAttempt
+from webhooks.services.ping import webhook_ping_send
 from webhooks.services.signing_secrets import signing_secret_current
-from webhooks.services_admin import webhook_ping_send
 
 pytestmark = pytest.mark.usefixtures("webhook_settings")
 

@@ -15,8 +15,8 @@ from integrations.services.installations import installation_create, installatio
 from tests.api_helpers import API, NOT_FOUND, api_client, error_attrs
 from tests.conftest import wait_until
 from tests.factories import IntegrationFactory, MembershipFactory, OrganizationFactory
+from webhooks.services.ping import webhook_ping_send
 from webhooks.services.signing_secrets import signing_secret_current
-from webhooks.services_admin import webhook_ping_send
 
 pytestmark = pytest.mark.usefixtures("webhook_settings")
 

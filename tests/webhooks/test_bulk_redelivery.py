@@ -12,8 +12,8 @@ from docplatform.events.leases import Result, delivery_claim, delivery_settle
 from docplatform.events.models import Delivery
 from tests.conftest import broker_unreachable
 from webhooks.models import BulkRedelivery
+from webhooks.services.ping import webhook_ping_send
 from webhooks.services.redelivery import bulk_redelivery_request, bulk_redelivery_run
-from webhooks.services_admin import webhook_ping_send
 from webhooks.tasks import disable_failing_endpoints, redeliver_failed
 
 pytestmark = pytest.mark.usefixtures("webhook_settings")

@@ -15,7 +15,7 @@ from integrations.services.installations import installation_pause
 from tests.conftest import wait_until
 from tests.factories import SpaceFactory
 from webhooks.models import DeliveryAttempt, SigningSecret
-from webhooks.services.delivery import webhook_ping
+from webhooks.services.ping import webhook_ping
 from webhooks.services.signing_secrets import (
     signing_secret_current,
     signing_secret_rotate,

@@ -20,7 +20,7 @@ from tests.conftest import wait_until
 from tests.factories import MembershipFactory, OrganizationFactory
 from webhooks.models import DeliveryAttempt, EndpointState
 from webhooks.services.endpoints import endpoint_disable, endpoint_reenable
-from webhooks.services_admin import webhook_ping_send
+from webhooks.services.ping import webhook_ping_send
 from webhooks.tasks import disable_failing_endpoints
 
 pytestmark = pytest.mark.usefixtures("webhook_settings")

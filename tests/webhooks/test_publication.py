@@ -8,11 +8,11 @@ import pytest
 from django.contrib.auth import get_user_model
 
 from integrations.models import Integration
-from integrations.services import integration_publish
+from integrations.services import integration_publish_folder
+from webhooks.rules import WEBHOOK_INTEGRATION
 from webhooks.services.publication import (
     MANIFEST_FOLDER,
     PLATFORM_PUBLISHER,
-    WEBHOOK_INTEGRATION,
     webhook_integration_publish,
 )
 
@@ -33,7 +33,7 @@ def test_a_deploy_back_to_an_older_manifest_releases_that_version_again(tmp_path
     manifest = newer / "service-manifest.yaml"
     manifest.write_text(manifest.read_text().replace("description: ", "description: New. ", 1))
     publisher = get_user_model().objects.get(username=PLATFORM_PUBLISHER)
-    newer_version = integration_publish(path=newer, publisher=publisher, env={}).version
+    newer_version = integration_publish_folder(path=newer, publisher=publisher, env={}).version
     assert released_number() == newer_version.number != first
 
     webhook_integration_publish()  # the platform's folder holds the first version's manifest

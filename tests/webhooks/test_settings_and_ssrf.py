@@ -5,7 +5,7 @@ import socket
 import pytest
 
 from integrations.services.installations import installation_configure
-from webhooks.outbound import UnsafeURL, check_url
+from webhooks.transport.outbound import UnsafeURL, check_url
 
 pytestmark = pytest.mark.django_db
 

@@ -22,7 +22,7 @@ from tests.conftest import wait_until
 from tests.factories import SpaceFactory
 from webhooks.models import DeliveryAttempt
 from webhooks.services.delivery import webhook_deliver, webhook_deliver_due
-from webhooks.services.receivers import slots
+from webhooks.transport.receivers import slots
 
 from . import slow_servers
 

@@ -1,6 +1,9 @@
 """Writes of the webhook integration (views, APIs, tasks, the admin and the ``webhooks``
-command call these): ``publication`` (the integration, its events and its settings checks),
-``signing_secrets`` and ``delivery`` (the attempts, their outcome, the retry schedule, the
-test ping), ``endpoints`` (disabling failing endpoints, re-enabling), ``redelivery`` ("Resend
-all failed since ...") and ``sample_events`` (test events with sample payloads). The checks
-people's controls need first are in ``webhooks.services_admin``."""
+command call these): ``checks`` (what people's controls check first: a webhook installation,
+receiving, its endpoint enabled, who may act), ``publication`` (the integration and its
+settings checks), ``signing_secrets`` (and an admin reading or rotating them), ``delivery``
+(the drain: claims, attempts through ``webhooks.transport``, their outcome after the outbox's
+retry policy, settling), ``ping`` (the test ping), ``endpoints`` (disabling failing endpoints,
+re-enabling), ``redelivery`` ("Resend all failed since ...") and ``sample_events`` (test events
+with sample payloads). Names and pure rules both these and the selectors use are in
+``webhooks.rules``."""

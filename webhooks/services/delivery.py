@@ -1,11 +1,10 @@
-"""Webhook delivery: claim due deliveries, POST them signed (many at once, a bounded number
-per receiver), classify each attempt's outcome and settle its delivery as the attempt ends
-(done, or retried on the schedule) with the attempt's log row; the test ping; purging
-finished deliveries."""
+"""Webhook delivery: claim due deliveries, have them POSTed signed (many at once, a bounded
+number per receiver: ``webhooks.transport``), classify each attempt's outcome and settle its
+delivery as the attempt ends (done, or retried: the outbox's one retry policy,
+``docplatform.events.retries``) with the attempt's log row; purging finished deliveries."""
 
 import json
 import logging
-import random
 import time
 from concurrent.futures import FIRST_COMPLETED, Future
 from concurrent.futures import wait as futures_wait
@@ -17,21 +16,21 @@ from django.db.models import Q
 from django.utils import timezone
 
 from docplatform import events
+from docplatform.events import retries
 from docplatform.events.leases import ClaimReads, Result, deliveries_settle, deliveries_start_due
 from docplatform.events.models import Delivery
 from docplatform.events.outbox import drain_release, drain_request
-from integrations.models import Installation
 
 from ..models import DeliveryAttempt
-from ..outbound import UnsafeURL, check_url
-from .publication import PING
-from .receivers import slots
-from .sending import REFUSED, Job, senders
+from ..rules import WEBHOOK_CONSUMER
+from ..selectors import is_delivery_waiting
+from ..transport.outbound import UnsafeURL, check_url
+from ..transport.receivers import slots
+from ..transport.sending import REFUSED, Job, senders
 from .signing_secrets import signing_secrets_for
 
 logger = logging.getLogger(__name__)
 
-WEBHOOK_CONSUMER = "webhook"
 #: What a claim reads with each delivery: its event and installation (with the organization
 #: installation above it); never the integration's code, nor the installations' encrypted
 #: credentials and API token.
@@ -43,7 +42,6 @@ CLAIM_READS = ClaimReads(
         for column in ("credentials", "api_token")
     ),
 )
-MAX_RETRIES = 3
 #: How long a drain with POSTs in flight and nothing more to claim waits for one to end
 #: before it claims again (what committed meanwhile joins it within this time).
 DRAIN_POLL_SECONDS = 0.05
@@ -61,25 +59,25 @@ def longest_hold() -> float:
 
 
 def classify_response(status_code: int | None) -> str:
-    """The one rule for a delivery attempt's outcome: ``succeeded``, ``retry`` or ``failed``.
+    """The one rule for a delivery attempt's outcome, in the retry policy's terms
+    (``docplatform.events.retries``): ``succeeded``, ``retry`` or ``failed``.
 
     ``None`` stands for a network error or a timeout. 2xx succeeds; 429, 5xx and network
     errors are retried; 3xx (redirects are never followed) and other 4xx fail at once.
     """
     if status_code is None:
-        return "retry"
+        return retries.RETRY
     if 200 <= status_code < 300:
-        return "succeeded"
+        return retries.SUCCEEDED
     if status_code == 429 or 500 <= status_code < 600:
-        return "retry"
-    return "failed"
+        return retries.RETRY
+    return retries.FAILED
 
 
 def retry_delay(failed_attempt: int) -> float:
-    """Seconds before the retry after attempt ``failed_attempt`` (1-based): base * 2^(n-1),
-    times a uniform factor in [0.9, 1.1] (the specification's jitter of +/-10 %)."""
-    base = settings.WEBHOOK_RETRY_BASE_DELAY * 2 ** (failed_attempt - 1)
-    return base * random.uniform(0.9, 1.1)  # noqa: S311 - jitter, not a secret
+    """Seconds before a webhook's retry after attempt ``failed_attempt`` (1-based): the retry
+    policy's schedule on ``WEBHOOK_RETRY_BASE_DELAY`` (1x, 2x, 4x it, +/-10 %)."""
+    return retries.retry_delay(settings.WEBHOOK_RETRY_BASE_DELAY, failed_attempt)
 
 
 def request_body(delivery: Delivery) -> bytes:
@@ -89,11 +87,15 @@ def request_body(delivery: Delivery) -> bytes:
 
 
 def webhook_deliver(delivery_id: int) -> None:
-    """A delivery's retry at its countdown: the drain attempts it, within its receiver's bound,
-    so retries to a slow receiver take no more senders than first attempts (nor a worker slot
-    each). A drain is asked for unless one is queued or running, which claims the delivery:
-    it is due now. (``delivery_id`` names it in the queue; the drain finds it by its time.)"""
-    drain_request(WEBHOOK_CONSUMER)
+    """A delivery's retry at its countdown (the consumer's ``task_name``, queued with the
+    delivery's id by the outbox): the drain attempts it, within its receiver's bound, so
+    retries to a slow receiver take no more senders than first attempts (nor a worker slot
+    each). While the delivery still waits (open, held by no worker) a drain is asked for,
+    unless one is queued or running, which claims it: it is due now, and a drain claims the
+    oldest due deliveries first. A delivery a drain took meanwhile, settled, or cancelled
+    asks for nothing."""
+    if is_delivery_waiting(delivery_id):
+        drain_request(WEBHOOK_CONSUMER)
 
 
 def webhook_deliver_due(rank: int = 0) -> int:
@@ -325,44 +327,39 @@ def _settle_quietly(results: list[tuple[Delivery, Result]]) -> list[Delivery]:
 
 
 def _result(delivery: Delivery, attempt: DeliveryAttempt) -> Result:
-    """What the attempt makes of the delivery: done, or a retry after its delay. The attempt
-    records the same: ``succeeded``, ``retry`` (with the delay) or ``failed`` (the last
-    attempt of a delivery that failed); it is written with the delivery's new state."""
+    """What the attempt makes of the delivery after the retry policy
+    (``docplatform.events.retries``): done, or a retry after its delay. The attempt records
+    the same: ``succeeded``, ``retry`` (with the delay) or ``failed`` (the last attempt of a
+    delivery that failed); it is written with the delivery's new state."""
     number = attempt.number
     status_code = attempt.status_code
     refused = attempt.error.startswith(REFUSED)
-    outcome = "failed" if refused else classify_response(status_code)
+    outcome = retries.FAILED if refused else classify_response(status_code)
     detail = attempt.error or (f"HTTP {status_code}" if status_code else "")
-    if outcome == "retry" and number <= MAX_RETRIES:
-        attempt.outcome = "retry"
-        attempt.next_delay = retry_delay(number)
-        return Result.retry(
-            retry_in=attempt.next_delay, error=detail, attempts=number, log=[attempt]
-        )
-    if outcome == "succeeded":
-        attempt.outcome = "succeeded"
-        return Result.succeeded(outcome=f"HTTP {status_code}", attempts=number, log=[attempt])
-    attempt.outcome = "failed"
-    gave_up = " after the last retry" if outcome == "retry" else ""
-    return Result.failed(outcome=f"{detail}{gave_up}", error=detail, attempts=number, log=[attempt])
-
-
-def webhook_ping(*, installation: Installation):
-    """Send ``{"type": "ping", "eventId", "installationId"}`` to the installation's URL."""
-    return events.fire(
-        PING,
-        organization=installation.organization,
-        space=installation.space,
-        site=installation.site,
-        installation=installation,
+    attempt.outcome = retries.settle_outcome(outcome, number)
+    if outcome == retries.SUCCEEDED:
+        done = f"HTTP {status_code}"
+    else:
+        gave_up = " after the last retry" if outcome == retries.RETRY else ""
+        done = f"{detail}{gave_up}"
+    result = retries.settle_result(
+        outcome,
+        attempts=number,
+        base_delay=settings.WEBHOOK_RETRY_BASE_DELAY,
+        error=detail,
+        done=done,
+        log=[attempt],
     )
+    if attempt.outcome == retries.RETRY:
+        attempt.next_delay = result.retry_in
+    return result
 
 
 def deliveries_purge() -> int:
     """Delete finished webhook deliveries (and their attempts) past the retention period."""
     cutoff = timezone.now() - timedelta(days=settings.WEBHOOK_RETENTION_DAYS)
     deleted, _ = Delivery.objects.filter(
-        consumer="webhook",
+        consumer=WEBHOOK_CONSUMER,
         status__in=[Delivery.Status.SUCCEEDED, Delivery.Status.FAILED, Delivery.Status.CANCELLED],
         completed_at__lt=cutoff,
     ).delete()

@@ -22,10 +22,9 @@ from docplatform.events.models import Delivery
 from integrations.models import Installation
 
 from ..models import DeliveryAttempt, EndpointState
+from ..rules import WEBHOOK_CONSUMER, wants_event
 from ..selectors import disabled_endpoints_forget, is_endpoint_disabled, maybe_disabled_endpoints
-from ..services_admin import webhook_admin_check
-from .delivery import WEBHOOK_CONSUMER
-from .publication import wants_event
+from .checks import webhook_admin_check
 
 logger = logging.getLogger(__name__)
 

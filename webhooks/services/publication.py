@@ -1,36 +1,21 @@
-"""The webhook integration's publication, the events it forwards and its settings checks."""
+"""The webhook integration's publication and its settings checks (the events it forwards:
+``webhooks.rules``)."""
 
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
 
-from docplatform.events.catalogue import EventType
 from docplatform.models import Membership, Organization
-from integrations.services import integration_publish
+from integrations.services import integration_publish_folder
 from integrations.services.publishing import OlderReleaseCode
 from integrations.services.releases import integration_release
 
-from ..outbound import UnsafeURL, check_url
+from ..rules import SELECTABLE_EVENTS
+from ..transport.outbound import UnsafeURL, check_url
 
-WEBHOOK_INTEGRATION = "webhook"
 MANIFEST_FOLDER = Path(__file__).resolve().parent.parent / "integration"
 PLATFORM_ORGANIZATION = "platform"
 PLATFORM_PUBLISHER = "platform-publisher"
-#: The events a webhook installation may forward, by where it is installed.
-SELECTABLE_EVENTS = {
-    "space": ("space_content_updated",),
-    "site": ("site_view", "page_feedback"),
-}
-PING = "ping"
-#: The test ping, addressed to one installation: it carries no fields of its own (its schema:
-#: the envelope alone, ``docplatform.events.schemas``).
-PING_EVENT = EventType(
-    PING,
-    scope=None,
-    where="installation",
-    fields=(),
-    description="A webhook installation's test ping (the installation's Send ping).",
-)
 
 
 def webhook_integration_publish() -> None:
@@ -49,18 +34,13 @@ def webhook_integration_publish() -> None:
         organization=organization, user=publisher, defaults={"role": Membership.Role.ADMIN}
     )
     try:
-        integration_publish(path=MANIFEST_FOLDER, publisher=publisher, env={})
+        integration_publish_folder(path=MANIFEST_FOLDER, publisher=publisher, env={})
     except OlderReleaseCode as older:
         # The platform was deployed back to an older release: its manifest is the truth, so
         # that version is released again rather than start-up refused.
         integration_release(
             user=publisher, integration=older.version.integration, number=older.version.number
         )
-
-
-def wants_event(recipient, event_type: str) -> bool:
-    """A webhook installation forwards the events its configuration switches on (and pings)."""
-    return event_type == PING or recipient.configuration.get(event_type) is True
 
 
 def configuration_problems(level: str, configuration: dict) -> list[dict]:

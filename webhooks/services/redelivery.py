@@ -23,11 +23,7 @@ from integrations.models import Installation
 
 from ..models import BulkRedelivery
 from ..selectors import failed_deliveries_since, latest_bulk_redelivery
-from ..services_admin import (
-    webhook_admin_check,
-    webhook_installation_check,
-    webhook_receiving_check,
-)
+from .checks import webhook_admin_check, webhook_installation_check, webhook_receiving_check
 
 logger = logging.getLogger(__name__)
 REDELIVER_TASK = "webhooks.tasks.redeliver_failed"

@@ -1,34 +1,31 @@
-"""Test events: an event of any type the installation may receive, with the catalogue's
-sample payload, sent to that installation alone (never to others in its space or site)."""
+"""Test events of a webhook installation: ``ping`` or an event it forwards, with the
+catalogue's sample payload, sent to that installation alone (the generic pieces, who may
+send one and where it happens, are ``integrations.services.triggered_events``)."""
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
 
-from docplatform import events
-from docplatform.events.catalogue import CATALOGUE
 from docplatform.events.models import Delivery
 from integrations.models import Installation
-
-from ..selectors import receivable_event_types
-from ..services_admin import (
-    webhook_admin_check,
-    webhook_installation_check,
-    webhook_receiving_check,
+from integrations.services.triggered_events import (
+    EventPlace,
+    trigger_fire,
+    trigger_payload,
+    trigger_place,
+    trigger_receiving_check,
+    trigger_sender_check,
 )
 
+from ..rules import PING
+from ..selectors import receivable_event_types
+from .checks import webhook_endpoint_enabled_check, webhook_installation_check
 
-def sample_event_payload(installation: Installation, event_type: str) -> dict:
-    """The sample payload of ``event_type`` for the installation: its own space and site ids,
-    the catalogue's samples for the rest."""
-    known = {}
-    if installation.space_id:
-        known["spaceId"] = installation.space_id
-    if installation.site_id:
-        known["siteId"] = installation.site_id
-        space_id = installation.site.spaces.values_list("pk", flat=True).first()
-        if space_id:
-            known["spaceId"] = space_id
-    return CATALOGUE[event_type].sample(**known)
+
+def sample_event_place(installation: Installation, event_type: str) -> EventPlace:
+    """A webhook installation's test event happens in its own space or on its own site (a
+    ping too, which carries neither id)."""
+    if event_type == PING:
+        return EventPlace(space=installation.space, site=installation.site)
+    return trigger_place(installation, event_type)
 
 
 #: Where the preview shows the eventId, which each delivery gets anew when it is sent.
@@ -38,11 +35,12 @@ EVENT_ID_PLACEHOLDER = "(a new UUID for each delivery)"
 def sample_event_body(installation: Installation, event_type: str) -> dict:
     """The body a test event of ``event_type`` is sent with, as the receiver gets it
     (``payload_for``'s shape: type, eventId, installationId, then the event's fields)."""
+    place = sample_event_place(installation, event_type)
     return {
         "type": event_type,
         "eventId": EVENT_ID_PLACEHOLDER,
         "installationId": installation.pk,
-        **sample_event_payload(installation, event_type),
+        **trigger_payload(installation, event_type, place),
     }
 
 
@@ -63,17 +61,12 @@ def sample_event_type_check(installation: Installation, event_type: str) -> None
 def webhook_test_event_send(*, user, installation: Installation, event_type: str) -> Delivery:
     """Send a test event of ``event_type`` to the installation (an admin of the installing
     organization); its delivery."""
-    webhook_admin_check(user, installation, "send test events")
+    trigger_sender_check(user, installation)
     webhook_installation_check(installation)
     sample_event_type_check(installation, event_type)
-    webhook_receiving_check(installation)
-    with transaction.atomic():
-        event = events.fire(
-            event_type,
-            organization=installation.organization,
-            space=installation.space,
-            site=installation.site,
-            installation=installation,
-            **sample_event_payload(installation, event_type),
-        )
-        return event.deliveries.select_related("event").get()
+    trigger_receiving_check(installation)
+    webhook_endpoint_enabled_check(installation)
+    place = sample_event_place(installation, event_type)
+    return trigger_fire(
+        installation, event_type, place, trigger_payload(installation, event_type, place)
+    )

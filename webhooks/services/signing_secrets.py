@@ -1,5 +1,6 @@
 """The webhook installations' signing secrets: the current one, made on first use, and the
-previous ones, which keep signing for 24 hours after a rotation."""
+previous ones, which keep signing for 24 hours after a rotation; an admin reads and rotates
+them (``webhook_secret_read``, ``webhook_secret_rotate``)."""
 
 from collections import defaultdict
 from datetime import timedelta
@@ -12,6 +13,8 @@ from docplatform.queries import Prepared, stand_in_values, stand_ins
 from integrations.models import Installation
 
 from ..models import SigningSecret, new_signing_secret
+from ..transport.signatures import secret_shown
+from .checks import webhook_admin_check, webhook_installation_check
 
 ROTATION_OVERLAP = timedelta(hours=24)
 
@@ -75,3 +78,19 @@ def signing_secret_rotate(installation: Installation) -> str:
     return SigningSecret.objects.create(
         installation=installation, secret=new_signing_secret(), created_at=now
     ).secret
+
+
+def webhook_secret_read(*, user, installation: Installation) -> str:
+    """The current signing secret, for an admin of the installing organization, in the form
+    its endpoint's signature scheme takes (``signatures.secret_shown``)."""
+    webhook_admin_check(user, installation)
+    webhook_installation_check(installation)
+    return secret_shown(installation.configuration, signing_secret_current(installation))
+
+
+def webhook_secret_rotate(*, user, installation: Installation) -> str:
+    """A new signing secret, for an admin, shown as ``webhook_secret_read`` shows it; the old
+    one keeps signing for 24 hours."""
+    webhook_admin_check(user, installation)
+    webhook_installation_check(installation)
+    return secret_shown(installation.configuration, signing_secret_rotate(installation))

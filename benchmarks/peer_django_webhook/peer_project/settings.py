@@ -2,7 +2,7 @@
 
 ``PEER_DATABASE_URL`` (``postgres://user@host:port/name``) and ``CELERY_BROKER_URL`` (a Redis
 database of its own). Database and Celery options mirror the platform's own settings
-(``docplatform/settings.py``), so the two differ only in the webhook library: connections kept
+(``docplatform/settings/``), so the two differ only in the webhook library: connections kept
 across requests and tasks (``CONN_MAX_AGE`` 300 s with health checks, ``CELERY_DB_REUSE_MAX``
 1000), late acknowledgement, a prefetch of one, JSON, results ignored.
 django-webhook itself is configured as its documentation says: its app installed and the

@@ -5,7 +5,7 @@ import time
 from django.core.management.base import BaseCommand, CommandError
 
 from docplatform.events.publisher import BrokerUnavailable
-from docplatform.models import WorkerPing
+from docplatform.selectors import worker_ping_answered
 from docplatform.services import worker_ping_request
 
 
@@ -22,7 +22,7 @@ class Command(BaseCommand):
             raise CommandError(f"the broker is unavailable ({exc})") from exc
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            answered = WorkerPing.objects.filter(pk=ping.pk, answered_at__isnull=False).first()
+            answered = worker_ping_answered(ping.pk)
             if answered is not None:
                 elapsed = (answered.answered_at - answered.requested_at).total_seconds()
                 self.stdout.write(f"worker {answered.worker} answered in {elapsed:.3f} s")

@@ -29,7 +29,7 @@ from docplatform.selectors import organization_by_ref
 from integrations.gateway.failures import RuntimeFailure
 from integrations.policies import configuration_definition, definition_for_level, effective_status
 from integrations.selectors import installations_visible_to, integrations_visible_to
-from integrations.services import integration_publish, manifest_check
+from integrations.services import integration_publish_folder, manifest_check
 from integrations.services.installations import (
     installation_configure,
     installation_create,
@@ -129,7 +129,7 @@ class Command(BaseCommand):
 
     def handle_publish(self, *, path, env_file, username, **options):
         publisher = self._user(username)
-        result = integration_publish(
+        result = integration_publish_folder(
             path=existing_path(path), publisher=publisher, env=secrets_environment(env_file)
         )
         print_warnings(result.warnings, say=self.stdout.write)

@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from docplatform.models import Membership, Organization, Page, Revision, Site, Space
-from integrations.services import integration_publish
+from integrations.services import integration_publish_folder
 
 DEMO_INTEGRATIONS = Path(__file__).resolve().parents[2] / "demo" / "integrations"
 # Demo values for the demo manifests' ${{ env.NAME }} secrets; they reach no real provider.
@@ -35,7 +35,7 @@ class Command(BaseCommand):
         publishers = {"acme": users["alice"], "globex": users["bob"]}
         for folder in sorted(DEMO_INTEGRATIONS.iterdir()):
             organization = "globex" if folder.name == "partner-search" else "acme"
-            result = integration_publish(
+            result = integration_publish_folder(
                 path=folder, publisher=publishers[organization], env=DEMO_SECRETS_ENV
             )
             self.stdout.write(f"integration {folder.name}: version {result.version.number}")

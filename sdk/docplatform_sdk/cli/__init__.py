@@ -10,6 +10,8 @@ over its REST API (nothing here imports Django):
     dev [PATH]                       development versions for the own organization's (or
                                      --space's) installation: publish, install, republish
                                      on save, show the logs
+    trigger EVENT [PATH]             send its installation a real event of that type (sample
+                                     payload; --space ID) and wait for the delivery
     tail [NAME]                      follow the logs (--installation, --since, --no-follow)
     unpublish NAME [--version V]     a version, or the integration when nothing is installed
 
@@ -21,7 +23,7 @@ import argparse
 import signal
 import sys
 
-from . import account, dev, folder, installing, logs, publishing
+from . import account, dev, folder, installing, logs, publishing, trigger
 from .errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, Refused, UsageError
 from .folder import (
     add_new_arguments,
@@ -57,7 +59,7 @@ def parser() -> argparse.ArgumentParser:
         description="Write, check, publish, install and follow docplatform integrations.",
     )
     actions = root.add_subparsers(dest="action", required=True, metavar="ACTION")
-    for commands in (account, folder, publishing, installing, dev, logs):
+    for commands in (account, folder, publishing, installing, dev, trigger, logs):
         commands.add_parsers(actions)
     return root
 

@@ -16,11 +16,18 @@ from ..authoring.watch import FolderWatcher
 from .api import ApiRefused, Platform
 from .errors import Refused, UsageError
 from .folder import add_path_arguments, existing_path, secrets_environment
-from .installing import add_set_argument, install, installation_lines
+from .installing import (
+    add_set_argument,
+    install,
+    installation_lines,
+    organization_installation,
+    space_installation,
+)
 from .logs import LogFollower, item_lines
 from .output import say
 from .publishing import DEVELOPMENT, publish_folder
 from .session import add_api_arguments, platform_for
+from .trigger import ready_command, trigger_types
 
 WATCH_SECONDS = 0.2
 LOG_SECONDS = 0.5
@@ -39,9 +46,11 @@ class DevSession:
         organization: str | None = None,
         space: str | None = None,
         values: list[str] = (),
+        shown_path: str = ".",
     ):
         self.platform = platform
         self.folder = folder
+        self.shown_path = shown_path  # the folder as the author typed it
         self.env_file = env_file
         self.organization = organization
         self.space = space
@@ -94,6 +103,20 @@ class DevSession:
             say(line)
         self.mark_development()
         say(f"public endpoint: {self.installation['publicEndpoint']}")
+        self.suggest_trigger()
+
+    def suggest_trigger(self) -> None:
+        """Print a ready ``trigger`` command for an event the installation receives."""
+        try:
+            types = trigger_types(self.platform, self.installation["id"])
+        except Refused as exc:
+            say(f"no event types: {exc}", "error")
+            return
+        command = ready_command(types, self.shown_path, self.space)
+        if command is None:
+            say("no platform event reaches it: its scopes allow none (see the manifest's scopes)")
+        else:
+            say(f"send it an event: {command}")
 
     def mark_development(self) -> None:
         """Development versions run for the installation dev uses (not for the others)."""
@@ -115,16 +138,9 @@ class DevSession:
         """The installation of this integration in the space or organization dev installs
         into (None: not installed), and where that is as the author reads it."""
         if self.space:
-            rows = self.platform.rows(f"spaces/{self.space}/installations/", action="dev")
-            where = f"space {self.space}"
-        else:
-            integration = self.platform.get(f"integrations/{self.name}/", action="dev")
-            ref = self.organization or integration["organization"]
-            where = self.platform.get(f"orgs/{ref}/", action="dev")["subdomain"]
-            rows = self.platform.rows(
-                f"orgs/{where}/installations/", action="dev", level="organization"
-            )
-        return next((row for row in rows if row["integration"] == self.name), None), where
+            found = space_installation(self.platform, self.name, self.space, action="dev")
+            return found, f"space {self.space}"
+        return organization_installation(self.platform, self.name, self.organization, action="dev")
 
     def show_logs(self) -> None:
         if self.logs is None:
@@ -165,6 +181,7 @@ def run_dev(options) -> None:
         organization=options.organization,
         space=options.space,
         values=options.values,
+        shown_path=options.path,
     )
     try:
         session.run()

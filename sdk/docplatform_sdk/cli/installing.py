@@ -47,6 +47,24 @@ def installation_lines(installation: dict) -> list[str]:
     return lines + [f"  {reason['path']}: {reason['message']}" for reason in reasons]
 
 
+def organization_installation(
+    platform: Platform, name: str, organization: str | None, *, action: str
+):
+    """The integration's organization installation in ``organization`` (default: the one
+    that owns the integration), and that organization's subdomain."""
+    if organization is None:
+        organization = platform.get(f"integrations/{name}/", action=action)["organization"]
+    where = platform.get(f"orgs/{organization}/", action=action)["subdomain"]
+    rows = platform.rows(f"orgs/{where}/installations/", action=action, level="organization")
+    return next((row for row in rows if row["integration"] == name), None), where
+
+
+def space_installation(platform: Platform, name: str, space: str, *, action: str):
+    """The integration's installation in ``space`` (None: not installed there)."""
+    rows = platform.rows(f"spaces/{space}/installations/", action=action)
+    return next((row for row in rows if row["integration"] == name), None)
+
+
 def install(
     platform: Platform,
     name: str,

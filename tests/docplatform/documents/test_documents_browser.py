@@ -21,7 +21,7 @@ from docplatform.events.models import Delivery, Event
 from docplatform.markdown import block_fence
 from docplatform.models import Space
 from docplatform.services import api_token_create, space_content_update
-from integrations.services import integration_publish
+from integrations.services import integration_publish_folder
 from integrations.services.installations import installation_create, installation_pause
 from tests.conftest import wait_until
 from tests.factories import MembershipFactory, OrganizationFactory, SpaceFactory, UserFactory
@@ -81,11 +81,11 @@ def publish_script(tmp_path, publisher, script: str, **manifest):
     fields = minimal_manifest(script="main.py", **manifest)
     (root / "service-manifest.yaml").write_text(yaml.safe_dump(fields, sort_keys=False))
     (root / "main.py").write_text(textwrap.dedent(script))
-    return integration_publish(path=root, publisher=publisher).version.integration
+    return integration_publish_folder(path=root, publisher=publisher).version.integration
 
 
 def install_counter(alice, organization, space):
-    counter = integration_publish(path=COUNTER, publisher=alice).version.integration
+    counter = integration_publish_folder(path=COUNTER, publisher=alice).version.integration
     return installation_create(
         user=alice, integration=counter, organization=organization, space=space
     )

@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from docplatform.services import space_content_update
-from integrations.services import integration_publish
+from integrations.services import integration_publish_folder
 from integrations.services.installations import installation_create
 from tests.docplatform.documents.test_documents_browser import assert_inert
 from tests.marketplace.test_page_blocks import EXAMPLE, counter
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture
 def with_counter(runtime, org_admin, organization, site, handbook):
-    integration = integration_publish(path=EXAMPLE, publisher=org_admin).version.integration
+    integration = integration_publish_folder(path=EXAMPLE, publisher=org_admin).version.integration
     installation_create(
         user=org_admin, integration=integration, organization=organization, space=handbook
     )
@@ -51,7 +51,7 @@ def make_counter_for_visitors(tmp_path, publisher) -> None:
     manifest.write_text(
         text.replace("    title: Counter\n", "    title: Counter\n    visitors: true\n")
     )
-    integration_publish(path=folder, publisher=publisher)
+    integration_publish_folder(path=folder, publisher=publisher)
 
 
 def test_a_block_is_read_only_on_the_site_unless_made_for_visitors(

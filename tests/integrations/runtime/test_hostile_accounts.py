@@ -11,7 +11,7 @@ import time
 
 import requests
 
-from integrations.runtime.sandbox import OWNER_FILE, STAGE_PREFIX, remove_stale_stages
+from integrations.runtime.stage import OWNER_FILE, STAGE_PREFIX, remove_stale_stages
 from tests.conftest import wait_until
 
 FETCH = {

@@ -18,7 +18,7 @@ import requests
 from django.conf import settings
 
 from integrations.environment import installation_public_endpoint, runtime_signing_key
-from integrations.services import integration_publish
+from integrations.services import integration_publish_folder
 from integrations.services.installations import installation_create
 from tests.conftest import wait_until
 from tests.factories import MembershipFactory, OrganizationFactory
@@ -199,7 +199,9 @@ def intruder(sandboxed_host, origins, transactional_db, tmp_path):
     import yaml
 
     (folder / "service-manifest.yaml").write_text(yaml.safe_dump(manifest))
-    integration = integration_publish(path=folder, publisher=attacker.user).version.integration
+    integration = integration_publish_folder(
+        path=folder, publisher=attacker.user
+    ).version.integration
     installation = installation_create(
         user=attacker.user, integration=integration, organization=attacker.organization
     )
@@ -260,7 +262,7 @@ def test_no_process_environment_of_the_platform_can_be_read(attack):
 def test_the_platforms_files_and_database_are_not_there(attack):
     database = settings.DATABASES["default"]
     paths = [
-        str(PROJECT_ROOT / "docplatform" / "settings.py"),
+        str(PROJECT_ROOT / "docplatform" / "settings" / "__init__.py"),
         str(PROJECT_ROOT / "var" / "db.sqlite3"),
         str(PROJECT_ROOT / "manage.py"),
         str(database["TEST"].get("NAME") or database["NAME"]),

@@ -6,10 +6,10 @@ from django.core.management.base import BaseCommand, CommandError
 from docplatform.events.leases import delivery_redeliver
 from docplatform.events.models import Delivery
 from integrations.models import Installation
-from webhooks.services.delivery import webhook_ping
-from webhooks.services.publication import WEBHOOK_INTEGRATION
-from webhooks.services.signatures import secret_shown
+from webhooks.rules import WEBHOOK_INTEGRATION
+from webhooks.services.ping import webhook_ping
 from webhooks.services.signing_secrets import signing_secret_current, signing_secret_rotate
+from webhooks.transport.signatures import secret_shown
 
 
 class Command(BaseCommand):

@@ -9,7 +9,7 @@ scopes allow (``installation_scopes`` on each view). The beacon takes no authent
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_view
 from rest_framework import generics, serializers, status
 from rest_framework.exceptions import Throttled
 from rest_framework.permissions import AllowAny
@@ -17,20 +17,20 @@ from rest_framework.response import Response
 from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
 
-from .api import organization_for, sites_for
-from .api_inputs import EventTypeField, PlainTextJSONParser, QueryParameters, SafeJSONParser
-from .api_permissions import IsPersonOrScopedInstallation
-from .api_schema import service_errors
-from .api_visitors import client_ip, remember_visitor
-from .events import FEEDBACK_RATINGS
-from .events.models import Event
-from .models import Site
-from .selectors import organization_events
-from .sites import selectors as site_selectors
-from .sites import services as site_services
-from .sites.services import MAX_COMMENT_LENGTH
-from .sites.throttle import wait_seconds
-from .sites.visitors import site_visitor
+from ..events import FEEDBACK_RATINGS
+from ..events.models import Event
+from ..models import Site
+from ..selectors import organization_events, organization_sites
+from ..sites import selectors as site_selectors
+from ..sites import services as site_services
+from ..sites.services import MAX_COMMENT_LENGTH
+from ..sites.throttle import wait_seconds
+from ..sites.visitors import site_visitor
+from .inputs import EventTypeField, PlainTextJSONParser, QueryParameters, SafeJSONParser
+from .lookup import organization_for, sites_for
+from .permissions import IsPersonOrScopedInstallation
+from .schema import service_errors
+from .visitors import client_ip, remember_visitor
 
 # --- Representations ------------------------------------------------------------------------
 
@@ -58,6 +58,7 @@ class EventOutput(serializers.Serializer):
 # --- Sites and events -----------------------------------------------------------------------
 
 
+@extend_schema_view(get=extend_schema(summary="List an organization's sites"))
 class SiteListApi(generics.ListAPIView):
     """The sites of one of the caller's organizations."""
 
@@ -66,14 +67,16 @@ class SiteListApi(generics.ListAPIView):
 
     def get_queryset(self):
         organization = organization_for(self.request, self.kwargs["org"])
-        return Site.objects.filter(organization=organization).prefetch_related("spaces")
+        return organization_sites(organization)
 
 
 class SiteDetailApi(APIView):
+    """A site, with the spaces it publishes."""
+
     permission_classes = [IsPersonOrScopedInstallation]
     installation_scopes = {"GET": "site:metadata:read"}
 
-    @extend_schema(responses=SiteOutput)
+    @extend_schema(summary="Get a site", responses=SiteOutput)
     def get(self, request, site_id):
         site = get_object_or_404(sites_for(request).prefetch_related("spaces"), pk=site_id)
         return Response(SiteOutput(site).data)
@@ -89,7 +92,7 @@ class EventListApi(generics.ListAPIView):
     queryset = Event.objects.none()
     serializer_class = EventOutput
 
-    @extend_schema(parameters=[EventFilter])
+    @extend_schema(summary="List the events fired in an organization", parameters=[EventFilter])
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 
@@ -155,7 +158,21 @@ class BeaconSiteViewApi(BeaconApi):
     """A visitor viewed a page of the site (fires ``site_view``, at most once per visitor and
     page a minute)."""
 
-    @extend_schema(request=SiteViewInput, responses={204: None})
+    @extend_schema(
+        summary="Record a visitor's view of a published site's page",
+        request=SiteViewInput,
+        responses={204: None},
+        examples=[
+            OpenApiExample(
+                "A page opened from a search",
+                value={
+                    "url": "https://docs.acme.example/guide/install",
+                    "referrer": "https://search.example/?q=acme+install",
+                },
+                request_only=True,
+            )
+        ],
+    )
     def post(self, request, site_id):
         site = get_object_or_404(Site, pk=site_id)
         data = SiteViewInput(data=request.data)
@@ -173,7 +190,23 @@ class BeaconPageFeedbackApi(BeaconApi):
     """A visitor rated a page of the site (fires ``page_feedback``; one rating per visitor
     and page, a second replaces the first); at most ``SITE_FEEDBACK_RATE`` per address."""
 
-    @extend_schema(request=PageFeedbackInput, responses={204: None})
+    @extend_schema(
+        summary="Record a visitor's rating of a published site's page",
+        request=PageFeedbackInput,
+        responses={204: None},
+        examples=[
+            OpenApiExample(
+                "A rating with a comment",
+                value={
+                    "pageId": "Pg7qK2mXw9RtYb4LcN1s",
+                    "rating": "good",
+                    "comment": "The install steps worked first time.",
+                    "url": "https://docs.acme.example/guide/install",
+                },
+                request_only=True,
+            )
+        ],
+    )
     def post(self, request, site_id):
         site = get_object_or_404(Site, pk=site_id)
         wait = wait_seconds("feedback", client_ip(request))

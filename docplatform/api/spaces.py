@@ -7,19 +7,20 @@ scopes allow (``installation_scopes`` on each view).
 """
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_view
 from rest_framework import exceptions, generics, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from . import services
-from .api import organization_for, space_for, spaces_for
-from .api_permissions import IsPersonOrScopedInstallation
-from .api_schema import service_errors
-from .api_visitors import remember_visitor, visitor_from
-from .documents import access
-from .models import Page, Revision, Space
-from .principals import is_machine
+from .. import services
+from ..documents import access
+from ..models import Page, Revision, Space
+from ..principals import is_machine
+from ..selectors import current_pages, organization_spaces, revisions_of, space_revisions
+from .lookup import organization_for, space_for, spaces_for
+from .permissions import IsPersonOrScopedInstallation
+from .schema import service_errors
+from .visitors import remember_visitor, visitor_from
 
 # --- Representations ------------------------------------------------------------------------
 
@@ -53,6 +54,7 @@ class PageOutput(serializers.Serializer):
 # --- Spaces ---------------------------------------------------------------------------------
 
 
+@extend_schema_view(get=extend_schema(summary="List an organization's spaces"))
 class SpaceListApi(generics.ListAPIView):
     """The spaces of one of the caller's organizations."""
 
@@ -60,7 +62,7 @@ class SpaceListApi(generics.ListAPIView):
     serializer_class = SpaceOutput
 
     def get_queryset(self):
-        return Space.objects.filter(organization=organization_for(self.request, self.kwargs["org"]))
+        return organization_spaces(organization_for(self.request, self.kwargs["org"]))
 
 
 def check_person_may(request, space, rule, refusal: str) -> None:
@@ -87,11 +89,16 @@ class SpaceDetailApi(APIView):
     permission_classes = [IsPersonOrScopedInstallation]
     installation_scopes = {"GET": "space:metadata:read", "PATCH": "space:metadata:write"}
 
-    @extend_schema(responses=SpaceOutput)
+    @extend_schema(summary="Get a space", responses=SpaceOutput)
     def get(self, request, space_id):
         return Response(SpaceOutput(space_for(request, space_id)).data)
 
-    @extend_schema(request=SpaceVisibilityInput, responses=SpaceOutput)
+    @extend_schema(
+        summary="Change a space's visibility",
+        request=SpaceVisibilityInput,
+        responses=SpaceOutput,
+        examples=[OpenApiExample("Public", value={"visibility": "public"}, request_only=True)],
+    )
     def patch(self, request, space_id):
         space = space_for(request, space_id)
         check_person_may(
@@ -122,6 +129,8 @@ class RevisionInput(serializers.Serializer):
 
 
 @service_errors("pages", methods=["post"])
+@service_errors("pages.INDEX", codes=("null",), methods=["post"])  # a null page
+@extend_schema_view(get=extend_schema(summary="List a space's revisions"))
 class SpaceRevisionsApi(generics.ListAPIView):
     """A space's revisions, newest first; POST writes a new one (fires
     ``space_content_updated``)."""
@@ -133,9 +142,30 @@ class SpaceRevisionsApi(generics.ListAPIView):
 
     def get_queryset(self):
         space = space_for(self.request, self.kwargs["space_id"])
-        return space.revisions.select_related("author")
+        return space_revisions(space)
 
-    @extend_schema(request=RevisionInput, responses={201: RevisionOutput})
+    @extend_schema(
+        summary="Write a new revision of a space's pages",
+        request=RevisionInput,
+        responses={201: RevisionOutput},
+        examples=[
+            OpenApiExample(
+                "Two pages",
+                value={
+                    "message": "Add the install guide",
+                    "pages": [
+                        {"path": "index", "title": "Acme docs", "body": "# Acme docs\n"},
+                        {
+                            "path": "guide/install",
+                            "title": "Install",
+                            "body": "# Install\n\nRun `pip install acme`.\n",
+                        },
+                    ],
+                },
+                request_only=True,
+            )
+        ],
+    )
     def post(self, request, space_id):
         space = space_for(request, space_id)
         check_person_may(request, space, access.may_edit, access.edit_refusal("reader"))
@@ -158,6 +188,7 @@ class SpaceRevisionsApi(generics.ListAPIView):
         return Response(RevisionOutput(revision).data, status=status.HTTP_201_CREATED)
 
 
+@extend_schema_view(get=extend_schema(summary="List the pages of a space's current revision"))
 class SpacePagesApi(generics.ListAPIView):
     """The pages of a space's current revision."""
 
@@ -168,9 +199,10 @@ class SpacePagesApi(generics.ListAPIView):
 
     def get_queryset(self):
         space = space_for(self.request, self.kwargs["space_id"])
-        return Page.objects.filter(revision_id=space.current_revision_id)
+        return current_pages(space)
 
 
+@extend_schema_view(get=extend_schema(summary="List the pages of a revision"))
 class RevisionPagesApi(generics.ListAPIView):
     """The pages of one revision."""
 
@@ -180,7 +212,7 @@ class RevisionPagesApi(generics.ListAPIView):
     installation_scopes = {"GET": "space:content:read"}
 
     def get_queryset(self):
-        revisions = Revision.objects.filter(space__in=spaces_for(self.request))
+        revisions = revisions_of(spaces_for(self.request))
         revision = get_object_or_404(revisions, pk=self.kwargs["revision_id"])
         return revision.pages.all()
 
@@ -189,7 +221,9 @@ class SpaceViewApi(APIView):
     """Record that the caller viewed the space (fires ``space_view``); the visitor is taken
     from the request."""
 
-    @extend_schema(request=None, responses={204: None})
+    @extend_schema(
+        summary="Record that the caller viewed a space", request=None, responses={204: None}
+    )
     def post(self, request, space_id):
         space = space_for(request, space_id)
         visitor = visitor_from(request)

@@ -13,7 +13,7 @@ from django.utils import timezone
 from docplatform.events.models import Delivery
 
 from ..models import DeliveryAttempt
-from ..outbound import SendError, Target, UnsafeURL, post
+from .outbound import SendError, Target, UnsafeURL, post
 from .receivers import slots
 from .signatures import signature_headers, signature_scheme
 

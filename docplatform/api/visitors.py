@@ -8,7 +8,7 @@ import secrets
 
 from django.conf import settings
 
-from .events import Visitor
+from ..events import Visitor
 
 VISITOR_COOKIE = "dp_visitor"
 VISITOR_COOKIE_MAX_AGE = 365 * 24 * 60 * 60

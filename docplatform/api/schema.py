@@ -30,7 +30,7 @@ from drf_standardized_errors.openapi_utils import (
 from drf_standardized_errors.openapi_validation_errors import extend_validation_errors
 from rest_framework import serializers
 
-from .api_inputs import BoundedLimitOffsetPagination, QueryParameters
+from .inputs import BoundedLimitOffsetPagination, QueryParameters
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ SEPARATOR = "."
 def service_errors(*attrs: str, codes=("invalid",), methods=None):
     """Declare the validation errors a view's services raise, by ``attr``: a service's
     ``ValidationError({"status": [...]})`` answers ``{"attr": "status", "code": "invalid"}``
-    (docplatform.api_errors)."""
+    (``docplatform.api.errors``)."""
 
     def decorate(view):
         for attr in attrs:

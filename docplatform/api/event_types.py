@@ -15,8 +15,8 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from .events.catalogue import CATALOGUE, EventType
-from .events.schemas import body_schema, example_body
+from ..events.catalogue import CATALOGUE, EventType
+from ..events.schemas import body_schema, example_body
 
 WHERE = ("space", "site", "installation")
 
@@ -62,7 +62,7 @@ class EventTypeListApi(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(responses=EventTypeOutput(many=True))
+    @extend_schema(summary="List every event type", responses=EventTypeOutput(many=True))
     def get(self, request):
         described = [_described(event) for event in CATALOGUE.values()]
         return Response(EventTypeOutput(described, many=True).data)
@@ -73,7 +73,7 @@ class EventTypeDetailApi(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(responses=EventTypeOutput)
+    @extend_schema(summary="Get one event type", responses=EventTypeOutput)
     def get(self, request, event_type):
         event = CATALOGUE.get(event_type)
         if event is None:

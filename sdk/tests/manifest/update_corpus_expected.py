@@ -1,6 +1,6 @@
 """Regenerate ``corpus_expected.json`` from the checker's current judgement of the corpus.
 
-    .venv/bin/python tests/integrations/manifest/update_corpus_expected.py
+    .venv/bin/python sdk/tests/manifest/update_corpus_expected.py
 
 Then read the diff: every line is a judgement on a real manifest and must be right (a correct
 refusal with an actionable reason), not a checker bug frozen into the expectations.
@@ -13,9 +13,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # sdk/tests
 
-from tests.integrations.manifest.corpus import EXPECTED, corpus_files, outcome
+from manifest.corpus import EXPECTED, corpus_files, outcome
 
 
 def main() -> int:

@@ -6,15 +6,20 @@ and nowhere else. A token made with a token never outlives it (``api_token_creat
 """
 
 from django.http import Http404
-from drf_spectacular.utils import extend_schema, extend_schema_field
+from drf_spectacular.utils import (
+    OpenApiExample,
+    extend_schema,
+    extend_schema_field,
+    extend_schema_view,
+)
 from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from . import services
-from .api_errors import renamed_error_fields
-from .models import ApiToken
-from .selectors import api_token_of, api_token_status, api_tokens_of
+from .. import services
+from ..models import ApiToken
+from ..selectors import api_token_of, api_token_status, api_tokens_of
+from .errors import renamed_error_fields
 
 TOKEN_STATUSES = ["active", "expired", "revoked"]
 
@@ -55,6 +60,7 @@ class ApiTokenInput(serializers.Serializer):
     )
 
 
+@extend_schema_view(get=extend_schema(summary="List the caller's personal tokens"))
 class MyTokensApi(generics.ListAPIView):
     """The caller's personal tokens, newest first (GET); make a new one (POST): its token is
     shown in that answer only."""
@@ -65,7 +71,19 @@ class MyTokensApi(generics.ListAPIView):
     def get_queryset(self):
         return api_tokens_of(self.request.user)
 
-    @extend_schema(request=ApiTokenInput, responses={201: ApiTokenCreatedOutput})
+    @extend_schema(
+        summary="Make a personal token (shown in this answer only)",
+        request=ApiTokenInput,
+        responses={201: ApiTokenCreatedOutput},
+        examples=[
+            OpenApiExample(
+                "Until a date",
+                value={"name": "CI publishing", "expiresAt": "2030-01-01T00:00:00Z"},
+                request_only=True,
+            ),
+            OpenApiExample("Without expiry", value={"name": "My laptop"}, request_only=True),
+        ],
+    )
     def post(self, request):
         data = ApiTokenInput(data=request.data)
         data.is_valid(raise_exception=True)
@@ -92,11 +110,11 @@ class MyTokenApi(APIView):
             raise Http404
         return token
 
-    @extend_schema(responses=ApiTokenOutput)
+    @extend_schema(summary="Get one of the caller's personal tokens", responses=ApiTokenOutput)
     def get(self, request, token_id):
         return Response(ApiTokenOutput(self.token(request, token_id)).data)
 
-    @extend_schema(responses={204: None})
+    @extend_schema(summary="Revoke one of the caller's personal tokens", responses={204: None})
     def delete(self, request, token_id):
         services.api_token_revoke(token=self.token(request, token_id))
         return Response(status=status.HTTP_204_NO_CONTENT)

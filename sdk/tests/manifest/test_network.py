@@ -3,8 +3,7 @@ API, and the warning for a script that declares none."""
 
 import pytest
 
-from tests.integrations.test_code_checks import console, write
-
+from .command_line import console, write
 from .helpers import check, errors, manifest, warnings
 
 FETCH_UNDECLARED = (

@@ -15,7 +15,7 @@ from drf_standardized_errors.handler import ExceptionHandler
 from rest_framework import exceptions
 from rest_framework.exceptions import ErrorDetail
 
-from .api_inputs import PayloadTooLarge
+from .inputs import PayloadTooLarge
 
 API_PREFIX = "/api/"
 

@@ -4,7 +4,7 @@
 
 from rest_framework.permissions import BasePermission
 
-from .principals import is_machine
+from ..principals import is_machine
 
 
 class IsPerson(BasePermission):

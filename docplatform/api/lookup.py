@@ -1,0 +1,37 @@
+"""How every resource of the REST API looks things up for the caller: their organizations,
+and the spaces and sites they reach (a member's organizations', or a machine principal's such
+as an installation's). Anything else answers 404, as if it did not exist.
+"""
+
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+
+from ..models import Organization, Space
+from ..principals import is_machine
+from ..selectors import organization_of_member, sites_visible_to, spaces_visible_to
+
+
+def organization_for(request, ref: str) -> Organization:
+    """One of the caller's organizations, by id or subdomain; 404 for any other."""
+    organization = organization_of_member(user=request.user, ref=ref)
+    if organization is None:
+        raise Http404
+    return organization
+
+
+def spaces_for(request):
+    """The spaces the caller reaches: a member's organizations' or a machine principal's (an
+    installation's)."""
+    if is_machine(request.user):
+        return request.user.spaces()
+    return spaces_visible_to(request.user)
+
+
+def sites_for(request):
+    if is_machine(request.user):
+        return request.user.sites()
+    return sites_visible_to(request.user)
+
+
+def space_for(request, space_id: str) -> Space:
+    return get_object_or_404(spaces_for(request).select_related("organization"), pk=space_id)

@@ -1,0 +1,70 @@
+"""The host platform's REST API routes (``/api/v1/``). Plug-in apps add their own routes
+(``integrations.api.urls``, ``webhooks.api_urls``) beside these in the root URLconf; the path
+converters they share are registered in ``DocplatformConfig.ready``."""
+
+from django.urls import path
+
+from ..gitsync import api as git_api
+from . import event_types, organizations, sites, spaces, tokens
+
+urlpatterns = [
+    path("me/", organizations.MeApi.as_view(), name="me"),
+    path("me/tokens/", tokens.MyTokensApi.as_view(), name="my-tokens"),
+    path("me/tokens/<tokenid:token_id>/", tokens.MyTokenApi.as_view(), name="my-token"),
+    path("orgs/", organizations.OrganizationListApi.as_view(), name="organizations"),
+    path("orgs/<orgref:org>/", organizations.OrganizationDetailApi.as_view(), name="organization"),
+    path("orgs/<orgref:org>/spaces/", spaces.SpaceListApi.as_view(), name="organization-spaces"),
+    path("orgs/<orgref:org>/sites/", sites.SiteListApi.as_view(), name="organization-sites"),
+    path("orgs/<orgref:org>/events/", sites.EventListApi.as_view(), name="organization-events"),
+    path("event-types/", event_types.EventTypeListApi.as_view(), name="event-types"),
+    path(
+        "event-types/<str:event_type>/",
+        event_types.EventTypeDetailApi.as_view(),
+        name="event-type",
+    ),
+    path("spaces/<id:space_id>/", spaces.SpaceDetailApi.as_view(), name="space"),
+    path(
+        "spaces/<id:space_id>/revisions/",
+        spaces.SpaceRevisionsApi.as_view(),
+        name="space-revisions",
+    ),
+    path("spaces/<id:space_id>/pages/", spaces.SpacePagesApi.as_view(), name="space-pages"),
+    path("spaces/<id:space_id>/git/", git_api.GitConnectionApi.as_view(), name="space-git"),
+    path(
+        "spaces/<id:space_id>/git/sync/",
+        git_api.GitSyncRequestApi.as_view(),
+        name="space-git-sync",
+    ),
+    path(
+        "spaces/<id:space_id>/git/import/",
+        git_api.GitImportRequestApi.as_view(),
+        name="space-git-import",
+    ),
+    path(
+        "spaces/<id:space_id>/git/syncs/",
+        git_api.GitSyncListApi.as_view(),
+        name="space-git-syncs",
+    ),
+    path(
+        "spaces/<id:space_id>/git/syncs/<tokenid:sync_id>/",  # a row id: at most 18 digits
+        git_api.GitSyncDetailApi.as_view(),
+        name="space-git-sync-detail",
+    ),
+    path("spaces/<id:space_id>/views/", spaces.SpaceViewApi.as_view(), name="space-views"),
+    path(
+        "revisions/<id:revision_id>/pages/",
+        spaces.RevisionPagesApi.as_view(),
+        name="revision-pages",
+    ),
+    path("sites/<id:site_id>/", sites.SiteDetailApi.as_view(), name="site"),
+    path(
+        "beacon/sites/<id:site_id>/views/",
+        sites.BeaconSiteViewApi.as_view(),
+        name="beacon-site-views",
+    ),
+    path(
+        "beacon/sites/<id:site_id>/feedback/",
+        sites.BeaconPageFeedbackApi.as_view(),
+        name="beacon-page-feedback",
+    ),
+]

@@ -1,0 +1,39 @@
+"""Settings, read from the environment (and an optional ``.env`` beside manage.py): the
+module ``DJANGO_SETTINGS_MODULE`` names (``docplatform.settings``), made of one module per
+concern, read in this order:
+
+- ``environment``: the ``env`` they all read and the readers that refuse a bad value;
+- ``base``: project paths (``VAR_DIR``), ``DEBUG``, the secret and encryption keys, allowed
+  hosts, installed apps, middleware, the root URLconf;
+- ``database``: ``DATABASE_URL`` (SQLite in VAR_DIR by default, or PostgreSQL);
+- ``web``: templates, passwords, language and time zone, static files, logging;
+- ``api``: the REST API (DRF, its errors and its OpenAPI schema), trusted proxies;
+- ``celery``: the broker (the file system by default, or Redis or RabbitMQ), queues, workers;
+- ``events``: event deliveries (the outbox) and visitor-record purges;
+- ``webhooks``: webhook deliveries;
+- ``hosts``: the platform's, the integrations' and the sites' origins, visitor rates;
+- ``runtime``: the integration runtime;
+- ``gitsync``: Git sync of spaces;
+- ``security``: login throttling, HTTPS and the Content-Security-Policy.
+
+With nothing set, the platform runs on its embedded default: SQLite and a Celery broker on the
+file system, so it starts on a fresh machine with no server. A value a module refuses raises
+ImproperlyConfigured naming the variable (``docplatform.startup`` prints it in one line).
+"""
+
+# In this order, not sorted: each module reads the ones before it, and when several values are
+# wrong the first one read is the one reported.
+# isort: off
+from .environment import *  # noqa: F403
+from .base import *  # noqa: F403
+from .database import *  # noqa: F403
+from .web import *  # noqa: F403
+from .api import *  # noqa: F403
+from .celery import *  # noqa: F403
+from .events import *  # noqa: F403
+from .webhooks import *  # noqa: F403
+from .hosts import *  # noqa: F403
+from .runtime import *  # noqa: F403
+from .gitsync import *  # noqa: F403
+from .security import *  # noqa: F403
+# isort: on

@@ -1,0 +1,47 @@
+"""The integration runtime: where the runtime hosts listen (``RUNTIME_URL``), the key that signs
+envelopes to them, timeouts and limits of calls, retries and per-integration concurrency,
+public endpoints, OAuth state, development versions kept and integration logs."""
+
+from .celery import CELERY_BEAT_SCHEDULE
+from .environment import env, env_number, env_positive, origin_host
+
+# Where the runtime hosts listen: one URL, or several comma-separated (a version's calls go to
+# one of them, chosen by its bundle's hash: integrations/gateway/hosts.py).
+RUNTIME_URL = ",".join(
+    url.strip().rstrip("/")
+    for url in env.str("RUNTIME_URL", default="http://127.0.0.1:8100").split(",")
+    if url.strip()
+)
+for _url in RUNTIME_URL.split(","):
+    origin_host("RUNTIME_URL", _url)  # each http(s)://host[:port]
+# The key that signs every envelope to the runtime host (the host is started with the same
+# one: `manage.py runtime_host` passes it). Without one, it is derived from SECRET_KEY.
+RUNTIME_SIGNING_KEY = env.str("RUNTIME_SIGNING_KEY", default="")
+RUNTIME_CONNECT_TIMEOUT = env_positive(float, "RUNTIME_CONNECT_TIMEOUT", 3.0)
+RUNTIME_RESPONSE_TIMEOUT = env_positive(float, "RUNTIME_RESPONSE_TIMEOUT", 15.0)
+# An answer from the runtime host over this is not read past it: the call fails (MB: MiB).
+RUNTIME_MAX_ANSWER_MB = env_positive(float, "RUNTIME_MAX_ANSWER_MB", 10.0)
+# Seconds a page waits for its integration blocks (rendered at once); a block that has not
+# answered by then shows an inline box instead.
+BLOCK_RENDER_DEADLINE = env_positive(float, "BLOCK_RENDER_DEADLINE", 3.0)
+# Deliveries wait 1x, 2x, 4x this before trying an unreachable runtime host again.
+RUNTIME_RETRY_BASE_DELAY = env_number(float, "RUNTIME_RETRY_BASE_DELAY", 2.0)
+# Event deliveries one integration may have running at once, across the workers: the rest are
+# postponed (about RUNTIME_RETRY_BASE_DELAY), so a hanging integration holds few worker slots.
+RUNTIME_INTEGRATION_CONCURRENCY = env_positive(int, "RUNTIME_INTEGRATION_CONCURRENCY", 4)
+# Requests relayed to an integration's public endpoint: body size and answer size limits.
+PUBLIC_ENDPOINT_MAX_BODY = env_positive(int, "PUBLIC_ENDPOINT_MAX_BODY", 1024 * 1024)
+# How long an OAuth state issued to an integration stays valid (seconds).
+OAUTH_STATE_MAX_AGE = env_positive(int, "OAUTH_STATE_MAX_AGE", 600)
+# `dev` keeps an integration's newest development versions, this many; the older ones are
+# removed (never the one development installations run, never a released version).
+INTEGRATION_DEVELOPMENT_VERSIONS_KEPT = env_positive(
+    int, "INTEGRATION_DEVELOPMENT_VERSIONS_KEPT", 5
+)
+# Integration logs (a line per call of integration code) are kept this many days; the purge
+# runs every INTEGRATION_LOG_PURGE_INTERVAL_SECONDS.
+INTEGRATION_LOG_RETENTION_DAYS = env_positive(float, "INTEGRATION_LOG_RETENTION_DAYS", 7.0)
+CELERY_BEAT_SCHEDULE["purge-integration-logs"] = {
+    "task": "integrations.tasks.purge_logs",
+    "schedule": env_positive(float, "INTEGRATION_LOG_PURGE_INTERVAL_SECONDS", 3600.0),
+}

@@ -1,0 +1,38 @@
+"""Webhooks: retries, timeouts, batched drains and concurrency of the senders, the networks
+webhook URLs may reach, retention, and when a failing endpoint is disabled."""
+
+from .celery import CELERY_BEAT_SCHEDULE
+from .environment import env_networks, env_number, env_positive
+
+# The base of the retry schedule: retries after 1x, 2x and 4x this, each +/-10 %.
+WEBHOOK_RETRY_BASE_DELAY = env_number(float, "WEBHOOK_RETRY_BASE_DELAY", 1.0)
+WEBHOOK_CONNECT_TIMEOUT = env_positive(float, "WEBHOOK_CONNECT_TIMEOUT", 3.0)
+WEBHOOK_RESPONSE_TIMEOUT = env_positive(float, "WEBHOOK_RESPONSE_TIMEOUT", 10.0)
+# Fresh deliveries go out in batches (a drain task claims up to this many at once and POSTs
+# them concurrently); a drain hands over to a new one after this many seconds.
+WEBHOOK_BATCH_SIZE = env_positive(int, "WEBHOOK_BATCH_SIZE", 25)
+WEBHOOK_DRAIN_SECONDS = env_positive(float, "WEBHOOK_DRAIN_SECONDS", 20.0)
+# Drains sharing a backlog, at most (each in a worker slot of its own).
+WEBHOOK_PARALLEL_DRAINS = env_positive(int, "WEBHOOK_PARALLEL_DRAINS", 4)
+# POSTs in flight per worker process, at most. At least WEBHOOK_PARALLEL_DRAINS times
+# WEBHOOK_BATCH_SIZE, so a batch never waits behind another batch's slow receivers.
+WEBHOOK_SENDERS = env_positive(int, "WEBHOOK_SENDERS", 200)
+# POSTs in flight to one receiver (host:port) per worker process, at most: a burst to one slow
+# URL takes no more senders than this; what is over it waits (postponed), it does not fail.
+WEBHOOK_RECEIVER_CONCURRENCY = env_positive(int, "WEBHOOK_RECEIVER_CONCURRENCY", 10)
+# CIDRs that webhook URLs may reach although they are not public (development, tests).
+WEBHOOK_ALLOWED_NETWORKS = env_networks("WEBHOOK_ALLOWED_NETWORKS")
+WEBHOOK_RETENTION_DAYS = env_positive(int, "WEBHOOK_RETENTION_DAYS", 30)
+CELERY_BEAT_SCHEDULE["purge-webhook-deliveries"] = {
+    "task": "webhooks.tasks.purge_deliveries",
+    "schedule": 3600.0,
+}
+# An endpoint whose every attempt failed for this many days is disabled (its admins see why
+# and re-enable it in one click); the check runs this often (seconds).
+WEBHOOK_DISABLE_AFTER_DAYS = env_positive(float, "WEBHOOK_DISABLE_AFTER_DAYS", 3.0)
+CELERY_BEAT_SCHEDULE["disable-failing-webhook-endpoints"] = {
+    "task": "webhooks.tasks.disable_failing_endpoints",
+    "schedule": env_positive(float, "WEBHOOK_DISABLE_CHECK_INTERVAL_SECONDS", 3600.0),
+}
+# "Resend all failed since ..." sends at most this many deliveries again per request.
+WEBHOOK_BULK_REDELIVERY_LIMIT = env_positive(int, "WEBHOOK_BULK_REDELIVERY_LIMIT", 1000)

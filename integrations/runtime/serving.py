@@ -1,0 +1,38 @@
+"""How the runtime host's process serves: the development server (``python -m
+integrations.runtime.host``, threaded, one log line per call written by the host itself),
+the host's own logging, and the process hardening done before any key is read."""
+
+import contextlib
+import ctypes
+import logging
+import socketserver
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
+
+logger = logging.getLogger("integrations.runtime")
+
+
+def forbid_inspection():
+    """No other process of this user may read this host's memory or /proc files (its key)."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
+
+
+def log_to_stderr():
+    """The host's log lines on stderr (``runtime ...``), unless logging is configured."""
+    if not logging.getLogger().handlers and not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("runtime %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+
+
+class ThreadingWSGIServer(socketserver.ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+    request_queue_size = 128  # the default backlog of 5 resets connections under load
+
+
+class QuietRequestHandler(WSGIRequestHandler):
+    """The host logs one line per call itself."""
+
+    def log_message(self, format, *args):
+        pass
