@@ -16,7 +16,6 @@ from django.core.paginator import Paginator
 from django.http import Http404, JsonResponse
 from django.shortcuts import redirect
 from django.utils.http import url_has_allowed_host_and_scheme
-from docplatform_sdk import signing
 
 from docplatform.events.leases import delivery_redeliver
 from integrations.models import Installation
@@ -30,6 +29,7 @@ from webhooks.services.sample_events import (
     sample_event_type_check,
     webhook_test_event_send,
 )
+from webhooks.transport.signatures import signature_sent
 
 from .delivery_forms import DeliveryFilterForm, ResendFailedForm, TestEventForm
 from .installation_views import InstallationPageMixin
@@ -158,7 +158,7 @@ class DeliveryDetailView(DeliveryLogMixin, OrganizationView):
                     {
                         "attempt": attempt,
                         "request_headers": sorted(attempt.request_headers.items()),
-                        "signature": attempt.request_headers.get(signing.HEADER, ""),
+                        "signature": signature_sent(attempt.request_headers),
                         "response_headers": sorted(attempt.response_headers.items()),
                     }
                     for attempt in reversed(attempts)  # the latest first

@@ -61,7 +61,8 @@ def test_a_member_signs_in_installs_and_configures_an_integration(live_server, b
     cards = page.locator(".card h2").all_inner_texts()
     assert {"Page analytics", "Release notes", "Slack notifications"} <= set(cards)
     assert "Partner search" not in cards  # globex's unlisted integration
-    page.wait_for_function("Array.from(document.images).every(i => i.complete && i.naturalWidth)")
+    page.wait_for_load_state("load")  # every image (none is lazy here) loaded or failed
+    assert page.evaluate("Array.from(document.images).every(i => i.complete && i.naturalWidth)")
     page.screenshot(path=str(SCREENSHOTS / "marketplace-catalogue.png"), full_page=True)
 
     page.select_option("select[name=category]", "analytics")

@@ -49,7 +49,8 @@ def test_the_platforms_pages_work_under_the_policy(live_server, browser_page):  
     sign_in(page, "alice")
 
     visit(page, f"{base}/marketplace/orgs/acme/", ready="h1:has-text('Integrations')")
-    page.wait_for_function("Array.from(document.images).every(i => i.complete && i.naturalWidth)")
+    page.wait_for_load_state("load")  # every image (none is lazy here) loaded or failed
+    assert page.evaluate("Array.from(document.images).every(i => i.complete && i.naturalWidth)")
     visit(page, f"{base}/marketplace/orgs/acme/integrations/page-analytics/", ready="h1")
     installation = Installation.objects.filter(organization__subdomain="acme").first()
     if installation is not None:

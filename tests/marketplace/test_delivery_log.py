@@ -273,6 +273,24 @@ def test_the_delivery_page_shows_each_attempts_request_and_response(admin_client
     assert f'action="{url("delivery-resend", hook, delivery.pk)}"' in page
 
 
+def test_the_delivery_page_shows_a_standard_webhooks_signature_too(admin_client, hook):
+    delivery = finished(webhook_ping_send(installation=hook), "succeeded")
+    signature = "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4="
+    DeliveryAttempt.objects.create(
+        delivery=delivery,
+        started_at=timezone.now(),
+        url=hook.configuration["url"],
+        request_headers={"webhook-id": str(delivery.event_uuid), "webhook-signature": signature},
+        number=1,
+        duration_ms=12,
+        status_code=204,
+        outcome="succeeded",
+    )
+    page = admin_client.get(url("delivery", hook, delivery.pk)).content.decode()
+    shown = page.split('class="signature"', 1)[1].split("</p>", 1)[0]
+    assert "<code>webhook-signature</code>" in shown and signature in shown
+
+
 def test_an_attempt_without_recorded_headers_says_so(admin_client, hook):
     delivery = finished(webhook_ping_send(installation=hook), "failed")
     DeliveryAttempt.objects.create(

@@ -53,6 +53,20 @@ def signature_headers(
     }
 
 
+#: The header that carries the signature, in each scheme.
+SIGNATURE_HEADER = {SERVICE: signing.HEADER, STANDARD_WEBHOOKS: "webhook-signature"}
+
+
+def signature_sent(request_headers: dict) -> tuple[str, str] | None:
+    """(header, value) of the signature an attempt's request carried, whichever the scheme
+    it was signed with (an endpoint may switch schemes between attempts); None: unsigned."""
+    by_name = {name.lower(): (name, value) for name, value in request_headers.items()}
+    for header in SIGNATURE_HEADER.values():
+        if header.lower() in by_name:
+            return by_name[header.lower()]
+    return None
+
+
 def secret_shown(configuration: dict, secret: str) -> str:
     """The stored ``secret`` as the endpoint's receiver takes it."""
     if signature_scheme(configuration) != STANDARD_WEBHOOKS:
