@@ -6,7 +6,7 @@ after-commit hook requests a drain). Measured twice: a **burst** (a drain is run
 drain request flag is set, the commit only checks it) and **one at a time** (the flag is clear
 each time: the commit also publishes a drain, as at 20 events/s). For each: CPU and wall ms
 per event, the SQL statements per event, and the share of the CPU (cProfile, process time) of
-each part: routing (`integrations.selectors.event_routing`), the consumer's check
+each part: routing (`integrations.routing_selectors.event_routing`), the consumer's check
 (`endpoint_wants`), writing the event and its deliveries, committing, and the after-commit
 queueing (the flag and the publish).
 

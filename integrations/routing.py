@@ -1,7 +1,7 @@
 """Routing of events to installations: the router this app registers with the outbox
 (``docplatform.events``), which knows no installation itself.
 
-Who receives a platform event is ``selectors.event_recipients`` (DESIGN.md, "where an event
+Who receives a platform event is ``routing_selectors.event_recipients`` (DESIGN.md, "where an event
 goes"); an addressed event (a setup event, a ping) goes to its one installation unless it is
 paused. A claimed delivery is still attempted only while its installation receives the event
 (``policies.receives_event``): paused meanwhile, it is cancelled.
@@ -10,7 +10,7 @@ paused. A claimed delivery is still attempted only while its installation receiv
 from docplatform.events.registry import Consumer, Recipient, Router
 
 from .policies import is_paused, receives_event
-from .selectors import event_routing, recipient_of
+from .routing_selectors import event_routing, recipient_of
 from .services.logs import integration_logs_not_delivered
 from .services.runtime_deliveries import longest_hold
 

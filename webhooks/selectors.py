@@ -12,7 +12,7 @@ from docplatform.events.catalogue import EVENT_SCOPES
 from docplatform.events.models import Delivery
 from integrations.models import Installation
 from integrations.policies import acts_at_level, installation_has_scope
-from integrations.selectors import recipient_of
+from integrations.routing_selectors import recipient_of
 
 from .models import BulkRedelivery, DeliveryAttempt, EndpointState, SigningSecret
 from .rules import PING, SELECTABLE_EVENTS, WEBHOOK_CONSUMER, WEBHOOK_INTEGRATION, wants_event

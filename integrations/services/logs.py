@@ -14,7 +14,7 @@ from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from ..models import IntegrationLog
-from ..selectors import Undelivered
+from ..routing_selectors import Undelivered
 
 logger = logging.getLogger(__name__)
 
