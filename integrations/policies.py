@@ -191,7 +191,7 @@ def _paused_status(installation: Installation, parent) -> EffectiveStatus:
 
 
 def _pending_status(installation: Installation, parent) -> EffectiveStatus:
-    if installation.status == PENDING:
+    if installation.status == PENDING or parent is None:
         return EffectiveStatus(
             PENDING,
             list(installation.status_reasons or []),

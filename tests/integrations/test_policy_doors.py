@@ -8,6 +8,9 @@ import sys
 import pytest
 from django.test import Client
 
+from docplatform.events.models import Delivery
+from docplatform.models import Space
+from docplatform.services import space_content_update
 from integrations import policies
 from integrations.services.installations import installation_create
 from tests.api_helpers import API, api_client
@@ -99,3 +102,20 @@ def test_installing_follows_its_rule(monkeypatch, hello, org_admin):
     assert replace_rule(monkeypatch, policies.may_install, never) >= 1
     refused = api.post(f"{API}/orgs/acme/installations/", {"integration": "hello"})
     assert refused.status_code == 404
+
+
+def test_receiving_follows_its_rule_at_every_door(monkeypatch, installation, org_admin):
+    """``statuses_receiving`` decides for the router (rows read as tuples), the effective
+    status the API shows, and the test events' check alike."""
+    space = Space.objects.get()
+    api = api_client(org_admin)
+    assert replace_rule(monkeypatch, policies.statuses_receiving, never) >= 2
+
+    space_content_update(space=space, pages=[{"path": "a", "title": "A", "body": "a"}])
+    assert not Delivery.objects.filter(event__type="space_content_updated").exists()
+    shown = api.get(f"{API}/installations/{installation.pk}/").json()
+    assert shown["status"] == "pending"
+    sent = api.post(
+        f"{API}/installations/{installation.pk}/test-events/", {"type": "space_content_updated"}
+    )
+    assert (sent.status_code, sent.json()["errors"][0]["attr"]) == (400, "status")
