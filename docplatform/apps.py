@@ -16,8 +16,11 @@ class DocplatformConfig(AppConfig):
         )
         from .api.schema import register_api_tag
         from .events import checks  # noqa: F401 - registers the outbox's system checks
+        from .events.metrics import OutboxCollector
         from .gitsync.services import git_sync_on_revision
         from .hooks import on_revision_written
+        from .observability.metrics import collector_register
+        from .observability.tracing import tracing_start
 
         # The API's path converters, shared with the plug-in apps' routes.
         register_converter(ObjectIdConverter, "id")
@@ -27,6 +30,10 @@ class DocplatformConfig(AppConfig):
         register_converter(DeliveryIdConverter, "tokenid")  # a row id: at most 18 digits
         _register_api_tags(register_api_tag)
         on_revision_written(git_sync_on_revision)
+        # Traces, when the environment configures an exporter (README, "Traces and metrics"):
+        # here, so that every process (web, worker, commands) starts them before it serves.
+        tracing_start()
+        collector_register(OutboxCollector())  # the outbox's backlog, read at each scrape
 
 
 def _register_api_tags(register) -> None:

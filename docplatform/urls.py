@@ -4,6 +4,8 @@ from django.contrib import admin
 from django.urls import include, path
 from django.views.generic import RedirectView
 
+from docplatform.observability.views import metrics
+
 api_v1 = [
     path("", include("docplatform.api.urls")),
     path("", include("integrations.api.urls")),
@@ -17,6 +19,7 @@ urlpatterns = [
     path("s/", include("docplatform.documents.urls")),
     path("api/v1/", include((api_v1, "api"))),
     path("api/", include("docplatform.api.docs_urls")),
+    path("metrics", metrics, name="metrics"),
 ]
 
 handler404 = "docplatform.api.errors.not_found"

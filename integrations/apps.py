@@ -8,12 +8,15 @@ class IntegrationsConfig(AppConfig):
         from docplatform.api.schema import register_api_tag
         from docplatform.crypto import register_derivable_key
         from docplatform.events.registry import register_consumer, register_router
+        from docplatform.observability.metrics import collector_register
 
+        from .gateway.metrics import RuntimeWorkersCollector
         from .routing import INSTALLATION_ROUTER, RUNTIME_CONSUMER
 
         register_derivable_key("RUNTIME_SIGNING_KEY", "signs every envelope to the runtime host")
         register_router(INSTALLATION_ROUTER)
         register_consumer(RUNTIME_CONSUMER)
+        collector_register(RuntimeWorkersCollector())  # the runtime hosts' workers, on /metrics
         _register_api_tags(register_api_tag)
 
 

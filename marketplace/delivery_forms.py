@@ -77,3 +77,31 @@ class ResendFailedForm(forms.Form):
             "invalid": "Enter a date and time as YYYY-MM-DDTHH:MM (UTC).",
         },
     )
+
+
+class ReplayForm(forms.Form):
+    """ "Replay a time range": the events of [since, until) the endpoint did not get (or all)."""
+
+    prefix = "replay"  # its ``since`` and ``until`` are not the list filter's
+
+    since = forms.DateTimeField(
+        label="From (UTC)",
+        input_formats=TIME_FORMATS,
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format=TIME_FORMATS[0]),
+        error_messages={
+            "required": "Give the start of the time range.",
+            "invalid": "Enter a date and time as YYYY-MM-DDTHH:MM (UTC).",
+        },
+    )
+    until = forms.DateTimeField(
+        label="To (UTC)",
+        input_formats=TIME_FORMATS,
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format=TIME_FORMATS[0]),
+        error_messages={
+            "required": "Give the end of the time range.",
+            "invalid": "Enter a date and time as YYYY-MM-DDTHH:MM (UTC).",
+        },
+    )
+    include_delivered = forms.BooleanField(
+        required=False, label="Also the events it got (same eventIds)"
+    )

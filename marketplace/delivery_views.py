@@ -1,7 +1,7 @@
 """The delivery log of a webhook installation, as Stripe's and GitHub's: the list with
 filters, paging and a 24-hour chart; a delivery's attempts (request and response); test
-events, redelivery, "Resend all failed since ..." with its progress, and re-enabling a
-disabled endpoint.
+events, redelivery, "Resend all failed since ..." with its progress, replays of a time range
+(with their progress and a cancel), and re-enabling a disabled endpoint.
 
 Only admins of the installing organization see and act (the webhook panel's rule,
 ``is_organization_admin``); an installation of another organization is 404.
@@ -24,6 +24,7 @@ from webhooks.services.checks import webhook_admin_check
 from webhooks.services.delivery import request_body
 from webhooks.services.endpoints import webhook_endpoint_reenable
 from webhooks.services.redelivery import bulk_redelivery_request
+from webhooks.services.replay import replay_cancel, replay_request
 from webhooks.services.sample_events import (
     sample_event_body,
     sample_event_type_check,
@@ -31,7 +32,7 @@ from webhooks.services.sample_events import (
 )
 from webhooks.transport.signatures import signature_sent
 
-from .delivery_forms import DeliveryFilterForm, ResendFailedForm, TestEventForm
+from .delivery_forms import DeliveryFilterForm, ReplayForm, ResendFailedForm, TestEventForm
 from .installation_views import InstallationPageMixin
 from .views import OrganizationView
 
@@ -96,6 +97,12 @@ class DeliveryListView(DeliveryLogMixin, OrganizationView):
                 "resend_form": resend_form or ResendFailedForm(),
                 "resend_limit": settings.WEBHOOK_BULK_REDELIVERY_LIMIT,
                 "job": webhook_selectors.bulk_redelivery_progress(job) if job else None,
+                "replay_form": ReplayForm(),
+                "replay_limit": settings.WEBHOOK_REPLAY_LIMIT,
+                "replays": [
+                    webhook_selectors.replay_progress(replay)
+                    for replay in webhook_selectors.replays(installation)[:5]
+                ],
             },
             status=status,
         )
@@ -264,6 +271,59 @@ class ResendProgressView(DeliveryLogMixin, OrganizationView):
         progress = webhook_selectors.bulk_redelivery_progress(job)
         progress["since"] = progress["since"].isoformat()
         return JsonResponse(progress)
+
+
+class ReplayView(DeliveryLogMixin, OrganizationView):
+    """POST: "Replay a time range" (a task queues the events; the list shows the progress)."""
+
+    def post(self, request, installation_id):
+        installation = self.webhook_installation(installation_id)
+        form = ReplayForm(request.POST)
+        if not form.is_valid():
+            messages.error(request, "Nothing was replayed: " + " ".join(_form_errors(form)))
+            return self.to_log(installation)
+        try:
+            job = replay_request(
+                user=request.user,
+                installation=installation,
+                since=form.cleaned_data["since"],
+                until=form.cleaned_data["until"],
+                include_delivered=form.cleaned_data["include_delivered"],
+            )
+        except ValidationError as error:
+            messages.error(request, "Nothing was replayed: " + " ".join(_service_errors(error)))
+            return self.to_log(installation)
+        if job.found:
+            more = f" (the oldest {job.found} of {job.matched})" if job.matched > job.found else ""
+            messages.success(request, f"Replaying {job.found} events{more}.")
+        else:
+            messages.success(request, "Nothing to replay: the endpoint got every event then.")
+        return self.to_log(installation)
+
+
+def _service_errors(error: ValidationError) -> list[str]:
+    if not hasattr(error, "error_dict"):
+        return error.messages
+    return [
+        f"{field}: {message}" for field, errors in error.message_dict.items() for message in errors
+    ]
+
+
+class ReplayCancelView(DeliveryLogMixin, OrganizationView):
+    """POST: cancel a replay; back to the log."""
+
+    def post(self, request, installation_id, replay_id):
+        installation = self.webhook_installation(installation_id)
+        job = webhook_selectors.installation_replay(installation, replay_id)
+        if job is None:
+            raise Http404("No such replay.")
+        try:
+            replay_cancel(user=request.user, installation=installation, job=job)
+        except ValidationError as error:
+            messages.error(request, f"Not cancelled: {error.messages[0]}.")
+        else:
+            messages.success(request, f"Replay {job.pk} is cancelled.")
+        return self.to_log(installation)
 
 
 class EndpointReenableView(DeliveryLogMixin, OrganizationView):

@@ -135,6 +135,16 @@ organization_pages = [
         name="delivery-resend-progress",
     ),
     path(
+        "installations/<slug:installation_id>/deliveries-replays/",
+        delivery_views.ReplayView.as_view(),
+        name="delivery-replay",
+    ),
+    path(
+        "installations/<slug:installation_id>/deliveries-replays/<int:replay_id>/cancel/",
+        delivery_views.ReplayCancelView.as_view(),
+        name="delivery-replay-cancel",
+    ),
+    path(
         "installations/<slug:installation_id>/webhook/reenable/",
         delivery_views.EndpointReenableView.as_view(),
         name="webhook-reenable",

@@ -14,6 +14,12 @@ os.environ.setdefault("SECRET_KEY", "test-only-secret-key-" + "x" * 40)
 os.environ.setdefault("ENCRYPTION_KEYS", "Z8mQ0a2kK7bqzQ7F0lqz1wVYc4h2W5lEwCq2mYyqJ4w=")
 os.environ.setdefault("RUNTIME_SIGNING_KEY", "test-only-runtime-signing-key")
 
+# The metrics' per-process files (prometheus_client's multiprocess mode) of the test run's
+# own, so /metrics in a test counts this run's processes only.
+os.environ.setdefault(
+    "PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="docplatform-test-metrics-")
+)
+
 from docplatform.settings import *  # noqa: F403
 from docplatform.settings import CELERY_BROKER_URL
 

@@ -2,12 +2,13 @@
 the signing secret and the endpoint's state (disabled after failing every attempt for days,
 and re-enabling it) of a webhook space or site installation.
 
-Members of the installing organization send pings; only its admins read and rotate the secret
-and read and re-enable the endpoint (403 for members). Anyone else gets 404. Another
-integration's installation is a 400.
+Members of the installing organization send pings; only its admins read and rotate the secret,
+read and re-enable the endpoint and replay time ranges (403 for members). Anyone else gets
+404. Another integration's installation is a 400.
 """
 
-from drf_spectacular.utils import extend_schema
+from django.http import Http404
+from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -16,10 +17,17 @@ from docplatform.api.schema import service_errors
 from integrations.api.deliveries import DeliveryOutput
 from integrations.api.installations import installation_for
 
-from .selectors import endpoint_state, signing_secrets_in_overlap
+from .selectors import (
+    endpoint_state,
+    installation_replay,
+    replay_progress,
+    replays,
+    signing_secrets_in_overlap,
+)
 from .services.checks import webhook_admin_check, webhook_installation_check
 from .services.endpoints import webhook_endpoint_reenable
 from .services.ping import webhook_ping_send
+from .services.replay import replay_cancel, replay_request
 from .services.signing_secrets import webhook_secret_read, webhook_secret_rotate
 from .transport.signatures import SERVICE, STANDARD_WEBHOOKS, signature_scheme
 
@@ -153,3 +161,185 @@ class WebhookEndpointReenableApi(APIView):
         webhook_installation_check(installation)
         webhook_endpoint_reenable(user=request.user, installation=installation)
         return endpoint_response(installation)
+
+
+# --- Replays ----------------------------------------------------------------------------------
+
+
+class ReplayInput(serializers.Serializer):
+    since = serializers.DateTimeField(help_text="Events fired at or after this (ISO 8601).")
+    until = serializers.DateTimeField(
+        help_text="Events fired before this (at most now); after `since`, within the "
+        "retention period (`WEBHOOK_RETENTION_DAYS`)."
+    )
+    includeDelivered = serializers.BooleanField(
+        default=False,
+        help_text="Also send the events the endpoint got (with their original eventIds).",
+    )
+
+
+class ReplayOutput(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.ChoiceField(
+        choices=["queued", "running", "done", "cancelled", "stopped"],
+        help_text="`stopped`: the broker was down; asking again goes on where it stopped.",
+    )
+    since = serializers.DateTimeField()
+    until = serializers.DateTimeField()
+    includeDelivered = serializers.BooleanField(source="include_delivered")
+    matched = serializers.IntegerField(
+        help_text="Events of the range to send; more than `found` past `WEBHOOK_REPLAY_LIMIT`."
+    )
+    found = serializers.IntegerField(help_text="Events chosen (the oldest first).")
+    queued = serializers.IntegerField(help_text="Of those, how many were handled so far.")
+    skipped = serializers.IntegerField(
+        help_text="Delivered or in progress when their turn came: not sent."
+    )
+    succeeded = serializers.IntegerField(help_text="Deliveries it queued that succeeded.")
+    failed = serializers.IntegerField()
+    cancelled = serializers.IntegerField()
+    open = serializers.IntegerField(help_text="Deliveries it queued still being sent.")
+    requestedBy = serializers.CharField(source="requested_by", allow_null=True)
+    createdAt = serializers.DateTimeField(source="created_at")
+    finishedAt = serializers.DateTimeField(source="finished_at", allow_null=True)
+
+
+REPLAY_EXAMPLE = {
+    "id": 7,
+    "status": "running",
+    "since": "2026-03-02T09:00:00Z",
+    "until": "2026-03-02T10:00:00Z",
+    "includeDelivered": False,
+    "matched": 240,
+    "found": 240,
+    "queued": 100,
+    "skipped": 0,
+    "succeeded": 98,
+    "failed": 0,
+    "cancelled": 0,
+    "open": 2,
+    "requestedBy": "ada",
+    "createdAt": "2026-03-02T10:05:00Z",
+    "finishedAt": None,
+}
+
+
+def replay_response(job, status_code=status.HTTP_200_OK) -> Response:
+    return Response(ReplayOutput(replay_progress(job)).data, status=status_code)
+
+
+def replay_installation(request, installation_id):
+    """The webhook installation, for an admin of its organization (403 for members)."""
+    installation = installation_for(request, installation_id)
+    webhook_admin_check(request.user, installation, "see and replay events")
+    webhook_installation_check(installation)
+    return installation
+
+
+@service_errors("installation", "status", "endpoint")
+class WebhookReplaysApi(APIView):
+    """A webhook endpoint's replays (admins): GET lists them, newest first; POST sends the
+    endpoint the events of a time range that it should have received (by its event selection
+    and its space or site) and did not get (it was paused or disabled: no delivery, or one
+    cancelled or failed), each once, or with `includeDelivered` every one of them. Each event
+    carries the eventId of its delivery to the endpoint (a stable one for an event it never
+    had a delivery of: a second replay of the range sends the same eventIds). At most
+    `WEBHOOK_REPLAY_LIMIT` events (the oldest first), queued `WEBHOOK_REPLAY_BATCH` at a time
+    by a task; one replay at a time per endpoint."""
+
+    @extend_schema(
+        summary="List a webhook endpoint's replays",
+        responses=ReplayOutput(many=True),
+        examples=[OpenApiExample("One replay", value=REPLAY_EXAMPLE, response_only=True)],
+    )
+    def get(self, request, installation_id):
+        installation = replay_installation(request, installation_id)
+        jobs = replays(installation)[:50]
+        return Response(ReplayOutput([replay_progress(job) for job in jobs], many=True).data)
+
+    @extend_schema(
+        summary="Replay a time range of events to a webhook endpoint",
+        request=ReplayInput,
+        responses={202: ReplayOutput},
+        examples=[
+            OpenApiExample(
+                "What it missed in an hour",
+                value={"since": "2026-03-02T09:00:00Z", "until": "2026-03-02T10:00:00Z"},
+                request_only=True,
+            ),
+            OpenApiExample(
+                "Everything of an hour",
+                value={
+                    "since": "2026-03-02T09:00:00Z",
+                    "until": "2026-03-02T10:00:00Z",
+                    "includeDelivered": True,
+                },
+                request_only=True,
+            ),
+            OpenApiExample(
+                "The replay",
+                value=REPLAY_EXAMPLE | {"status": "queued", "queued": 0, "succeeded": 0},
+                response_only=True,
+                status_codes=["202"],
+            ),
+        ],
+    )
+    def post(self, request, installation_id):
+        installation = replay_installation(request, installation_id)
+        given = ReplayInput(data=request.data)
+        given.is_valid(raise_exception=True)
+        job = replay_request(
+            user=request.user,
+            installation=installation,
+            since=given.validated_data["since"],
+            until=given.validated_data["until"],
+            include_delivered=given.validated_data["includeDelivered"],
+        )
+        return replay_response(job, status.HTTP_202_ACCEPTED)
+
+
+def replay_for(installation, replay_id):
+    job = installation_replay(installation, replay_id)
+    if job is None:
+        raise Http404("No such replay.")
+    return job
+
+
+@service_errors("installation")
+class WebhookReplayApi(APIView):
+    """One replay of a webhook endpoint (admins): its status and progress."""
+
+    @extend_schema(
+        summary="Get a webhook endpoint's replay",
+        responses=ReplayOutput,
+        examples=[OpenApiExample("A replay", value=REPLAY_EXAMPLE, response_only=True)],
+    )
+    def get(self, request, installation_id, replay_id):
+        installation = replay_installation(request, installation_id)
+        return replay_response(replay_for(installation, replay_id))
+
+
+@service_errors("installation", "status")
+class WebhookReplayCancelApi(APIView):
+    """Cancel a replay (admins): no further event is queued, and what it queued that is still
+    waiting is cancelled; 400 (`status`) when it is finished."""
+
+    @extend_schema(
+        summary="Cancel a webhook endpoint's replay",
+        request=None,
+        responses=ReplayOutput,
+        examples=[
+            OpenApiExample(
+                "Cancelled",
+                value=REPLAY_EXAMPLE
+                | {"status": "cancelled", "finishedAt": "2026-03-02T10:06:00Z"},
+                response_only=True,
+            )
+        ],
+    )
+    def post(self, request, installation_id, replay_id):
+        installation = replay_installation(request, installation_id)
+        job = replay_cancel(
+            user=request.user, installation=installation, job=replay_for(installation, replay_id)
+        )
+        return replay_response(job)

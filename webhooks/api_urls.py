@@ -31,4 +31,19 @@ urlpatterns = [
         webhooks_api.WebhookEndpointReenableApi.as_view(),
         name="installation-webhook-endpoint-reenable",
     ),
+    path(
+        "installations/<id:installation_id>/webhook/replays/",
+        webhooks_api.WebhookReplaysApi.as_view(),
+        name="installation-webhook-replays",
+    ),
+    path(
+        "installations/<id:installation_id>/webhook/replays/<int:replay_id>/",
+        webhooks_api.WebhookReplayApi.as_view(),
+        name="installation-webhook-replay",
+    ),
+    path(
+        "installations/<id:installation_id>/webhook/replays/<int:replay_id>/cancel/",
+        webhooks_api.WebhookReplayCancelApi.as_view(),
+        name="installation-webhook-replay-cancel",
+    ),
 ]

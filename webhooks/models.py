@@ -1,5 +1,5 @@
-"""The webhook integration's own data: signing secrets, the attempt log, endpoint states and
-bulk redeliveries."""
+"""The webhook integration's own data: signing secrets, the attempt log, endpoint states, bulk
+redeliveries and replays."""
 
 import secrets as random
 
@@ -141,3 +141,104 @@ class BulkRedelivery(models.Model):
     @property
     def total(self) -> int:
         return len(self.delivery_ids)
+
+
+class Replay(models.Model):
+    """A replay: the events of a time range an endpoint should have received (by its event
+    selection and its space or site) and did not get (no delivery, or one cancelled or
+    failed: it was paused or disabled), or, with ``include_delivered``, every one of them;
+    chosen when it is asked (the oldest first, at most ``WEBHOOK_REPLAY_LIMIT``) and queued
+    ``WEBHOOK_REPLAY_BATCH`` at a time by a task, each with the eventId its delivery to the
+    endpoint has (``rules.replay_event_uuid`` for one it never had)."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        CANCELLED = "cancelled", "Cancelled"
+        STOPPED = "stopped", "Stopped"
+
+    ACTIVE_STATUSES = (Status.QUEUED, Status.RUNNING)
+
+    installation = models.ForeignKey(
+        "integrations.Installation", on_delete=models.CASCADE, related_name="webhook_replays"
+    )
+    since = models.DateTimeField(help_text="Events fired at or after this.")
+    until = models.DateTimeField(help_text="Events fired before this.")
+    include_delivered = models.BooleanField(
+        default=False, help_text="Also the events the endpoint got (their original eventIds)."
+    )
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    matched = models.PositiveIntegerField(
+        default=0, help_text="Events of the range to send; more than chosen past the limit."
+    )
+    event_ids = models.JSONField(default=list, help_text="The events chosen, oldest first.")
+    queued = models.PositiveIntegerField(
+        default=0, help_text="How many of the chosen events were handled (queued or skipped)."
+    )
+    skipped = models.PositiveIntegerField(
+        default=0, help_text="Delivered or in progress meanwhile: not sent."
+    )
+    delivery_ids = models.JSONField(default=list, help_text="The deliveries it queued.")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self):
+        return f"replay {self.pk} of {self.installation_id} ({self.status})"
+
+    @property
+    def found(self) -> int:
+        """The events chosen."""
+        return len(self.event_ids)
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in self.ACTIVE_STATUSES
+
+
+class EndpointThrottle(models.Model):
+    """The rate and the 429 state of a webhook endpoint, where they are held in the database
+    (the broker is not Redis; see ``transport.limits``): a token bucket of ``tokens`` (at most
+    ``max_per_second``) last refilled at ``refilled_at``, and ``not_before``, set by a 429's
+    ``Retry-After``. Its row is locked (``select_for_update``) while a slot is taken, which
+    also serializes the endpoint's ``EndpointLease`` count."""
+
+    installation = models.OneToOneField(
+        "integrations.Installation",
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="webhook_throttle",
+    )
+    tokens = models.FloatField(default=0)
+    refilled_at = models.DateTimeField(null=True, blank=True)
+    not_before = models.DateTimeField(
+        null=True, blank=True, help_text="The receiver asked (429 Retry-After) to wait until then."
+    )
+
+    def __str__(self):
+        return f"throttle of {self.installation_id}"
+
+
+class EndpointLease(models.Model):
+    """A POST in flight to a webhook endpoint (database-held limits): deleted when it ends;
+    one a killed worker never released stops counting at ``expires_at``."""
+
+    installation = models.ForeignKey(
+        "integrations.Installation", on_delete=models.CASCADE, related_name="+"
+    )
+    token = models.CharField(max_length=32, unique=True)
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["installation", "expires_at"], name="webhooks_lease_expiry"),
+        ]
+
+    def __str__(self):
+        return f"lease {self.token} of {self.installation_id}"

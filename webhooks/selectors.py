@@ -4,17 +4,17 @@ signing secrets and endpoints, which events they may receive, and their delivery
 import time
 from datetime import UTC, datetime, timedelta
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.db.models.functions import TruncHour
 from django.utils import timezone
 
 from docplatform.events.catalogue import EVENT_SCOPES
-from docplatform.events.models import Delivery
+from docplatform.events.models import Delivery, Event
 from integrations.models import Installation
 from integrations.policies import acts_at_level, installation_has_scope
 from integrations.routing_selectors import recipient_of
 
-from .models import BulkRedelivery, DeliveryAttempt, EndpointState, SigningSecret
+from .models import BulkRedelivery, DeliveryAttempt, EndpointState, Replay, SigningSecret
 from .rules import PING, SELECTABLE_EVENTS, WEBHOOK_CONSUMER, WEBHOOK_INTEGRATION, wants_event
 
 
@@ -241,4 +241,94 @@ def bulk_redelivery_progress(job: BulkRedelivery) -> dict:
         "succeeded": statuses.get(Delivery.Status.SUCCEEDED, 0),
         "failed": statuses.get(Delivery.Status.FAILED, 0),
         "open": sum(statuses.get(status, 0) for status in Delivery.OPEN_STATUSES),
+    }
+
+
+# --- Replays ------------------------------------------------------------------------------------
+
+
+def replay_events(
+    installation: Installation, *, since: datetime, until: datetime, include_delivered: bool
+) -> QuerySet:
+    """The events fired in [since, until) that the installation should have received, oldest
+    first: of the types it forwards now (switched on, with their scope: as a test event's),
+    in its space or site, fired since it was installed; of these, those it did not get (no
+    delivery, or one cancelled or failed) or, with ``include_delivered``, those it got too.
+    Never one whose delivery is in progress."""
+    types = [
+        event_type for event_type in receivable_event_types(installation) if event_type != PING
+    ]
+    where = (
+        {"site_id": installation.site_id}
+        if installation.level == "site"
+        else {"space_id": installation.space_id}
+    )
+    deliveries = Delivery.objects.filter(event=OuterRef("pk"), installation=installation)
+    events = Event.objects.filter(
+        organization_id=installation.organization_id,
+        type__in=types,
+        created_at__gte=max(since, installation.created_at),
+        created_at__lt=until,
+        **where,
+    ).exclude(Exists(deliveries.filter(status__in=Delivery.OPEN_STATUSES)))
+    if not include_delivered:
+        events = events.exclude(Exists(deliveries.filter(status=Delivery.Status.SUCCEEDED)))
+    return events.order_by("created_at", "id")
+
+
+def replay_deliveries_of(installation: Installation, event_ids: list[str]) -> dict[str, Delivery]:
+    """Event id -> the installation's delivery of it, for those it has one of."""
+    return {
+        delivery.event_id: delivery
+        for delivery in Delivery.objects.filter(installation=installation, event_id__in=event_ids)
+    }
+
+
+def replays(installation: Installation) -> QuerySet:
+    """The installation's replays, newest first."""
+    return Replay.objects.filter(installation=installation).select_related("requested_by")
+
+
+def installation_replay(installation: Installation, replay_id) -> Replay | None:
+    return replays(installation).filter(pk=replay_id).first()
+
+
+def active_replay(installation: Installation) -> Replay | None:
+    return replays(installation).filter(status__in=Replay.ACTIVE_STATUSES).first()
+
+
+def replay_has_open_deliveries(replay: Replay) -> bool:
+    """Whether what the replay queued is still being sent (its next batch waits for it)."""
+    return Delivery.objects.filter(
+        pk__in=replay.delivery_ids, status__in=Delivery.OPEN_STATUSES
+    ).exists()
+
+
+def replay_progress(replay: Replay) -> dict:
+    """How far a replay is: ``queued`` of ``found`` events handled (``skipped``: delivered
+    or in progress meanwhile), and what became of the deliveries it queued so far."""
+    statuses = dict(
+        Delivery.objects.filter(pk__in=replay.delivery_ids)
+        .order_by()
+        .values_list("status")
+        .annotate(count=Count("id"))
+    )
+    return {
+        "id": replay.pk,
+        "status": replay.status,
+        "since": replay.since,
+        "until": replay.until,
+        "include_delivered": replay.include_delivered,
+        "matched": replay.matched,
+        "found": replay.found,
+        "queued": replay.queued,
+        "skipped": replay.skipped,
+        "succeeded": statuses.get(Delivery.Status.SUCCEEDED, 0),
+        "failed": statuses.get(Delivery.Status.FAILED, 0),
+        "cancelled": statuses.get(Delivery.Status.CANCELLED, 0),
+        "open": sum(statuses.get(status, 0) for status in Delivery.OPEN_STATUSES),
+        "requested_by": replay.requested_by.get_username() if replay.requested_by else None,
+        "created_at": replay.created_at,
+        "finished_at": replay.finished_at,
+        "active": replay.is_active,
     }

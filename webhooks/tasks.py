@@ -35,3 +35,14 @@ def redeliver_failed(job_id: int) -> int:
     from .services.redelivery import bulk_redelivery_run
 
     return bulk_redelivery_run(job_id).done
+
+
+@shared_task(name="webhooks.tasks.replay", acks_late=True)
+def replay(job_id: int) -> str | None:
+    """One step of a replay (a Replay's id): queue its next batch once the previous one is
+    settled, then the next step; acknowledged once done, so a step a dying worker held runs
+    again."""
+    from .services.replay import replay_step
+
+    job = replay_step(job_id)
+    return job.status if job else None

@@ -9,7 +9,7 @@ delivery row itself. ``delivery_redeliver`` starts a finished delivery anew.
 """
 
 import logging
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -20,6 +20,7 @@ from django.db import connections, transaction
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from ..observability.metrics import deliveries_settled
 from ..queries import (
     Prepared,
     PreparedSQL,
@@ -255,10 +256,11 @@ class Result:
         return cls(Delivery.Status.CANCELLED, outcome=reason)
 
     @classmethod
-    def postponed(cls, *, retry_in: float, requeue: bool):
+    def postponed(cls, *, retry_in: float, requeue: bool, reason: str = ""):
         """Not attempted now (its receiver is busy): the lease is given back and the delivery
-        is due again in ``retry_in`` seconds, its status and attempts unchanged."""
-        return cls(None, retry_in=retry_in, requeue=requeue)
+        is due again in ``retry_in`` seconds, its status and attempts unchanged; a ``reason``
+        (what held it back) becomes its ``last_error``."""
+        return cls(None, retry_in=retry_in, requeue=requeue, error=reason)
 
     @property
     def queues_task(self) -> bool:
@@ -269,7 +271,8 @@ class Result:
         """The delivery's columns this result sets (the lease is released in every case)."""
         changes = {"lease_expires_at": None}
         if self.status is None:
-            return changes | {"next_attempt_at": now + timedelta(seconds=self.retry_in or 0.0)}
+            changes["next_attempt_at"] = now + timedelta(seconds=self.retry_in or 0.0)
+            return changes | ({"last_error": self.error[:500]} if self.error else {})
         changes |= {"status": self.status, "last_error": self.error}
         if self.status == Delivery.Status.RETRYING:
             changes["next_attempt_at"] = now + timedelta(seconds=self.retry_in or 0.0)
@@ -331,6 +334,7 @@ def deliveries_settle(results: list[tuple[Delivery, Result]]) -> list[Delivery]:
             "deliveries %s: lease taken over (or settled already), their late results dropped",
             lost,
         )
+    _count(settled)
     retries = []
     for delivery, result in settled:
         for field, value in result.changes(now).items():
@@ -340,6 +344,15 @@ def deliveries_settle(results: list[tuple[Delivery, Result]]) -> list[Delivery]:
     for delivery, countdown in retries:
         deliveries_enqueue([(delivery.pk, delivery.consumer)], countdown=max(countdown, 0.0))
     return [delivery for delivery, _ in settled]
+
+
+def _count(settled: list[tuple[Delivery, Result]]) -> None:
+    """The deliveries settled, by consumer and what they came to (``/metrics``)."""
+    counts = Counter(
+        (delivery.consumer, result.status or "postponed") for delivery, result in settled
+    )
+    for (consumer, outcome), count in counts.items():
+        deliveries_settled(consumer, outcome, count)
 
 
 def _settle_at_once(results, now) -> list[tuple[Delivery, Result]]:

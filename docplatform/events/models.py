@@ -40,6 +40,13 @@ class Event(models.Model):
     )
     payload = models.JSONField(help_text="The event's fields, without eventId and installationId.")
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    traceparent = models.CharField(
+        max_length=64,
+        blank=True,
+        default="",
+        help_text="The W3C trace context of what fired it (tracing on): its deliveries continue "
+        "that trace.",
+    )
 
     class Meta:
         app_label = "docplatform"

@@ -16,9 +16,10 @@ from functools import partial
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
+from ..observability.tracing import traceparent_now
 from .catalogue import payload as catalogue_payload
 from .models import Delivery, DrainRequest, Event
 from .publisher import BrokerUnavailable, publish, raise_if_broker_down
@@ -48,7 +49,12 @@ def fire(
     if settings.EVENT_PAYLOAD_CHECKS:
         payload_check(event_type, payload)
     event = Event.objects.create(
-        type=event_type, organization=organization, space=space, site=site, payload=payload
+        type=event_type,
+        organization=organization,
+        space=space,
+        site=site,
+        payload=payload,
+        traceparent=traceparent_now(),  # its deliveries continue this trace (tracing on)
     )
     _deliveries_create(event, installation)
     return event
@@ -251,3 +257,81 @@ def deliveries_sweep() -> int:
     if work:
         logger.info("sweeper re-queues %d deliveries", len(work))
     return deliveries_enqueue(work)
+
+
+# --- sending existing events again (a replay) -------------------------------------------------
+
+
+def deliveries_add(consumer: str, additions: list[tuple[str, str, uuid.UUID]]) -> list[int]:
+    """Make deliveries of events already fired: each (event id, installation id, event_uuid)
+    a delivery to that installation with that eventId, taken by ``consumer``, in the caller's
+    transaction and queued after commit as ``fire``'s are. What exists already for that
+    (event, installation) or that event_uuid is left alone. Returns the ids of the
+    deliveries that now carry the given event_uuids (made now, or by an earlier call with
+    the same ones), in the order given."""
+    if not additions:
+        return []
+    drained = consumer_named(consumer).drain_task_name is not None
+    now = timezone.now()
+    Delivery.objects.bulk_create(
+        [
+            Delivery(
+                event_id=event_id,
+                installation_id=installation_id,
+                consumer=consumer,
+                event_uuid=event_uuid,
+                queued_at=now if drained else None,  # the drain this commit requests
+            )
+            for event_id, installation_id, event_uuid in additions
+        ],
+        ignore_conflicts=True,
+    )
+    made = dict(
+        Delivery.objects.filter(
+            event_uuid__in=[event_uuid for _, _, event_uuid in additions]
+        ).values_list("event_uuid", "pk")
+    )
+    ids = [made[event_uuid] for _, _, event_uuid in additions if event_uuid in made]
+    if ids:
+        transaction.on_commit(partial(_queue_after_commit, consumer, ids))
+    return ids
+
+
+def deliveries_send_again(ids: list[int]) -> list[int]:
+    """Start these finished deliveries anew, as ``leases.delivery_redeliver`` does one (the
+    same eventId, a new chain of attempts), in one statement in the caller's transaction,
+    queued after commit; those still open, or settled with nothing sent, are left alone.
+    Returns the ids started anew."""
+    finished = (
+        Delivery.objects.filter(pk__in=ids)
+        .exclude(status__in=Delivery.OPEN_STATUSES)
+        .exclude(status=Delivery.Status.SUCCEEDED, attempts=0)
+    )
+    chosen = list(finished.select_for_update().values_list("pk", "consumer"))
+    if not chosen:
+        return []
+    Delivery.objects.filter(pk__in=[pk for pk, _ in chosen]).update(
+        status=Delivery.Status.PENDING,
+        chain=F("chain") + 1,
+        attempts=0,
+        outcome="",
+        last_error="",
+        completed_at=None,
+        next_attempt_at=None,
+        lease_expires_at=None,
+        queued_at=None,
+    )
+    for consumer in {name for _, name in chosen}:
+        mine = [pk for pk, name in chosen if name == consumer]
+        transaction.on_commit(partial(_queue_after_commit, consumer, mine))
+    return [pk for pk, _ in chosen]
+
+
+def _queue_after_commit(consumer: str, ids: list[int]) -> None:
+    """A drained consumer's deliveries join its drain (one is requested unless one runs),
+    marked queued; the others get a task each. The broker down: the sweeper's."""
+    if consumer_named(consumer).drain_task_name is None:
+        deliveries_enqueue([(pk, consumer) for pk in ids])
+        return
+    Delivery.objects.filter(pk__in=ids, queued_at__isnull=True).update(queued_at=timezone.now())
+    drain_request(consumer)

@@ -14,7 +14,8 @@ concern, read in this order:
 - ``hosts``: the platform's, the integrations' and the sites' origins, visitor rates;
 - ``runtime``: the integration runtime;
 - ``gitsync``: Git sync of spaces;
-- ``security``: login throttling, HTTPS and the Content-Security-Policy.
+- ``security``: login throttling, HTTPS and the Content-Security-Policy;
+- ``observability``: traces (OpenTelemetry, off unless configured) and ``/metrics``.
 
 With nothing set, the platform runs on its embedded default: SQLite and a Celery broker on the
 file system, so it starts on a fresh machine with no server. A value a module refuses raises
@@ -36,4 +37,5 @@ from .hosts import *  # noqa: F403
 from .runtime import *  # noqa: F403
 from .gitsync import *  # noqa: F403
 from .security import *  # noqa: F403
+from .observability import *  # noqa: F403
 # isort: on

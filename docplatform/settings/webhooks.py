@@ -1,8 +1,10 @@
 """Webhooks: retries, timeouts, batched drains and concurrency of the senders, the networks
 webhook URLs may reach, retention, and when a failing endpoint is disabled."""
 
-from .celery import CELERY_BEAT_SCHEDULE
-from .environment import env_networks, env_number, env_positive
+from django.core.exceptions import ImproperlyConfigured
+
+from .celery import CELERY_BEAT_SCHEDULE, CELERY_BROKER_URL
+from .environment import env, env_networks, env_number, env_positive
 
 # The base of the retry schedule: retries after 1x, 2x and 4x this, each +/-10 %.
 WEBHOOK_RETRY_BASE_DELAY = env_number(float, "WEBHOOK_RETRY_BASE_DELAY", 1.0)
@@ -20,6 +22,20 @@ WEBHOOK_SENDERS = env_positive(int, "WEBHOOK_SENDERS", 200)
 # POSTs in flight to one receiver (host:port) per worker process, at most: a burst to one slow
 # URL takes no more senders than this; what is over it waits (postponed), it does not fail.
 WEBHOOK_RECEIVER_CONCURRENCY = env_positive(int, "WEBHOOK_RECEIVER_CONCURRENCY", 10)
+# Where the limits per endpoint (its configuration's max_in_flight and max_per_second, and a
+# 429's Retry-After), held across every worker process and machine, live: a redis:// URL, or
+# "database" (a table, its rows locked). By default the broker's Redis when the broker is Redis,
+# else the database (webhooks/transport/limits.py).
+_REDIS = ("redis://", "rediss://")
+WEBHOOK_LIMITS_URL = env.str(
+    "WEBHOOK_LIMITS_URL",
+    default=CELERY_BROKER_URL if CELERY_BROKER_URL.startswith(_REDIS) else "database",
+)
+if WEBHOOK_LIMITS_URL != "database" and not WEBHOOK_LIMITS_URL.startswith(_REDIS):
+    raise ImproperlyConfigured(
+        "WEBHOOK_LIMITS_URL must be a redis:// or rediss:// URL, or database, not "
+        f"{WEBHOOK_LIMITS_URL.split(':', 1)[0]!r}"
+    )
 # CIDRs that webhook URLs may reach although they are not public (development, tests).
 WEBHOOK_ALLOWED_NETWORKS = env_networks("WEBHOOK_ALLOWED_NETWORKS")
 WEBHOOK_RETENTION_DAYS = env_positive(int, "WEBHOOK_RETENTION_DAYS", 30)
@@ -36,3 +52,8 @@ CELERY_BEAT_SCHEDULE["disable-failing-webhook-endpoints"] = {
 }
 # "Resend all failed since ..." sends at most this many deliveries again per request.
 WEBHOOK_BULK_REDELIVERY_LIMIT = env_positive(int, "WEBHOOK_BULK_REDELIVERY_LIMIT", 1000)
+# A replay sends an endpoint at most this many events of a time range (the oldest first), this
+# many at a time: the next batch once the previous one is settled, so a replay never floods
+# the receiver nor holds up the live events behind it.
+WEBHOOK_REPLAY_LIMIT = env_positive(int, "WEBHOOK_REPLAY_LIMIT", 1000)
+WEBHOOK_REPLAY_BATCH = env_positive(int, "WEBHOOK_REPLAY_BATCH", 100)

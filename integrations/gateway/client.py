@@ -27,6 +27,9 @@ from urllib3 import BaseHTTPResponse, HTTPHeaderDict, Timeout
 from urllib3.exceptions import ConnectTimeoutError, HTTPError, NewConnectionError, ReadTimeoutError
 from urllib3.filepost import encode_multipart_formdata
 
+from docplatform.observability.metrics import runtime_call_observed
+from docplatform.observability.tracing import context_now, span, trace_headers_now
+
 from ..environment import environment_for, runtime_signing_key
 from ..models import Installation, IntegrationLog, IntegrationVersion
 from ..runtime import protocol
@@ -133,6 +136,7 @@ class RuntimeCall:
         self.key = self.environment["integration"].get(protocol.BUNDLE_HASH) or self.path
         self.log = CallLog(event, version, installation, kind, self.environment)
         self._started = time.perf_counter()
+        self._trace = context_now()  # the caller's trace, which ``send``'s thread continues
         self._answer: HostAnswer | None = None
         self._failure: RuntimeFailure | None = None
         self._duration_ms = 0
@@ -154,6 +158,7 @@ class RuntimeCall:
     def abandon(self, failure: RuntimeFailure) -> RuntimeFailure:
         """The caller stopped waiting (its deadline): log the call as ``failure``."""
         failure.duration_ms = int((time.perf_counter() - self._started) * 1000)
+        runtime_call_observed(str(self.log.kind), failure.duration_ms / 1000)
         self.log.failed(failure, duration_ms=failure.duration_ms)
         return failure
 
@@ -167,6 +172,7 @@ class RuntimeCall:
                 self._failure = failure
             self._duration_ms = int((time.perf_counter() - self._started) * 1000)
         log, duration_ms = self.log, self._duration_ms
+        runtime_call_observed(str(log.kind), duration_ms / 1000)
         if self._failure is not None:
             log.failed(self._failure, duration_ms=duration_ms)
             raise self._failure
@@ -210,7 +216,19 @@ class RuntimeCall:
         """The envelope, with ``bundle`` when given, to this version's host (reads no
         database: ``send`` runs it in other threads)."""
         body, content_type = _envelope(self.event, self.environment, self.fetch_body, bundle)
-        return _post(self.path, self.key, body, content_type)
+        # A span of the caller's trace (tracing on), carried to the host as ``traceparent``.
+        with span(
+            "runtime call",
+            parent=self._trace,
+            kind="client",
+            attributes={
+                "docplatform.integration": self.version.integration.name,
+                "docplatform.runtime.kind": str(self.log.kind),
+            },
+        ) as traced:
+            answer = _post(self.path, self.key, body, content_type, traced.headers())
+            traced.set("http.response.status_code", answer.status_code)
+            return answer
 
 
 def _wants_bundle(answer: HostAnswer | None) -> bool:
@@ -236,13 +254,17 @@ def _message_of(answer: HostAnswer) -> str | None:
     return message if isinstance(message, str) else None
 
 
-def _post(path: str, key: str, body: bytes, content_type: str) -> HostAnswer:
+def _post(
+    path: str, key: str, body: bytes, content_type: str, trace: dict | None = None
+) -> HostAnswer:
     """``POST path`` with ``body``, signed, to the first of ``key``'s hosts that takes the
     connection; PlatformFault when none does or the call broke, IntegrationFault when the
-    answer is over ``RUNTIME_MAX_ANSWER_MB``."""
+    answer is over ``RUNTIME_MAX_ANSWER_MB``. ``trace``: the trace context headers (default:
+    the current span's; none while tracing is off)."""
     headers = {
         "Content-Type": content_type,
         signing.HEADER: signing.sign(body, runtime_signing_key()),
+        **(trace_headers_now() if trace is None else trace),
     }
     timeout = Timeout(
         connect=settings.RUNTIME_CONNECT_TIMEOUT, read=settings.RUNTIME_RESPONSE_TIMEOUT

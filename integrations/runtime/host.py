@@ -25,7 +25,7 @@ from wsgiref.simple_server import make_server
 
 from docplatform_sdk import codebundle
 
-from . import envelope, protocol
+from . import envelope, protocol, tracing
 from .call_failures import (
     AnswerTooLarge,
     PoolBusy,
@@ -90,6 +90,9 @@ class RuntimeHost:
 
     def health(self) -> dict:
         answer = {"status": "ok", "sandbox": self.sandbox.mode, "pools": len(self.pools)}
+        # Each pool's workers (alive or starting) and the spares: the platform's /metrics
+        # reads them here (docplatform_runtime_workers).
+        answer["workers"] = self.pools.workers()
         answer["seccomp"] = self.sandbox.seccomp is not None
         answer["limits"] = WORKER_LIMITS
         if self.sandbox.mode == "off":
@@ -99,11 +102,15 @@ class RuntimeHost:
     def __call__(self, environ, start_response):
         started = time.monotonic()
         described = {"event": "-", "integration": "-", "version": "-"}
-        try:
-            reply = self.route(environ, described)
-        except Exception:
-            logger.exception("runtime host: unexpected error")
-            reply = Reply.json(500, {"error": protocol.RUNTIME_ERROR})
+        with tracing.server_span(environ) as span:  # the gateway's trace, continued
+            try:
+                reply = self.route(environ, described)
+            except Exception:
+                logger.exception("runtime host: unexpected error")
+                reply = Reply.json(500, {"error": protocol.RUNTIME_ERROR})
+            if span is not None:
+                span.set_attribute("http.response.status_code", reply.status)
+                span.set_attribute("docplatform.runtime.outcome", reply.outcome)
         if described["integration"] != "-":
             logger.info(
                 "event=%s integration=%s version=%s status=%s outcome=%s duration_ms=%.1f",
@@ -273,6 +280,7 @@ def create_app() -> RuntimeHost:
     log_to_stderr()
     forbid_inspection()
     config = HostConfig.from_environ()
+    tracing.tracing_start()
     for name in ("RUNTIME_SIGNING_KEY", "RUNTIME_SIGNING_KEY_FILE"):
         os.environ.pop(name, None)  # nothing this host starts inherits the key
     try:

@@ -284,6 +284,25 @@ class PoolRegistry:
         with self._lock:
             return len(self._pools)
 
+    def workers(self) -> dict:
+        """The workers of each pool (alive or starting), as ``{"pools": [{"integration",
+        "bundle" (its SHA-256's first 12 digits), "workers", "busy"}], "spares": n}``."""
+        with self._lock:
+            pools = list(self._pools.items())
+        with self.capacity.changed:
+            return {
+                "pools": [
+                    {
+                        "integration": name,
+                        "bundle": digest[:12],
+                        "workers": pool.count,
+                        "busy": pool._busy,
+                    }
+                    for (name, digest), pool in pools
+                ],
+                "spares": len(self.spares.slots),
+            }
+
     def retire_idle(self, now: float | None = None) -> int:
         """Close the pools unused for ``pool_idle_seconds`` and stop the workers idle for
         ``worker_idle_seconds``; returns how many pools were closed."""

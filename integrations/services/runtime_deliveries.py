@@ -1,6 +1,7 @@
 """Runtime deliveries: platform events taken to the integration's code in the runtime host."""
 
 import random
+import time
 
 from django.conf import settings
 
@@ -12,6 +13,8 @@ from docplatform.events.leases import (
     delivery_settle,
     delivery_start,
 )
+from docplatform.observability.metrics import attempt_observed
+from docplatform.observability.tracing import span
 
 from ..gateway.client import call_runtime
 from ..gateway.envelopes import platform_event
@@ -72,10 +75,13 @@ def runtime_deliver(delivery_id: int) -> None:
         delivery_settle(delivery, Result.postponed(retry_in=delay, requeue=True))
         return
     attempts = delivery.attempts + 1
+    started = time.perf_counter()
     try:
-        answer = call_runtime(
-            platform_event(delivery), version=version, installation=delivery.installation
-        )
+        # The event's trace (tracing on), continued from the request that fired it.
+        with span("runtime delivery", parent=delivery.event.traceparent, kind="consumer"):
+            answer = call_runtime(
+                platform_event(delivery), version=version, installation=delivery.installation
+            )
     except (PlatformFault, IntegrationFault) as failure:
         result = _failed(failure, attempts)
     else:
@@ -87,6 +93,7 @@ def runtime_deliver(delivery_id: int) -> None:
             done="handled" if handled else "the integration has no handler for this event",
             duration_ms=answer.duration_ms,
         )
+    attempt_observed(delivery.consumer, time.perf_counter() - started)
     delivery_settle(delivery, result)
 
 

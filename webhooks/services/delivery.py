@@ -3,9 +3,11 @@ number per receiver: ``webhooks.transport``), classify each attempt's outcome an
 delivery as the attempt ends (done, or retried: the outbox's one retry policy,
 ``docplatform.events.retries``) with the attempt's log row; purging finished deliveries."""
 
+import dataclasses
 import json
 import logging
 import time
+from collections import defaultdict
 from concurrent.futures import FIRST_COMPLETED, Future
 from concurrent.futures import wait as futures_wait
 from datetime import timedelta
@@ -24,6 +26,7 @@ from docplatform.events.outbox import drain_release, drain_request
 from ..models import DeliveryAttempt
 from ..rules import WEBHOOK_CONSUMER
 from ..selectors import is_delivery_waiting
+from ..transport import limits
 from ..transport.outbound import UnsafeURL, check_url
 from ..transport.receivers import slots
 from ..transport.sending import REFUSED, Job, senders
@@ -165,6 +168,8 @@ class _Drain:
     def __init__(self):
         self.targets: dict = {}  # one resolution per URL and drain
         self.futures: dict[Future, Job] = {}
+        self.leases: dict[Future, str] = {}  # each POST's slot of its endpoint's limits
+        self.holds: dict[int, tuple[limits.Grant, limits.Limits]] = {}  # held back, by id
         self.waiting: list[tuple[float, Job]] = []  # (since, job), in claim order
         self.ended: list[tuple[Delivery, DeliveryAttempt]] = []
         self.ended_since = 0.0
@@ -230,12 +235,21 @@ class _Drain:
             time.sleep(wait)
             done = ()
         now = time.monotonic()
+        ended_leases = defaultdict(list)
         for future in done:
             job = self.futures.pop(future)
+            ended_leases[job.delivery.installation_id].append(self.leases.pop(future))
             try:
-                self._ended(job.delivery, future.result(), now)
+                attempt = future.result()
             except Exception:  # a fault of ours: the delivery is left to its lease
                 logger.exception("webhook delivery %s: the attempt failed", job.delivery.pk)
+                continue
+            self._ended(job.delivery, attempt, now)
+            wait = _retry_after(attempt)
+            if wait:  # the receiver is waited for: nothing more is sent to it until then
+                limits.pause(job.delivery.installation_id, wait)
+        for endpoint, leases in ended_leases.items():
+            limits.release(endpoint, leases)
         self._dispatch()
         self._postpone_overdue(now)
         if self.ended and (
@@ -280,14 +294,39 @@ class _Drain:
         self.ended.append((delivery, attempt))
 
     def _dispatch(self) -> None:
-        """POST the waiting deliveries whose receiver has a slot, in claim order."""
-        still = []
-        for since, job in self.waiting:
+        """POST the waiting deliveries, in claim order, whose receiver has a slot in this
+        process and whose endpoint has one within its limits across every worker
+        (``transport.limits``: one acquisition per endpoint). What a limit held back waits
+        (a pause or a long wait: postponed at once)."""
+        ready = defaultdict(list)
+        for _, job in self.waiting:
             if slots.take(job.receiver):
-                self.futures[senders().submit(job.run)] = job
-            else:
-                still.append((since, job))
-        self.waiting = still
+                ready[job.delivery.installation_id].append(job)
+        sent = set()
+        for endpoint, jobs in ready.items():
+            endpoint_limits = limits.limits_of(jobs[0].delivery.installation.configuration)
+            grant = limits.acquire(endpoint, endpoint_limits, len(jobs))
+            for job, lease in zip(jobs, grant.leases, strict=False):
+                self.holds.pop(job.delivery.pk, None)
+                future = senders().submit(job.run)
+                self.futures[future], self.leases[future] = job, lease
+                sent.add(id(job))
+            for job in jobs[len(grant.leases) :]:
+                slots.give_back_unused(job.receiver)
+                self.holds[job.delivery.pk] = (grant, endpoint_limits)
+        self.waiting = [
+            (self._held_since(job, since), job)
+            for since, job in self.waiting
+            if id(job) not in sent
+        ]
+
+    def _held_since(self, job: Job, since: float) -> float:
+        """When a waiting job started waiting; long ago (postponed at the next step) when its
+        endpoint's limits hold it back for longer than a slot is waited for."""
+        hold = self.holds.get(job.delivery.pk)
+        if hold and hold[0].wait > SLOT_WAIT_SECONDS:
+            return float("-inf")
+        return since
 
     def _postpone_overdue(self, now: float) -> None:
         """Postpone the deliveries that waited ``SLOT_WAIT_SECONDS`` for a slot: their
@@ -298,8 +337,24 @@ class _Drain:
         self.waiting = [(since, job) for since, job in self.waiting if job not in overdue]
         results = []
         for job in overdue:
-            delay = slots.postpone(job.receiver)
-            results.append((job.delivery, Result.postponed(retry_in=delay, requeue=False)))
+            hold = self.holds.pop(job.delivery.pk, None)
+            if hold is None:  # this process's bound on POSTs to its receiver
+                delay = slots.postpone(job.receiver)
+                reason = (
+                    f"held back: {settings.WEBHOOK_RECEIVER_CONCURRENCY} in flight to "
+                    f"{job.receiver} from this worker"
+                )
+            else:  # its endpoint's limits
+                grant, endpoint_limits = hold
+                delay = limits.postponement(
+                    job.delivery.installation_id,
+                    grant,
+                    endpoint_limits,
+                    slots.typical(job.receiver),
+                )
+                reason = grant.reason(endpoint_limits)
+            result = Result.postponed(retry_in=delay, requeue=False, reason=reason)
+            results.append((job.delivery, result))
         self.postponed += _settle_quietly(results)
         # Due at their next_attempt_at (the settle's clock): poll a little past the last one.
         last = max(result.retry_in for _, result in results) + DRAIN_POLL_SECONDS
@@ -350,9 +405,23 @@ def _result(delivery: Delivery, attempt: DeliveryAttempt) -> Result:
         done=done,
         log=[attempt],
     )
+    wait = _retry_after(attempt)
+    if wait is not None and attempt.outcome == retries.RETRY:
+        # The receiver is waited for as it asked (up to 60 s), at least the policy's delay;
+        # the attempt counts as one, as the policy counts every 429.
+        asked = f"HTTP 429, held back as the receiver asked: Retry-After {wait:g} s"
+        result = dataclasses.replace(result, retry_in=max(result.retry_in, wait), error=asked)
+        attempt.error = asked
     if attempt.outcome == retries.RETRY:
         attempt.next_delay = result.retry_in
     return result
+
+
+def _retry_after(attempt: DeliveryAttempt) -> float | None:
+    """Seconds a 429 attempt's ``Retry-After`` asks to wait (at most 60), or None."""
+    if attempt.status_code != 429:
+        return None
+    return limits.retry_after(attempt.response_headers)
 
 
 def deliveries_purge() -> int:

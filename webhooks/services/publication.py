@@ -11,6 +11,7 @@ from integrations.services.publishing import OlderReleaseCode
 from integrations.services.releases import integration_release
 
 from ..rules import SELECTABLE_EVENTS
+from ..transport.limits import limit_problems
 from ..transport.outbound import UnsafeURL, check_url
 
 MANIFEST_FOLDER = Path(__file__).resolve().parent.parent / "integration"
@@ -55,6 +56,7 @@ def configuration_problems(level: str, configuration: dict) -> list[dict]:
             check_url(url)
         except UnsafeURL as exc:
             problems.append({"path": "configuration.url", "message": str(exc)})
+    problems += limit_problems(configuration)
     if not any(configuration.get(event) is True for event in selectable):
         problems.append(
             {

@@ -41,6 +41,18 @@ class ReceiverSlots:
             typical = self._duration.get(receiver, seconds)
             self._duration[receiver] = typical + WEIGHT * (seconds - typical)
 
+    def give_back_unused(self, receiver: str) -> None:
+        """A slot taken for a POST that was not made (its endpoint's limits held it back)."""
+        with self._lock:
+            self._in_flight[receiver] -= 1
+            if not self._in_flight[receiver]:
+                del self._in_flight[receiver]
+
+    def typical(self, receiver: str) -> float:
+        """A typical attempt's duration to ``receiver`` (seconds)."""
+        with self._lock:
+            return self._duration.get(receiver, FIRST_GUESS)
+
     def postpone(self, receiver: str) -> float:
         """Seconds until a delivery over the bound should come back: a typical attempt for
         each full round of slots taken by those postponed before it."""

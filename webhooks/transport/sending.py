@@ -11,6 +11,8 @@ from django.conf import settings
 from django.utils import timezone
 
 from docplatform.events.models import Delivery
+from docplatform.observability.metrics import attempt_observed
+from docplatform.observability.tracing import Span, span
 
 from ..models import DeliveryAttempt
 from .outbound import SendError, Target, UnsafeURL, post
@@ -70,14 +72,28 @@ def _attempt(job: Job) -> DeliveryAttempt:
         url=str(url or "")[:2048],
     )
     started = time.perf_counter()
-    _send(job, attempt)
-    attempt.duration_ms = int((time.perf_counter() - started) * 1000)
+    # A span of the event's trace (tracing on): from the request that fired it to this POST.
+    with span(
+        "webhook POST",
+        parent=delivery.event.traceparent,
+        kind="client",
+        attributes={"docplatform.delivery": delivery.pk, "http.request.method": "POST"},
+    ) as traced:
+        _send(job, attempt, traced)
+        traced.set("http.response.status_code", attempt.status_code)
+        if attempt.error:
+            traced.failed(attempt.error)
+    seconds = time.perf_counter() - started
+    attempt.duration_ms = int(seconds * 1000)
+    if not isinstance(job.target, UnsafeURL):
+        attempt_observed(delivery.consumer, seconds)
     return attempt
 
 
-def _send(job: Job, attempt: DeliveryAttempt) -> None:
-    """POST the delivery, signed in its endpoint's scheme; fills the attempt's request headers
-    and its response (or error)."""
+def _send(job: Job, attempt: DeliveryAttempt, traced: Span) -> None:
+    """POST the delivery, signed in its endpoint's scheme (with the trace's ``traceparent``
+    when its endpoint asks for it); fills the attempt's request headers and its response (or
+    error)."""
     delivery, body, target = job.delivery, job.body, job.target
     if isinstance(target, UnsafeURL):
         attempt.error = f"{REFUSED}{target}"[:500]
@@ -95,6 +111,8 @@ def _send(job: Job, attempt: DeliveryAttempt) -> None:
         "X-Service-Event": delivery.event.type,
         "X-Service-Delivery": event_id,
     }
+    if delivery.installation.configuration.get("traceparent") is True:
+        headers |= traced.headers()  # nothing while tracing is off
     attempt.request_headers = {"Host": target.host_header, **headers}
     try:
         response = post(target, body=body, headers=headers, keep=RESPONSE_BODY_KEPT)

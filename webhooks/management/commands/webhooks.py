@@ -1,19 +1,27 @@
 """``python manage.py webhooks ACTION``: operators' view of webhook installations."""
 
+import time
+from datetime import UTC, datetime
+
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from docplatform.events.leases import delivery_redeliver
 from docplatform.events.models import Delivery
 from integrations.models import Installation
+from webhooks.models import Replay
 from webhooks.rules import WEBHOOK_INTEGRATION
+from webhooks.selectors import replay_progress
 from webhooks.services.ping import webhook_ping
+from webhooks.services.replay import replay_request
 from webhooks.services.signing_secrets import signing_secret_current, signing_secret_rotate
 from webhooks.transport.signatures import secret_shown
 
 
 class Command(BaseCommand):
-    help = "Webhook signing secrets, deliveries, redelivery and test pings."
+    help = "Webhook signing secrets, deliveries, redelivery, replays and test pings."
 
     def add_arguments(self, parser):
         actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
@@ -28,6 +36,20 @@ class Command(BaseCommand):
         deliveries.add_argument("--limit", type=int, default=50)
         redeliver = actions.add_parser("redeliver", help="Send a delivery again (same eventId).")
         redeliver.add_argument("delivery", type=int)
+        replay = actions.add_parser(
+            "replay",
+            help="Send the installation the events of a time range it did not get (paused or "
+            "disabled), each once, with the eventId of its delivery to it.",
+        )
+        replay.add_argument("installation")
+        replay.add_argument("--since", type=_time, required=True, help="ISO 8601; UTC if naive.")
+        replay.add_argument("--until", type=_time, default=None, help="ISO 8601; default: now.")
+        replay.add_argument(
+            "--include-delivered", action="store_true", help="Also the events it got."
+        )
+        replay.add_argument(
+            "--wait", action="store_true", help="Wait until it is done, printing its progress."
+        )
 
     def handle(self, *args, action, **options):
         return getattr(self, "handle_" + action.replace("-", "_"))(**options)
@@ -72,6 +94,35 @@ class Command(BaseCommand):
             raise CommandError(exc.messages[0], returncode=1) from exc
         self.stdout.write(f"delivery {row.pk} queued again (attempt chain {row.chain})")
 
+    def handle_replay(self, *, installation, since, until, include_delivered, wait, **options):
+        try:
+            job = replay_request(
+                user=None,
+                installation=self._installation(installation),
+                since=since,
+                until=until or timezone.now(),
+                include_delivered=include_delivered,
+            )
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{field}: {' '.join(messages)}" for field, messages in exc.message_dict.items()
+            )
+            raise CommandError(problems, returncode=1) from exc
+        more = f" (of {job.matched}: at most the limit)" if job.matched > job.found else ""
+        self.stdout.write(f"replay {job.pk}: {job.found} events found{more}")
+        while wait and job.is_active:
+            time.sleep(0.5)
+            job.refresh_from_db()
+        if wait:
+            progress = replay_progress(job)
+            self.stdout.write(
+                f"replay {job.pk} {job.status}: {job.queued} of {job.found} queued, "
+                f"{job.skipped} skipped; {progress['succeeded']} succeeded, "
+                f"{progress['failed']} failed, {progress['open']} in progress"
+            )
+            if job.status != Replay.Status.DONE:
+                raise CommandError(f"replay {job.pk} is {job.status}", returncode=1)
+
     @staticmethod
     def _installation(installation_id: str) -> Installation:
         installation = (
@@ -82,3 +133,11 @@ class Command(BaseCommand):
         if installation is None:
             raise CommandError(f"{installation_id}: no such webhook installation", returncode=2)
         return installation
+
+
+def _time(value: str) -> datetime:
+    """An ISO 8601 time (a date alone: its midnight), UTC when it names no offset."""
+    parsed = parse_datetime(value) or parse_datetime(f"{value}T00:00")
+    if parsed is None:
+        raise ValueError(value)
+    return parsed if timezone.is_aware(parsed) else parsed.replace(tzinfo=UTC)
