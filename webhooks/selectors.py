@@ -222,15 +222,20 @@ def latest_bulk_redelivery(installation: Installation) -> BulkRedelivery | None:
     return BulkRedelivery.objects.filter(installation=installation).first()
 
 
-def bulk_redelivery_progress(job: BulkRedelivery) -> dict:
-    """How far a bulk redelivery is: ``done`` of ``total`` sent again (``skipped``: no longer
-    failed when their turn came), and what became of them so far."""
-    statuses = dict(
-        Delivery.objects.filter(pk__in=job.delivery_ids)
+def delivery_status_counts(delivery_ids) -> dict[str, int]:
+    """How many of these deliveries are in each status (a job's progress)."""
+    return dict(
+        Delivery.objects.filter(pk__in=delivery_ids)
         .order_by()
         .values_list("status")
         .annotate(count=Count("id"))
     )
+
+
+def bulk_redelivery_progress(job: BulkRedelivery) -> dict:
+    """How far a bulk redelivery is: ``done`` of ``total`` sent again (``skipped``: no longer
+    failed when their turn came), and what became of them so far."""
+    statuses = delivery_status_counts(job.delivery_ids)
     return {
         "id": job.pk,
         "total": job.total,
@@ -307,12 +312,7 @@ def replay_has_open_deliveries(replay: Replay) -> bool:
 def replay_progress(replay: Replay) -> dict:
     """How far a replay is: ``queued`` of ``found`` events handled (``skipped``: delivered
     or in progress meanwhile), and what became of the deliveries it queued so far."""
-    statuses = dict(
-        Delivery.objects.filter(pk__in=replay.delivery_ids)
-        .order_by()
-        .values_list("status")
-        .annotate(count=Count("id"))
-    )
+    statuses = delivery_status_counts(replay.delivery_ids)
     return {
         "id": replay.pk,
         "status": replay.status,

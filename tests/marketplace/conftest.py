@@ -1,6 +1,9 @@
 import pytest
+from django.test import Client
+from django.urls import reverse
 
 from integrations.models import Integration
+from integrations.services.installations import installation_create
 from tests.factories import (
     IntegrationAssetFactory,
     IntegrationFactory,
@@ -145,3 +148,32 @@ def globex_unlisted(globex):
 def member_client(client, org_member):
     client.force_login(org_member)
     return client
+
+
+@pytest.fixture
+def hook(org_admin, organization, acme_space, receiver):  # noqa: F811 - receiver, a fixture
+    """A webhook installation in acme's space, sending to the local receiver."""
+    return installation_create(
+        user=org_admin,
+        integration=Integration.objects.get(name="webhook"),
+        organization=organization,
+        space=acme_space,
+        configuration={"url": receiver.url, "space_content_updated": True},
+    )
+
+
+@pytest.fixture
+def admin_client(org_admin):
+    """A client of its own signed in as acme's admin (``client`` may be someone else)."""
+    client = Client()
+    client.force_login(org_admin)
+    return client
+
+
+def url(name, installation, *args, organization="acme"):
+    """A marketplace page of an installation of ``organization``."""
+    return reverse(f"marketplace:{name}", args=[organization, installation.pk, *args])
+
+
+def messages_of(response) -> list[str]:
+    return [str(message) for message in response.context["messages"]]

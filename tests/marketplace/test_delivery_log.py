@@ -16,6 +16,7 @@ from docplatform.events.models import Delivery
 from integrations.models import Integration
 from integrations.services.installations import installation_create, installation_pause
 from tests.conftest import wait_until
+from tests.marketplace.conftest import messages_of, url
 from webhooks.models import BulkRedelivery, DeliveryAttempt
 from webhooks.services.delivery import request_body
 from webhooks.services.endpoints import endpoint_disable
@@ -44,21 +45,6 @@ def site_hook(org_admin, organization, acme_site, receiver):
         site=acme_site,
         configuration={"url": receiver.url, "page_feedback": True, "site_view": False},
     )
-
-
-@pytest.fixture
-def admin_client(org_admin):
-    client = Client()
-    client.force_login(org_admin)
-    return client
-
-
-def url(name, installation, *args, organization="acme"):
-    return reverse(f"marketplace:{name}", args=[organization, installation.pk, *args])
-
-
-def messages_of(response) -> list[str]:
-    return [str(message) for message in response.context["messages"]]
 
 
 def finished(delivery, status, *, at=None):

@@ -4,51 +4,22 @@ progress and a cancel, bad input, and who may."""
 from datetime import timedelta
 
 import pytest
-from django.test import Client
-from django.urls import reverse
 from django.utils import timezone
 
 from docplatform.events.models import Delivery
 from docplatform.services import space_content_update
-from integrations.models import Integration
 from integrations.services.installations import (
-    installation_create,
     installation_pause,
     installation_resume,
 )
 from tests.conftest import wait_until
+from tests.marketplace.conftest import messages_of, url
 from webhooks.models import Replay
 
 pytestmark = pytest.mark.usefixtures("webhook_settings")
 
 PAGES = [{"path": "p", "title": "P", "body": "b"}]
 FORMAT = "%Y-%m-%dT%H:%M"
-
-
-@pytest.fixture
-def hook(org_admin, organization, acme_space, receiver):
-    return installation_create(
-        user=org_admin,
-        integration=Integration.objects.get(name="webhook"),
-        organization=organization,
-        space=acme_space,
-        configuration={"url": receiver.url, "space_content_updated": True},
-    )
-
-
-@pytest.fixture
-def admin_client(org_admin):
-    client = Client()
-    client.force_login(org_admin)
-    return client
-
-
-def url(name, installation, *args, organization="acme"):
-    return reverse(f"marketplace:{name}", args=[organization, installation.pk, *args])
-
-
-def messages_of(response) -> list[str]:
-    return [str(message) for message in response.context["messages"]]
 
 
 def missed(hook, space, count):

@@ -5,44 +5,15 @@ import re
 
 import pytest
 from django.test import Client
-from django.urls import reverse
 
 from docplatform.events.models import Delivery
-from integrations.models import Integration
 from integrations.services.installations import installation_create, installation_pause
 from tests.conftest import wait_until
+from tests.marketplace.conftest import messages_of, url
 from webhooks.services.ping import webhook_ping_send
 from webhooks.services.signing_secrets import signing_secret_current
 
 pytestmark = pytest.mark.usefixtures("webhook_settings")
-
-
-@pytest.fixture
-def hook(org_admin, organization, acme_space, receiver):
-    """A webhook installation in acme's space, sending to the local receiver."""
-    return installation_create(
-        user=org_admin,
-        integration=Integration.objects.get(name="webhook"),
-        organization=organization,
-        space=acme_space,
-        configuration={"url": receiver.url, "space_content_updated": True},
-    )
-
-
-@pytest.fixture
-def admin_client(org_admin):
-    """A client of its own: ``member_client`` signs ``client`` in as the member."""
-    client = Client()
-    client.force_login(org_admin)
-    return client
-
-
-def url(name, installation, *args):
-    return reverse(f"marketplace:{name}", args=["acme", installation.pk, *args])
-
-
-def messages_of(response) -> list[str]:
-    return [str(message) for message in response.context["messages"]]
 
 
 def test_admins_reveal_the_secret_and_members_only_learn_it_exists(
