@@ -2,10 +2,12 @@
 installation token."""
 
 import json
+from datetime import timedelta
 
 import pytest
 from django.core.cache import cache
 from django.urls import URLResolver, reverse
+from django.utils import timezone
 
 from docplatform.events.models import Delivery
 from docplatform.gitsync.models import GitSync
@@ -14,6 +16,7 @@ from docplatform.urls import api_v1
 from integrations.services.installations import installation_create
 from tests.api_helpers import api_client
 from tests.factories import PageFactory, RevisionFactory, SiteFactory, SpaceFactory
+from webhooks.models import Replay
 
 pytestmark = pytest.mark.django_db
 
@@ -97,6 +100,11 @@ def world(publish, org_admin, org_member, organization):
         "event_type": "page_feedback",
         "sync_id": GitSync.objects.create(
             space=space, direction="export", url="/srv/git/docs", branch="main"
+        ).pk,
+        "replay_id": Replay.objects.create(
+            installation=installation,
+            since=timezone.now() - timedelta(hours=1),
+            until=timezone.now(),
         ).pk,
     }
 
