@@ -65,7 +65,8 @@ class PreparedSQL:
         self.sql, self.params, self.alias = sql, tuple(params), using
 
     def execute(self, values: Mapping[Hashable, object]) -> list[list]:
-        """Run it with ``values`` for the stand-ins; its rows as they come."""
+        """Run it with ``values`` for the stand-ins; its rows as they come (none for a
+        statement that returns none)."""
         connection = connections[self.alias]
         adapt = connection.ops.adapt_datetimefield_value  # as the ORM passes times
         values = {
@@ -82,7 +83,7 @@ class PreparedSQL:
             parameters = [json.dumps(p) if isinstance(p, list) else p for p in parameters]
         with _statement_cursor(connection) as cursor:
             cursor.execute(self.sql, parameters)
-            rows = [list(row) for row in cursor.fetchall()]
+            rows = [list(row) for row in cursor.fetchall()] if cursor.description else []
         log = connection.queries_log if connection.queries_logged else None
         if log and log[-1]["sql"] is None:  # Django cannot show a prepared statement's run
             log[-1]["sql"] = connection.ops.compose_sql(self.sql, parameters)

@@ -220,6 +220,12 @@ class EndpointThrottle(models.Model):
     not_before = models.DateTimeField(
         null=True, blank=True, help_text="The receiver asked (429 Retry-After) to wait until then."
     )
+    waiting = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The holders (drains) held back lately: name to when they stop counting "
+        "(Unix time), for the fair shares.",
+    )
 
     def __str__(self):
         return f"throttle of {self.installation_id}"
@@ -232,6 +238,7 @@ class EndpointLease(models.Model):
     installation = models.ForeignKey(
         "integrations.Installation", on_delete=models.CASCADE, related_name="+"
     )
+    holder = models.CharField(max_length=32, default="", help_text="The drain that holds it.")
     token = models.CharField(max_length=32, unique=True)
     expires_at = models.DateTimeField()
 

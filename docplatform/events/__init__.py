@@ -4,7 +4,9 @@
 - ``models``: Event, Delivery, DrainRequest (registered with the docplatform app).
 - ``registry``: the routers (who receives an event) and the consumers (who takes deliveries)
   that apps register in their ``AppConfig.ready()``; the host imports no plug-in app.
-- ``outbox``: ``fire``, queueing, drains, the sweeper.
+- ``outbox``: ``fire``, queueing, drains, the sweeper; ``inserts`` writes a fired event and its
+  deliveries (one compiled statement on PostgreSQL), ``drain_flag`` the drain request flag's
+  statements.
 - ``leases``: claim / settle / redeliver, the one API consumers work through deliveries with.
 - ``publisher``: every publish to the broker, bounded in time, with a breaker.
 """

@@ -11,16 +11,18 @@ The consumers' side (claim, settle, redeliver) is ``leases``.
 
 import logging
 import uuid
-from datetime import datetime, timedelta
+from datetime import timedelta
 from functools import partial
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
 from ..observability.tracing import traceparent_now
 from .catalogue import payload as catalogue_payload
+from .drain_flag import drain_flag_replace, drain_flag_set
+from .inserts import event_insert
 from .models import Delivery, DrainRequest, Event
 from .publisher import BrokerUnavailable, publish, raise_if_broker_down
 from .registry import consumer_for, consumer_named, routers
@@ -48,7 +50,7 @@ def fire(
     payload = catalogue_payload(event_type, **fields)
     if settings.EVENT_PAYLOAD_CHECKS:
         payload_check(event_type, payload)
-    event = Event.objects.create(
+    event = Event(
         type=event_type,
         organization=organization,
         space=space,
@@ -56,7 +58,11 @@ def fire(
         payload=payload,
         traceparent=traceparent_now(),  # its deliveries continue this trace (tracing on)
     )
-    _deliveries_create(event, installation)
+    deliveries = _deliveries(event, installation)
+    event_insert(event, deliveries)
+    if deliveries:
+        work = [(delivery.pk, delivery.consumer) for delivery in deliveries]
+        transaction.on_commit(partial(_enqueue_after_commit, event.pk, work))
     return event
 
 
@@ -70,8 +76,8 @@ def payload_for(event: Event, delivery: Delivery) -> dict:
     }
 
 
-def _deliveries_create(event: Event, installation) -> list[Delivery]:
-    """One delivery per recipient, in the caller's transaction; queued after commit."""
+def _deliveries(event: Event, installation) -> list[Delivery]:
+    """One delivery per recipient (as the routers say and the consumers want), not saved."""
     deliveries = []
     now = timezone.now()
     for router in routers():
@@ -89,10 +95,6 @@ def _deliveries_create(event: Event, installation) -> list[Delivery]:
                         queued_at=now if consumer.drain_task_name else None,
                     )
                 )
-    Delivery.objects.bulk_create(deliveries)
-    if deliveries:
-        work = [(delivery.pk, delivery.consumer) for delivery in deliveries]
-        transaction.on_commit(partial(_enqueue_after_commit, event.pk, work))
     return deliveries
 
 
@@ -198,38 +200,24 @@ def _drain_send(consumer: str, *, force: bool = False, args=()) -> bool:
     deliveries (a drain sent twice finds nothing the second time). After the publish, the
     flag holds the time it was sent, unless a drain cleared it meanwhile; a failed publish
     clears it. Setting and each of these changes are one statement each.
+
+    A commit reads the flag before any write, and one finding a drain sent writes nothing.
+    None of its events is missed: they committed before the read, the drain clears the flag
+    (once caught up) after that read, or the read would have found it clear, and the
+    drain's last claim, after the clearing, takes them.
     """
     raise_if_broker_down()
     now = timezone.now()
     publishing = now + timedelta(seconds=4 * settings.BROKER_TIMEOUT_SECONDS)
-    if not _drain_flag_set(consumer, publishing, now=now, force=force):
+    if not drain_flag_set(consumer, publishing, now=now, force=force):
         return False
-    mine = DrainRequest.objects.filter(consumer=consumer, requested_at=publishing)
     try:
         publish(consumer_named(consumer).drain_task_name, args=args)
     except BrokerUnavailable:
-        mine.update(requested_at=None)
+        drain_flag_replace(consumer, publishing, None)
         raise
-    mine.update(requested_at=timezone.now())
+    drain_flag_replace(consumer, publishing, timezone.now())
     return True
-
-
-def _drain_flag_set(consumer: str, publishing: datetime, *, now: datetime, force: bool) -> bool:
-    """Mark the consumer's drain as being published (``publishing``: its deadline) if no
-    drain was sent (the flag is clear, or another publish is in progress), or if ``force``;
-    whether this call marked it. One upsert: a missing row is no obstacle."""
-    table = connection.ops.quote_name(DrainRequest._meta.db_table)
-    adapt = connection.ops.adapt_datetimefield_value
-    when = "" if force else f"WHERE {table}.requested_at IS NULL OR {table}.requested_at > %s "
-    parameters = [consumer, adapt(publishing)] + ([] if force else [adapt(now)])
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"INSERT INTO {table} (consumer, requested_at) VALUES (%s, %s) "  # noqa: S608
-            f"ON CONFLICT (consumer) DO UPDATE SET requested_at = excluded.requested_at "
-            f"{when}RETURNING consumer",
-            parameters,
-        )
-        return cursor.fetchone() is not None
 
 
 def drain_release(consumer: str) -> None:

@@ -31,8 +31,12 @@ def _broker() -> str:
 
 def raise_if_broker_down(broker: str | None = None) -> None:
     """Raise BrokerUnavailable while this process's breaker is open (the broker failed a
-    moment ago), before any work is spent on a publish."""
-    if _down_until.get(broker or _broker(), 0.0) > time.monotonic():
+    moment ago), before any work is spent on a publish. The broker's URL (slow to read from
+    Celery's settings) is read only while some breaker is open."""
+    now = time.monotonic()
+    if not any(until > now for until in _down_until.values()):
+        return
+    if _down_until.get(broker or _broker(), 0.0) > now:
         raise BrokerUnavailable("it failed a moment ago; not tried again yet")
 
 

@@ -1,9 +1,14 @@
 """Pages that follow what is in flight without a reload (Playwright, Debian's Chromium, a real
 worker and a receiver that takes seconds to answer): a delivery's row and a delivery's page
-turn from pending to succeeded in place."""
+turn from pending to succeeded in place, and a replay's progress until it is done."""
+
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
+from docplatform.services import space_content_update
+from integrations.services.installations import installation_pause, installation_resume
 from tests.marketplace.test_browser import browser_page  # noqa: F401 - the fixture
 from tests.marketplace.test_delivery_log_browser import admin, hook, sign_in  # noqa: F401
 
@@ -17,6 +22,14 @@ def patient_sender(webhook_settings):
     webhook_settings.WEBHOOK_RESPONSE_TIMEOUT = 6.0  # longer than the receiver takes
 
 
+@pytest.fixture
+def page(live_server, browser_page, admin, receiver):  # noqa: F811
+    """The admin's browser page, signed in; the receiver answers after 2 seconds."""
+    receiver.respond(SLOW_OK)
+    sign_in(browser_page, live_server, admin)
+    return browser_page
+
+
 def mark_the_document(page) -> None:
     """A mark that a reload or a navigation would lose."""
     page.evaluate("window.__sameDocument = true")
@@ -26,16 +39,7 @@ def still_the_same_document(page) -> bool:
     return page.evaluate("window.__sameDocument === true")
 
 
-def test_a_pinged_installations_row_turns_succeeded_in_place(
-    live_server,
-    browser_page,  # noqa: F811
-    admin,  # noqa: F811
-    hook,  # noqa: F811
-    receiver,
-):
-    receiver.respond(SLOW_OK)
-    page = browser_page
-    sign_in(page, live_server, admin)
+def test_a_pinged_installations_row_turns_succeeded_in_place(live_server, page, hook):  # noqa: F811
     page.goto(f"{live_server.url}/marketplace/orgs/acme/installations/{hook.pk}/")
     page.click("button:has-text('Send test ping')")
     page.wait_for_selector(".messages:has-text('Test ping sent')")
@@ -49,16 +53,7 @@ def test_a_pinged_installations_row_turns_succeeded_in_place(
     assert page.locator("[data-live=recent-deliveries] [data-open]").count() == 0
 
 
-def test_a_test_events_page_follows_it_until_it_succeeds(
-    live_server,
-    browser_page,  # noqa: F811
-    admin,  # noqa: F811
-    hook,  # noqa: F811
-    receiver,
-):
-    receiver.respond(SLOW_OK)
-    page = browser_page
-    sign_in(page, live_server, admin)
+def test_a_test_events_page_follows_it_until_it_succeeds(live_server, page, hook):  # noqa: F811
     page.goto(f"{live_server.url}/marketplace/orgs/acme/installations/{hook.pk}/deliveries/")
     page.select_option("select[name=event_type]", "space_content_updated")
     page.click("button:has-text('Send test event')")
@@ -72,3 +67,22 @@ def test_a_test_events_page_follows_it_until_it_succeeds(
 
     page.goto(f"{live_server.url}/marketplace/orgs/acme/installations/{hook.pk}/deliveries/")
     assert page.locator("[data-live=delivery-rows] [data-open]").count() == 0
+
+
+def test_a_replays_progress_follows_it_until_it_is_done(live_server, page, hook):  # noqa: F811
+    installation_pause(installation=hook)
+    space_content_update(space=hook.space, pages=[{"path": "p", "title": "P", "body": "b"}])
+    installation_resume(installation=hook)
+    page.goto(f"{live_server.url}/marketplace/orgs/acme/installations/{hook.pk}/deliveries/")
+    now = timezone.now()
+    page.fill("input[name=replay-since]", (now - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M"))
+    page.fill("input[name=replay-until]", (now + timedelta(minutes=2)).strftime("%Y-%m-%dT%H:%M"))
+    page.click("button:has-text('Replay')")
+    page.wait_for_selector(".messages:has-text('Replaying 1 event')")
+    assert page.locator("[data-live=replays] [data-open]").count() == 1
+    mark_the_document(page)
+
+    page.wait_for_selector("[data-live=replays] .replay-detail:has-text('1 succeeded')")
+    assert still_the_same_document(page)
+    assert page.inner_text("[data-live=replays] .replay-status") == "Done"
+    assert page.locator("[data-live=replays] [data-open]").count() == 0

@@ -28,7 +28,7 @@ from integrations.services.installations import installation_configure
 from tests.factories import SpaceFactory
 from tests.processes import database_url
 from webhooks.models import DeliveryAttempt
-from webhooks.transport import limits
+from webhooks.transport import limit_stores, limits
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("transactional_db", "webhook_settings")]
 
@@ -297,40 +297,87 @@ def test_invalid_limits_are_configuration_errors(install_webhook, space, countin
     assert limits.limits_of(installation.configuration) == limits.Limits(3, 0.5)
 
 
-@pytest.fixture
-def store(limits_url, settings, install_webhook, space, counting):
-    """The limits' store these tests' workers use, in this process, and an endpoint."""
-    settings.WEBHOOK_LIMITS_URL = limits_url
+@pytest.fixture(params=["database", "redis"])
+def store(request, settings, install_webhook, space, counting):
+    """Each store of the limits, in this process (Redis: a database of these tests' own on
+    the broker's server, or on 127.0.0.1), and an endpoint."""
+    if request.param == "redis":
+        import redis
+
+        broker = django_settings.CELERY_BROKER_URL
+        server = broker if broker.startswith("redis://") else "redis://127.0.0.1:6379/0"
+        url = f"{server.rsplit('/', 1)[0]}/{LIMITS_REDIS_DB}"
+        try:
+            redis.Redis.from_url(url, socket_connect_timeout=1).flushdb()
+        except redis.ConnectionError:
+            pytest.skip("no Redis server on the broker's address or 127.0.0.1:6379")
+        request.addfinalizer(redis.Redis.from_url(url).flushdb)
+    else:
+        url = "database"
+    settings.WEBHOOK_LIMITS_URL = url
     installation = install_webhook(space=space, url=counting.url("/x"), space_content_updated=True)
-    return limits.store(), str(installation.pk)
+    return limit_stores.store(), str(installation.pk)
 
 
 def test_a_slot_never_given_back_expires_with_its_lease(store, settings):
     settings.WEBHOOK_RESPONSE_TIMEOUT = 0.2  # a lease of 2.2 s
     store, endpoint = store
     two = limits.Limits(max_in_flight=2, max_per_second=None)
-    assert len(store.acquire(endpoint, two, 3).leases) == 2  # a killed worker's, say
-    refused = store.acquire(endpoint, two, 1)
+    assert len(store.acquire(endpoint, two, 3, holder="killed").leases) == 2
+    refused = store.acquire(endpoint, two, 1, holder="alive")
     assert (refused.leases, refused.held) == ([], limits.IN_FLIGHT)
     assert refused.reason(two) == "held back: endpoint limit 2 in flight"
     time.sleep(limits.lease_seconds() + 0.1)
-    assert len(store.acquire(endpoint, two, 2).leases) == 2
+    assert len(store.acquire(endpoint, two, 2, holder="alive").leases) == 2
 
 
 def test_the_bucket_and_the_pause(store):
     store, endpoint = store
     rate = limits.Limits(max_in_flight=100, max_per_second=5)
-    first = store.acquire(endpoint, rate, 8)
+    first = store.acquire(endpoint, rate, 8, holder="a")
     assert (len(first.leases), first.held) == (5, limits.RATE)  # one second's worth at once
     assert 0.1 < first.wait <= 0.2  # the next token
     store.release(endpoint, first.leases)
     time.sleep(0.45)
-    assert len(store.acquire(endpoint, rate, 8).leases) == 2  # 5 a second: 2 in 0.45 s
+    assert len(store.acquire(endpoint, rate, 8, holder="a").leases) == 2  # 2 in 0.45 s
     store.pause(endpoint, 1.0)
-    paused = store.acquire(endpoint, rate, 1)
+    paused = store.acquire(endpoint, rate, 1, holder="a")
     assert (paused.leases, paused.held) == ([], limits.PAUSED)
     assert 0.5 < paused.wait <= 1.0
     assert "429 Retry-After" in paused.reason(rate)
+
+
+def test_drains_waiting_for_an_endpoint_share_its_slots(store):
+    store, endpoint = store
+    ten = limits.Limits(max_in_flight=10, max_per_second=None)
+    first = store.acquire(endpoint, ten, 25, holder="a")
+    assert (len(first.leases), first.held) == (10, limits.IN_FLIGHT)  # alone: every slot
+    assert store.acquire(endpoint, ten, 25, holder="b").leases == []  # b now waits
+    store.release(endpoint, first.leases)
+    # a gives its slots back and asks again at once: it gets its share, b gets the rest.
+    assert len(store.acquire(endpoint, ten, 25, holder="a").leases) == 5
+    second = store.acquire(endpoint, ten, 25, holder="b")
+    assert (len(second.leases), second.held) == (5, limits.IN_FLIGHT)
+    assert store.acquire(endpoint, ten, 1, holder="c").leases == []  # full: c waits too
+    store.release(endpoint, second.leases)
+    # Three wait now: b, at 0 of its share of 4, gets 4 of the 5 free; c gets the last one.
+    third = store.acquire(endpoint, ten, 25, holder="b")
+    fourth = store.acquire(endpoint, ten, 25, holder="c")
+    assert (len(third.leases), len(fourth.leases)) == (4, 1)
+    # Once the others stopped asking, a lone holder gets every free slot again.
+    store.release(endpoint, third.leases + fourth.leases)
+    time.sleep(limits.WAITER_SECONDS + 0.05)
+    assert len(store.acquire(endpoint, ten, 25, holder="d").leases) == 5
+
+
+def test_a_fair_count():
+    share = dict(max_in_flight=10)
+    assert limits.fair_count(25, free=10, mine=0, others=0, **share) == 10
+    assert limits.fair_count(3, free=10, mine=0, others=3, **share) == 3
+    assert limits.fair_count(25, free=10, mine=0, others=3, **share) == 3  # ceil(10 / 4)
+    assert limits.fair_count(25, free=7, mine=2, others=1, **share) == 3  # a share of 5
+    assert limits.fair_count(25, free=0, mine=0, others=1, **share) == 0
+    assert limits.fair_count(25, free=3, mine=9, others=2, **share) == 0
 
 
 def test_retry_after_in_seconds_or_a_date_up_to_a_minute():

@@ -27,6 +27,7 @@ from ..models import DeliveryAttempt
 from ..rules import WEBHOOK_CONSUMER
 from ..selectors import is_delivery_waiting
 from ..transport import limits
+from ..transport.endpoint_slots import DrainSlots, Slot
 from ..transport.outbound import UnsafeURL, check_url
 from ..transport.receivers import slots
 from ..transport.sending import REFUSED, Job, senders
@@ -53,6 +54,9 @@ SETTLE_LINGER_SECONDS = 0.05
 #: How long a claimed delivery waits in the drain for a slot of its receiver before it is
 #: postponed (its receiver is slow: it must not take the room of others).
 SLOT_WAIT_SECONDS = 0.1
+#: How often a drain holding deliveries its endpoints' limits held back asks again: slots
+#: other workers give back are taken within this time, not a poll later.
+HELD_POLL_SECONDS = 0.005
 
 
 def longest_hold() -> float:
@@ -110,8 +114,9 @@ def webhook_deliver_due(rank: int = 0) -> int:
     caught up, its drain request stays set, so what commits meanwhile joins it (within
     ``DRAIN_POLL_SECONDS``) instead of queueing another task. A drain whose first claim is
     full asks another worker slot to share the backlog (``rank`` counts the drains before it,
-    up to ``WEBHOOK_PARALLEL_DRAINS``). Returns how many deliveries it claimed to attempt
-    (a delivery postponed and claimed again counts once)."""
+    up to ``WEBHOOK_PARALLEL_DRAINS``), unless its endpoints' limits held most of it back.
+    Returns how many deliveries it claimed to attempt (a delivery postponed and claimed again
+    counts once)."""
     size = settings.WEBHOOK_BATCH_SIZE
     deadline = time.monotonic() + settings.WEBHOOK_DRAIN_SECONDS
     drain = _Drain()
@@ -124,11 +129,14 @@ def webhook_deliver_due(rank: int = 0) -> int:
                 WEBHOOK_CONSUMER, limit=free, reads=CLAIM_READS, skip=drain.attempting
             )
             first_full = claimed == size and not claimed_so_far
-            if first_full and rank + 1 < settings.WEBHOOK_PARALLEL_DRAINS:
-                drain_request(WEBHOOK_CONSUMER, force=True, args=[rank + 1])
             claimed_so_far += claimed
             caught_up = claimed < free
             drain.start(deliveries)
+            # Help shares a backlog, not an endpoint's limit: another drain would only split
+            # the slots of the endpoints that hold back most of what it claimed.
+            held_back = 2 * len(drain.holds) > claimed
+            if first_full and not held_back and rank + 1 < settings.WEBHOOK_PARALLEL_DRAINS:
+                drain_request(WEBHOOK_CONSUMER, force=True, args=[rank + 1])
         if time.monotonic() > deadline:
             drain.finish()
             drain_release(WEBHOOK_CONSUMER)
@@ -167,8 +175,9 @@ class _Drain:
 
     def __init__(self):
         self.targets: dict = {}  # one resolution per URL and drain
+        self.endpoint_slots = DrainSlots()  # of its endpoints' limits
         self.futures: dict[Future, Job] = {}
-        self.leases: dict[Future, str] = {}  # each POST's slot of its endpoint's limits
+        self.leases: dict[Future, Slot] = {}  # each POST's slot of its endpoint's limits
         self.holds: dict[int, tuple[limits.Grant, limits.Limits]] = {}  # held back, by id
         self.waiting: list[tuple[float, Job]] = []  # (since, job), in claim order
         self.ended: list[tuple[Delivery, DeliveryAttempt]] = []
@@ -235,10 +244,9 @@ class _Drain:
             time.sleep(wait)
             done = ()
         now = time.monotonic()
-        ended_leases = defaultdict(list)
         for future in done:
             job = self.futures.pop(future)
-            ended_leases[job.delivery.installation_id].append(self.leases.pop(future))
+            self.endpoint_slots.ended(job.delivery.installation_id, self.leases.pop(future))
             try:
                 attempt = future.result()
             except Exception:  # a fault of ours: the delivery is left to its lease
@@ -247,9 +255,7 @@ class _Drain:
             self._ended(job.delivery, attempt, now)
             wait = _retry_after(attempt)
             if wait:  # the receiver is waited for: nothing more is sent to it until then
-                limits.pause(job.delivery.installation_id, wait)
-        for endpoint, leases in ended_leases.items():
-            limits.release(endpoint, leases)
+                self.endpoint_slots.pause(job.delivery.installation_id, wait)
         self._dispatch()
         self._postpone_overdue(now)
         if self.ended and (
@@ -274,6 +280,8 @@ class _Drain:
             wakes.append(self.ended_since + SETTLE_LINGER_SECONDS)
         if self.waiting:
             wakes.append(self.waiting[0][0] + SLOT_WAIT_SECONDS)
+        if self.holds:
+            wakes.append(now + HELD_POLL_SECONDS)
         return max(0.0, min(wakes) - now)
 
     def finish(self) -> None:
@@ -296,8 +304,9 @@ class _Drain:
     def _dispatch(self) -> None:
         """POST the waiting deliveries, in claim order, whose receiver has a slot in this
         process and whose endpoint has one within its limits across every worker
-        (``transport.limits``: one acquisition per endpoint). What a limit held back waits
-        (a pause or a long wait: postponed at once)."""
+        (``transport.endpoint_slots``: slots passed on, then one acquisition per endpoint).
+        What a limit held back waits (a pause or a long wait: postponed at once); the slots
+        not passed on are given back."""
         ready = defaultdict(list)
         for _, job in self.waiting:
             if slots.take(job.receiver):
@@ -305,15 +314,16 @@ class _Drain:
         sent = set()
         for endpoint, jobs in ready.items():
             endpoint_limits = limits.limits_of(jobs[0].delivery.installation.configuration)
-            grant = limits.acquire(endpoint, endpoint_limits, len(jobs))
-            for job, lease in zip(jobs, grant.leases, strict=False):
+            taken, grant = self.endpoint_slots.take(endpoint, endpoint_limits, len(jobs))
+            for job, slot in zip(jobs, taken, strict=False):
                 self.holds.pop(job.delivery.pk, None)
                 future = senders().submit(job.run)
-                self.futures[future], self.leases[future] = job, lease
+                self.futures[future], self.leases[future] = job, slot
                 sent.add(id(job))
-            for job in jobs[len(grant.leases) :]:
+            for job in jobs[len(taken) :]:
                 slots.give_back_unused(job.receiver)
                 self.holds[job.delivery.pk] = (grant, endpoint_limits)
+        self.endpoint_slots.give_back_unused()
         self.waiting = [
             (self._held_since(job, since), job)
             for since, job in self.waiting
@@ -321,12 +331,16 @@ class _Drain:
         ]
 
     def _held_since(self, job: Job, since: float) -> float:
-        """When a waiting job started waiting; long ago (postponed at the next step) when its
-        endpoint's limits hold it back for longer than a slot is waited for."""
+        """When a waiting job started waiting: long ago (postponed at the next step) when its
+        endpoint's limits hold it back for longer than a slot is waited for; while this
+        drain keeps getting slots of the endpoint (its share of a fast receiver's), since
+        the last one, so a drain at its share works through what it claimed."""
         hold = self.holds.get(job.delivery.pk)
-        if hold and hold[0].wait > SLOT_WAIT_SECONDS:
+        if hold is None:
+            return since
+        if hold[0].wait > SLOT_WAIT_SECONDS:
             return float("-inf")
-        return since
+        return max(since, self.endpoint_slots.granted_at.get(job.delivery.installation_id, since))
 
     def _postpone_overdue(self, now: float) -> None:
         """Postpone the deliveries that waited ``SLOT_WAIT_SECONDS`` for a slot: their
