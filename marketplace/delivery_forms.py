@@ -9,13 +9,16 @@ from docplatform.events.models import Delivery
 TIME_FORMATS = ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d"]
 
 
-def _time_field(label: str) -> forms.DateTimeField:
+def _time_field(label: str, *, required: str = "") -> forms.DateTimeField:
+    """A UTC time typed in a datetime-local input; ``required``: the message when it is
+    missing (optional without one)."""
+    messages = {"invalid": "Enter a date and time as YYYY-MM-DDTHH:MM (UTC)."}
     return forms.DateTimeField(
-        required=False,
+        required=bool(required),
         label=label,
         input_formats=TIME_FORMATS,
         widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format=TIME_FORMATS[0]),
-        error_messages={"invalid": "Enter a date and time as YYYY-MM-DDTHH:MM (UTC)."},
+        error_messages=messages | ({"required": required} if required else {}),
     )
 
 
@@ -68,14 +71,8 @@ class TestEventForm(forms.Form):
 class ResendFailedForm(forms.Form):
     prefix = "resend"  # its ``since`` is not the list filter's
 
-    since = forms.DateTimeField(
-        label="Failed since (UTC)",
-        input_formats=TIME_FORMATS,
-        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format=TIME_FORMATS[0]),
-        error_messages={
-            "required": "Give the time since when failed deliveries are sent again.",
-            "invalid": "Enter a date and time as YYYY-MM-DDTHH:MM (UTC).",
-        },
+    since = _time_field(
+        "Failed since (UTC)", required="Give the time since when failed deliveries are sent again."
     )
 
 
@@ -84,24 +81,8 @@ class ReplayForm(forms.Form):
 
     prefix = "replay"  # its ``since`` and ``until`` are not the list filter's
 
-    since = forms.DateTimeField(
-        label="From (UTC)",
-        input_formats=TIME_FORMATS,
-        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format=TIME_FORMATS[0]),
-        error_messages={
-            "required": "Give the start of the time range.",
-            "invalid": "Enter a date and time as YYYY-MM-DDTHH:MM (UTC).",
-        },
-    )
-    until = forms.DateTimeField(
-        label="To (UTC)",
-        input_formats=TIME_FORMATS,
-        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}, format=TIME_FORMATS[0]),
-        error_messages={
-            "required": "Give the end of the time range.",
-            "invalid": "Enter a date and time as YYYY-MM-DDTHH:MM (UTC).",
-        },
-    )
+    since = _time_field("From (UTC)", required="Give the start of the time range.")
+    until = _time_field("To (UTC)", required="Give the end of the time range.")
     include_delivered = forms.BooleanField(
         required=False, label="Also the events it got (same eventIds)"
     )
