@@ -256,3 +256,22 @@ def test_a_url_no_longer_allowed_fails_at_send_time(receiver, install_webhook, s
     assert delivery.status == "failed" and delivery.attempts == 1
     assert "refused URL: 127.0.0.1 resolves to 127.0.0.1, a loopback address" in delivery.last_error
     assert receiver.requests == []
+
+
+def test_a_dead_limits_store_holds_deliveries_back_until_it_answers(
+    receiver, install_webhook, space, settings
+):
+    settings.WEBHOOK_LIMITS_URL = "redis://127.0.0.1:1/0"  # nothing listens there
+    installation = install_webhook(space=space, url=receiver.url)
+    update(space)
+    held = Delivery.objects.filter(
+        installation=installation, last_error="held back: the endpoint limits could not be checked"
+    )
+    wait_until(held.exists)
+    assert receiver.requests == []  # never sent past limits it could not check
+    assert held.get().status == "pending" and held.get().attempts == 0  # postponed, not failed
+
+    settings.WEBHOOK_LIMITS_URL = "database"  # the store answers again
+    receiver.wait_for(1)
+    (delivery,) = finished()
+    assert delivery.status == "succeeded" and delivery.attempts == 1
