@@ -393,7 +393,7 @@ class Ours(Contender):
         """A body exactly as our worker sends it (built in memory: nothing is written), the
         headers that do not change per request, and the eventId inside the body."""
         from docplatform.events.models import Delivery, Event
-        from webhooks.services.delivery import request_body
+        from webhooks.services.drain import request_body
         from webhooks.transport.sending import USER_AGENT
 
         event = Event(type="space_content_updated", payload=self.payload)

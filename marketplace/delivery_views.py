@@ -21,7 +21,7 @@ from docplatform.events.leases import delivery_redeliver
 from integrations.models import Installation
 from webhooks import selectors as webhook_selectors
 from webhooks.services.checks import webhook_admin_check
-from webhooks.services.delivery import request_body
+from webhooks.services.drain import request_body
 from webhooks.services.endpoints import webhook_endpoint_reenable
 from webhooks.services.redelivery import bulk_redelivery_request
 from webhooks.services.replay import replay_cancel, replay_request

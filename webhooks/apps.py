@@ -14,7 +14,7 @@ class WebhooksConfig(AppConfig):
         from integrations.policies import register_acting_levels
 
         from .rules import PING_EVENT, WEBHOOK_CONSUMER, WEBHOOK_INTEGRATION
-        from .services.delivery import longest_hold
+        from .services.drain import longest_hold
         from .services.endpoints import endpoint_wants
         from .services.publication import configuration_problems
 

@@ -18,7 +18,7 @@ from integrations.services.installations import installation_create, installatio
 from tests.conftest import wait_until
 from tests.marketplace.conftest import messages_of, url
 from webhooks.models import BulkRedelivery, DeliveryAttempt
-from webhooks.services.delivery import request_body
+from webhooks.services.drain import request_body
 from webhooks.services.endpoints import endpoint_disable
 from webhooks.services.ping import webhook_ping_send
 

@@ -159,7 +159,7 @@ def test_a_drain_with_nothing_in_flight_lets_go_at_once(
     ends: it does not keep the request for a poll while events may commit (an event
     committed then would wait for the poll). With the poll made 30 s long, a drain of one
     delivery still ends at once, and the next commit queues a drain of its own."""
-    monkeypatch.setattr("webhooks.services.delivery.DRAIN_POLL_SECONDS", 30.0)
+    monkeypatch.setattr("webhooks.services.drain.DRAIN_POLL_SECONDS", 30.0)
     space, _ = hooked_space()
     update(space)
     private_broker.empty()

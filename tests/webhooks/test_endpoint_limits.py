@@ -28,7 +28,7 @@ from integrations.services.installations import installation_configure
 from tests.factories import SpaceFactory
 from tests.processes import database_url
 from webhooks.models import DeliveryAttempt
-from webhooks.transport import limit_stores, limits
+from webhooks.transport import endpoint_slots, limit_stores, limits
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("transactional_db", "webhook_settings")]
 
@@ -368,6 +368,34 @@ def test_drains_waiting_for_an_endpoint_share_its_slots(store):
     store.release(endpoint, third.leases + fourth.leases)
     time.sleep(limits.WAITER_SECONDS + 0.05)
     assert len(store.acquire(endpoint, ten, 25, holder="d").leases) == 5
+
+
+def test_a_drain_passes_its_slots_on_within_its_share(store):
+    _, endpoint = store
+    ten = limits.Limits(max_in_flight=10, max_per_second=None)
+    a, b = endpoint_slots.DrainSlots(), endpoint_slots.DrainSlots()
+    taken, _ = a.take(endpoint, ten, 25)
+    assert len(taken) == 10  # alone: every slot, each passed on to its next POST
+    assert all(a.may_pass(endpoint, ten, slot) for slot in taken)
+    assert b.take(endpoint, ten, 25)[0] == []  # b waits
+    # a holds its share: within REFRESH_SECONDS it is not told that b waits...
+    assert a.take(endpoint, ten, 5)[0] == []
+    assert a.may_pass(endpoint, ten, taken[0])
+    # ...then it is: its share is 5, so its slots go back until it holds no more.
+    time.sleep(endpoint_slots.REFRESH_SECONDS)
+    grant = a.take(endpoint, ten, 5)[1]
+    assert (grant.held, grant.others) == (limits.IN_FLIGHT, 1)
+    assert not a.may_pass(endpoint, ten, taken[0])
+    for slot in taken[:5]:
+        a.ended(endpoint, slot)
+    a.give_back_unused()
+    assert all(a.may_pass(endpoint, ten, slot) for slot in taken[5:])
+    assert len(b.take(endpoint, ten, 25)[0]) == 5
+    # A slot older than PASS_SECONDS is not passed on: its lease may not outlive a POST.
+    old = endpoint_slots.Slot(taken[5].lease, time.monotonic() - endpoint_slots.PASS_SECONDS)
+    assert not a.may_pass(endpoint, ten, old)
+    # Nor is one of an endpoint with a rate limit (each POST spends a token).
+    assert not a.may_pass(endpoint, limits.Limits(10, 50), taken[5])
 
 
 def test_a_fair_count():

@@ -8,7 +8,7 @@ from docplatform.events.models import Delivery
 from docplatform.services import space_content_update
 from tests.conftest import wait_until
 from webhooks.models import DeliveryAttempt
-from webhooks.services.delivery import retry_delay
+from webhooks.services.outcomes import retry_delay
 
 # What a worker adds between "due" and "sent" (claim, sign, connect): generous but bounded.
 SLACK = 0.35

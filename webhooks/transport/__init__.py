@@ -5,4 +5,4 @@ and the POST, on the one outbound guard ``integrations.runtime.outbound``), ``si
 receiver in a worker process), ``limits`` (an endpoint's limits across every worker, in Redis
 or in two tables of their own) and ``sending`` (the sender threads and one attempt of one
 delivery, recorded in an unsaved attempt row). What an attempt's outcome makes of its
-delivery, and every write of it, is ``webhooks.services.delivery``'s."""
+delivery, and every write of it, is ``webhooks.services``' (``drain``, ``outcomes``)."""

@@ -3,27 +3,44 @@ store (``limit_stores``), which never stops a drain: a store that does not answe
 deliveries back (``STORE_DOWN``) rather than break a limit.
 
 **Passing a slot on.** A slot whose attempt ended goes straight to the drain's next delivery
-to the same endpoint, without asking the store, while its lease outlives another attempt
-(taken less than ``PASS_SECONDS`` ago), the endpoint has no rate limit (each POST spends a
-token of the bucket) and its last acquisition found no other drain waiting (the fair
-shares); otherwise it is given back. A fast receiver's POSTs then cost the store nothing:
-asking for a slot again for each one kept the slot idle for a round trip and a turn of the
-drain each time (benchmarks/RESULTS.md, "Issue 23").
+to the same endpoint, without asking the store (in the sender thread that made the POST, or
+at the drain's next dispatch: ``webhooks.services.drain``), while its lease outlives another
+attempt (taken less than ``PASS_SECONDS`` ago), the endpoint has no rate limit (each POST
+spends a token of the bucket) and the drain holds no more than its share (all of
+``max_in_flight`` when its last acquisition found nobody else waiting; its fair share
+otherwise: ``limits.fair_count``); otherwise it is given back. A fast receiver's POSTs then
+cost the store nothing: asking for a slot again for each one kept the slot idle for a round
+trip and a turn of the drain each time (benchmarks/RESULTS.md, "Issue 23"). While the drain
+holds its share, the store is asked for more only every ``REFRESH_SECONDS``.
 """
 
 import logging
+import math
 import time
 from collections import defaultdict
 from dataclasses import dataclass
 
 from .limit_stores import store
-from .limits import LEASE_MARGIN, STORE_DOWN, STORE_DOWN_WAIT, Grant, Limits, new_holder
+from .limits import (
+    IN_FLIGHT,
+    LEASE_MARGIN,
+    PAUSED,
+    STORE_DOWN,
+    STORE_DOWN_WAIT,
+    Grant,
+    Limits,
+    new_holder,
+)
 
 logger = logging.getLogger(__name__)
 
 #: A slot is passed on while younger than this (seconds): its lease, taken for one attempt
 #: and ``LEASE_MARGIN``, still outlives another whole attempt.
 PASS_SECONDS = LEASE_MARGIN / 2
+#: How often a drain that holds its share of an endpoint's slots asks the store for more,
+#: which tells it whether other drains wait (seconds): it holds more than its new share no
+#: longer than this and its POSTs then.
+REFRESH_SECONDS = 0.1
 
 
 def acquire(endpoint: str, limits: Limits, count: int, *, holder: str) -> Grant:
@@ -64,41 +81,65 @@ class Slot:
 
 class DrainSlots:
     """The slots one drain holds, by endpoint: ``take`` them for deliveries, ``ended`` when
-    an attempt ends, ``give_back_unused`` after each turn."""
+    an attempt ends, ``give_back_unused`` after each turn (the drain's thread); ``may_pass``,
+    ``passed`` and ``pause`` (its sender threads too)."""
 
     def __init__(self):
         self.holder = new_holder()
         self.returned: dict[str, list[Slot]] = defaultdict(list)
-        self.contended: dict[str, bool] = {}
+        self.held: dict[str, int] = defaultdict(int)  # slots taken and not given back
+        self.shares: dict[str, int] = {}  # the most it may hold, as its last grant said
         self.granted_at: dict[str, float] = {}  # when it last got a slot of the endpoint
+        self.asked_at: dict[str, float] = defaultdict(lambda: -math.inf)  # the store, last
 
     def take(self, endpoint, limits: Limits, count: int) -> tuple[list[Slot], Grant]:
         """Up to ``count`` slots of ``endpoint``: those passed on first, then the store's;
-        the grant says why the rest are held back."""
+        the grant says why the rest are held back. While the drain holds its share the store
+        would grant nothing: it is asked only every ``REFRESH_SECONDS``, to learn whether
+        others wait (its share, then, is less)."""
         now = time.monotonic()
-        passed = []
-        if not limits.max_per_second and not self.contended.get(endpoint):
-            returned = self.returned.pop(endpoint, [])
-            passed = [slot for slot in returned if now - slot.taken_at < PASS_SECONDS][:count]
-            self.returned[endpoint] = [slot for slot in returned if slot not in passed]
+        returned = self.returned.pop(endpoint, [])
+        passed = [slot for slot in returned if self.may_pass(endpoint, limits, slot)][:count]
+        self.returned[endpoint] = [slot for slot in returned if slot not in passed]
+        share = min(self.shares.get(endpoint, limits.max_in_flight), limits.max_in_flight)
+        at_share = 0 < share <= self.held[endpoint]
         grant = Grant([])
-        if count > len(passed):
+        if count > len(passed) and at_share and now < self.asked_at[endpoint] + REFRESH_SECONDS:
+            grant = Grant([], IN_FLIGHT, others=int(share < limits.max_in_flight))
+        elif count > len(passed):
+            self.asked_at[endpoint] = now
             grant = acquire(endpoint, limits, count - len(passed), holder=self.holder)
-            self.contended[endpoint] = grant.contended
+            self.held[endpoint] += len(grant.leases)
+            self.shares[endpoint] = grant.share(limits) if grant.held != PAUSED else 0
         taken = passed + [Slot(lease, now) for lease in grant.leases]
         if taken:
             self.granted_at[endpoint] = now
         return taken, grant
 
+    def may_pass(self, endpoint, limits: Limits, slot: Slot) -> bool:
+        """Whether ``slot``, its attempt ended, may go to the drain's next POST to
+        ``endpoint`` without asking the store (see the module's docstring)."""
+        return (
+            not limits.max_per_second
+            and self.held.get(endpoint, 0) <= self.shares.get(endpoint, limits.max_in_flight)
+            and time.monotonic() - slot.taken_at < PASS_SECONDS
+        )
+
+    def passed(self, endpoint) -> None:
+        """A slot of ``endpoint`` went straight to the drain's next POST to it."""
+        self.granted_at[endpoint] = time.monotonic()
+
     def ended(self, endpoint, slot: Slot) -> None:
         self.returned[endpoint].append(slot)
 
     def pause(self, endpoint, seconds: float) -> None:
-        """The receiver asked to wait: nothing is passed on to it; the store says until when."""
-        self.contended[endpoint] = True
+        """The receiver asked to wait: nothing is passed on to it (until the store is asked
+        again, which says until when)."""
+        self.shares[endpoint] = 0
         pause(endpoint, seconds)
 
     def give_back_unused(self) -> None:
         for endpoint, returned in self.returned.items():
             release(endpoint, [slot.lease for slot in returned])
+            self.held[endpoint] -= len(returned)
         self.returned.clear()

@@ -136,7 +136,7 @@ class RedisStore:
         granted, reason, wait, others = (int(value) for value in answer[:4])
         leases = [name.decode() for name in answer[4 : 4 + granted]]
         held = _REASONS[reason] if granted < count else ""
-        return Grant(leases, held, wait / 1000, contended=others > 0)
+        return Grant(leases, held, wait / 1000, others=others)
 
     def release(self, endpoint: str, leases: list[str]) -> None:
         self.client.zrem(self.keys(endpoint)[0], *leases)
@@ -203,7 +203,7 @@ class DatabaseStore:
                 for _ in range(count)
             ]
             EndpointLease.objects.bulk_create(granted)
-            return Grant([lease.token for lease in granted], held, wait, contended=others > 0)
+            return Grant([lease.token for lease in granted], held, wait, others=others)
 
     @staticmethod
     def _locked(endpoint: str) -> EndpointThrottle:

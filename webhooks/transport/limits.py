@@ -107,7 +107,11 @@ class Grant:
     leases: list[str]
     held: str = ""
     wait: float = 0.0
-    contended: bool = False  # other holders wait for the endpoint
+    others: int = 0  # other holders waiting for the endpoint
+
+    def share(self, limits: "Limits") -> int:
+        """The most slots the holder may hold while the others wait (``fair_count``)."""
+        return _share(limits.max_in_flight, self.others)
 
     def reason(self, limits: Limits) -> str:
         """The held back jobs' reason as their delivery's log says it."""
@@ -142,9 +146,13 @@ def fair_count(asked: int, *, free: int, mine: int, others: int, max_in_flight: 
     every slot is somebody's). The Redis script says the same in Lua."""
     count = max(min(asked, free), 0)
     if others > 0:
-        share = -(-max_in_flight // (others + 1))
-        count = min(count, max(share - mine, 0))
+        count = min(count, max(_share(max_in_flight, others) - mine, 0))
     return count
+
+
+def _share(max_in_flight: int, others: int) -> int:
+    """A holder's share of ``max_in_flight`` while ``others`` wait, rounded up."""
+    return -(-max_in_flight // (others + 1))
 
 
 class _Postponements:
