@@ -53,8 +53,7 @@ EVENTS = 500
 PARTS = [
     ("routing", "event_routing"),
     ("consumer's check", "endpoint_wants"),
-    ("event row", "create"),
-    ("delivery rows", "bulk_create"),
+    ("writing the event and its deliveries", "event_insert"),
     ("commit", "commit"),
     ("after commit", "_enqueue_after_commit"),
 ]
