@@ -23,6 +23,7 @@ must not be shared between machines or containers with their own process ids.
 """
 
 import fcntl
+import hmac
 import logging
 import os
 import re
@@ -82,8 +83,11 @@ def collector_register(collector) -> None:
         _collectors.append(collector)
 
 
-def scrape() -> bytes:
-    """The text exposition of every process's metrics and the collectors'."""
+def scrape(*, shared: bool = True) -> bytes:
+    """The text exposition of the metrics of every process of this machine and, with
+    ``shared``, the collectors' (what they read counts every machine: the outbox from the
+    database, the runtime hosts' workers). A worker machine's ``metrics_serve`` leaves them
+    out, so that nothing is counted once per machine scraped."""
     folder = Path(settings.PROMETHEUS_MULTIPROC_DIR)
     try:
         dead_processes_archive(folder)
@@ -91,9 +95,21 @@ def scrape() -> bytes:
         logger.exception("metrics: the files of dead processes were not archived")
     registry = CollectorRegistry()
     MultiProcessCollector(registry, path=str(folder))
-    for collector in _collectors:
+    for collector in _collectors if shared else ():
         registry.register(collector)
     return generate_latest(registry)
+
+
+def scraper_authorized(authorization: str) -> bool:
+    """Whether an ``Authorization`` header's value is ``Bearer <METRICS_TOKEN>``; never while
+    the token is unset."""
+    token = settings.METRICS_TOKEN
+    if not token:
+        return False
+    scheme, _, given = authorization.partition(" ")
+    if scheme.lower() != "bearer":
+        return False
+    return hmac.compare_digest(given.strip().encode(), token.encode())
 
 
 # --- the files of dead processes ----------------------------------------------------------

@@ -2,29 +2,16 @@
 ``METRICS_TOKEN`` (``Authorization: Bearer <token>``). Anyone else, and everyone while the
 token is unset, gets the 404 of a path that does not exist."""
 
-import hmac
-
-from django.conf import settings
 from django.http import Http404, HttpResponse
 from django.views.decorators.http import require_GET
 from prometheus_client import CONTENT_TYPE_LATEST
 
-from .metrics import scrape
-
-
-def _authorized(request) -> bool:
-    token = settings.METRICS_TOKEN
-    if not token:
-        return False
-    scheme, _, given = request.headers.get("Authorization", "").partition(" ")
-    if scheme.lower() != "bearer":
-        return False
-    return hmac.compare_digest(given.strip().encode(), token.encode())
+from .metrics import scrape, scraper_authorized
 
 
 @require_GET
 def metrics(request):
-    if not _authorized(request):
+    if not scraper_authorized(request.headers.get("Authorization", "")):
         raise Http404
     response = HttpResponse(scrape(), content_type=CONTENT_TYPE_LATEST)
     response["Cache-Control"] = "no-store"

@@ -390,12 +390,22 @@ def test_a_drain_passes_its_slots_on_within_its_share(store):
         a.ended(endpoint, slot)
     a.give_back_unused()
     assert all(a.may_pass(endpoint, ten, slot) for slot in taken[5:])
-    assert len(b.take(endpoint, ten, 25)[0]) == 5
+    b_taken = b.take(endpoint, ten, 25)[0]
+    assert len(b_taken) == 5
     # A slot older than PASS_SECONDS is not passed on: its lease may not outlive a POST.
     old = endpoint_slots.Slot(taken[5].lease, time.monotonic() - endpoint_slots.PASS_SECONDS)
     assert not a.may_pass(endpoint, ten, old)
     # Nor is one of an endpoint with a rate limit (each POST spends a token).
     assert not a.may_pass(endpoint, limits.Limits(10, 50), taken[5])
+    # A receiver that asked to wait (429 Retry-After) gets nothing passed on meanwhile, from
+    # this drain or, once the store told it, from another.
+    a.pause(endpoint, 0.3)
+    assert not a.may_pass(endpoint, ten, taken[5])
+    time.sleep(endpoint_slots.REFRESH_SECONDS)  # b asks the store again
+    assert b.take(endpoint, ten, 1)[1].held == limits.PAUSED
+    assert not any(b.may_pass(endpoint, ten, slot) for slot in b_taken)
+    time.sleep(0.2)
+    assert a.may_pass(endpoint, ten, taken[5])
 
 
 def test_a_fair_count():

@@ -91,6 +91,7 @@ class DrainSlots:
         self.shares: dict[str, int] = {}  # the most it may hold, as its last grant said
         self.granted_at: dict[str, float] = {}  # when it last got a slot of the endpoint
         self.asked_at: dict[str, float] = defaultdict(lambda: -math.inf)  # the store, last
+        self.paused_until: dict[str, float] = {}  # as its receiver asked (429 Retry-After)
 
     def take(self, endpoint, limits: Limits, count: int) -> tuple[list[Slot], Grant]:
         """Up to ``count`` slots of ``endpoint``: those passed on first, then the store's;
@@ -102,7 +103,7 @@ class DrainSlots:
         passed = [slot for slot in returned if self.may_pass(endpoint, limits, slot)][:count]
         self.returned[endpoint] = [slot for slot in returned if slot not in passed]
         share = min(self.shares.get(endpoint, limits.max_in_flight), limits.max_in_flight)
-        at_share = 0 < share <= self.held[endpoint]
+        at_share = share <= self.held[endpoint]
         grant = Grant([])
         if count > len(passed) and at_share and now < self.asked_at[endpoint] + REFRESH_SECONDS:
             grant = Grant([], IN_FLIGHT, others=int(share < limits.max_in_flight))
@@ -110,7 +111,9 @@ class DrainSlots:
             self.asked_at[endpoint] = now
             grant = acquire(endpoint, limits, count - len(passed), holder=self.holder)
             self.held[endpoint] += len(grant.leases)
-            self.shares[endpoint] = grant.share(limits) if grant.held != PAUSED else 0
+            self.shares[endpoint] = grant.share(limits)
+            if grant.held == PAUSED:  # another drain's receiver asked to wait
+                self.paused_until[endpoint] = now + grant.wait
         taken = passed + [Slot(lease, now) for lease in grant.leases]
         if taken:
             self.granted_at[endpoint] = now
@@ -119,10 +122,12 @@ class DrainSlots:
     def may_pass(self, endpoint, limits: Limits, slot: Slot) -> bool:
         """Whether ``slot``, its attempt ended, may go to the drain's next POST to
         ``endpoint`` without asking the store (see the module's docstring)."""
+        now = time.monotonic()
         return (
             not limits.max_per_second
             and self.held.get(endpoint, 0) <= self.shares.get(endpoint, limits.max_in_flight)
-            and time.monotonic() - slot.taken_at < PASS_SECONDS
+            and now - slot.taken_at < PASS_SECONDS
+            and now >= self.paused_until.get(endpoint, 0.0)
         )
 
     def passed(self, endpoint) -> None:
@@ -133,9 +138,9 @@ class DrainSlots:
         self.returned[endpoint].append(slot)
 
     def pause(self, endpoint, seconds: float) -> None:
-        """The receiver asked to wait: nothing is passed on to it (until the store is asked
-        again, which says until when)."""
-        self.shares[endpoint] = 0
+        """The receiver asked to wait: nothing is passed on to it meanwhile, and the store,
+        asked for slots, says until when."""
+        self.paused_until[endpoint] = time.monotonic() + seconds
         pause(endpoint, seconds)
 
     def give_back_unused(self) -> None:
