@@ -225,6 +225,30 @@ def test_a_burst_to_one_slow_receiver_takes_only_its_bound_of_senders(
     assert time.monotonic() - started < 4.0  # three rounds of two, not one at a time
 
 
+@pytest.mark.usefixtures("transactional_db", "private_broker")
+def test_a_receivers_room_goes_in_claim_order_across_its_endpoints(
+    slow_server, hooked, webhook_settings
+):
+    # Two endpoints (installations) of one receiver, which gets one POST at a time from this
+    # worker: a POST that ended passes its endpoint's slot on to the endpoint's next delivery
+    # only when no older delivery of the other endpoint waits for the receiver.
+    webhook_settings.WEBHOOK_RECEIVER_CONCURRENCY = 1
+    first, _ = hooked(slow_server.url("/first"))
+    second, _ = hooked(slow_server.url("/second"))
+    with transaction.atomic():
+        for space in (first, second, first, first):
+            update(space)
+
+    assert webhook_deliver_due() == 4
+    assert [request.path for request in slow_server.requests] == [
+        "/first",
+        "/second",
+        "/first",
+        "/first",
+    ]
+    assert set(Delivery.objects.values_list("status", "attempts")) == {("succeeded", 1)}
+
+
 @pytest.mark.usefixtures("transactional_db", "webhook_settings")
 def test_a_retry_goes_through_the_drain_and_its_receivers_bound(
     private_broker, receiver, hooked, settings

@@ -215,9 +215,11 @@ class Drain:
         return max(0.0, min(wakes) - now)
 
     def finish(self) -> None:
-        """Before handing over: settle every attempt in flight, and make what waits or was
+        """Before handing over: settle every attempt in flight (what has not ended by the
+        time an attempt must have is left to its lease), and make what waits or was
         postponed due now, so that the next drain takes it at once."""
-        while self.in_flight or self.finished:
+        until = time.monotonic() + longest_hold()  # every attempt ends by then
+        while (self.in_flight or self.finished) and time.monotonic() < until:
             self.step(wait=DRAIN_POLL_SECONDS)
         self._postpone_overdue(float("inf"))
         outcomes.settle(self.ended)
@@ -242,7 +244,15 @@ class Drain:
             except Exception:  # a fault of ours: the delivery is left to its lease
                 logger.exception("webhook delivery %s: the attempt failed", job.delivery.pk)
                 attempt = None
-            job, slot = self._report(job, slot, attempt)
+            try:
+                job, slot = self._report(job, slot, attempt)
+            except Exception:  # a fault of ours: the job is not left counted in flight
+                logger.exception("webhook delivery %s: not reported", job.delivery.pk)
+                with self.lock:
+                    self.in_flight.pop(id(job), None)
+                    self.finished.append((job, slot, attempt))
+                self.reported.set()
+                return
 
     def _report(self, job: Job, slot: Slot, attempt: DeliveryAttempt | None):
         """Report the ended attempt; the job its slot passes to, if any, and the slot."""
@@ -258,21 +268,28 @@ class Drain:
         )
         with self.lock:
             del self.in_flight[id(job)]
-            following = self._next_waiting(endpoint) if passable else None
+            following = self._next_waiting(job) if passable else None
             self.finished.append((job, None if following else slot, attempt))
         self.reported.set()
         return following, slot
 
-    def _next_waiting(self, endpoint) -> Job | None:
-        """(Under ``lock``.) The endpoint's first waiting job whose receiver has room in this
-        process, now in flight."""
+    def _next_waiting(self, ended: Job) -> Job | None:
+        """(Under ``lock``.) The first job waiting for the ended job's receiver, now in
+        flight, if it is one of the same endpoint and the receiver has room in this process.
+        One of another endpoint, waiting for that receiver's room (not for its endpoint's
+        limits), goes first, at the drain's next dispatch: the receiver's room in this
+        process goes in claim order."""
         for index, (_, _, job) in enumerate(self.waiting):
-            if _endpoint(job) == endpoint and slots.take(job.receiver):
-                del self.waiting[index]
-                self.holds.pop(job.delivery.pk, None)
-                self.in_flight[id(job)] = job
-                self.endpoint_slots.passed(endpoint)
-                return job
+            same = _endpoint(job) == _endpoint(ended)
+            if job.receiver != ended.receiver or (not same and job.delivery.pk in self.holds):
+                continue
+            if not same or not slots.take(job.receiver):
+                return None
+            del self.waiting[index]
+            self.holds.pop(job.delivery.pk, None)
+            self.in_flight[id(job)] = job
+            self.endpoint_slots.passed(_endpoint(job))
+            return job
         return None
 
     # --- in the drain's thread ------------------------------------------------------------
