@@ -5,7 +5,8 @@ to settle.
 
 **Lanes.** The sender thread whose POST ended hands its endpoint's slot straight to the
 drain's next delivery waiting for that endpoint, when the slot may be passed on
-(``DrainSlots.may_pass``: young, no rate limit, nobody else waiting) and the receiver has room
+(``DrainSlots.may_pass``: young, no rate limit, the receiver has not asked to wait, the drain
+within its share) and no older delivery of another endpoint waits for the same receiver's room
 in this process, and POSTs it: a fast receiver's POSTs follow each other while the drain's
 thread claims and settles, instead of each slot waiting for that thread's next turn (half of
 which it spends waiting on PostgreSQL: benchmarks/RESULTS.md, "Issue 23"). Each attempt is
@@ -286,11 +287,15 @@ class Drain:
             if not same or not slots.take(job.receiver):
                 return None
             del self.waiting[index]
-            self.holds.pop(job.delivery.pk, None)
-            self.in_flight[id(job)] = job
+            self._sent(job)
             self.endpoint_slots.passed(_endpoint(job))
             return job
         return None
+
+    def _sent(self, job: Job) -> None:
+        """(Under ``lock``.) ``job`` goes in flight: no longer held back."""
+        self.holds.pop(job.delivery.pk, None)
+        self.in_flight[id(job)] = job
 
     # --- in the drain's thread ------------------------------------------------------------
 
@@ -321,8 +326,7 @@ class Drain:
         self.endpoint_slots.give_back_unused()
         with self.lock:
             for job, _ in sent:
-                self.holds.pop(job.delivery.pk, None)
-                self.in_flight[id(job)] = job
+                self._sent(job)
             for (order, since, job), grant, endpoint_limits in held:
                 self.holds[job.delivery.pk] = (grant, endpoint_limits)
                 self.waiting.append((order, since, job))

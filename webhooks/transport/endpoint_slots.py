@@ -106,7 +106,7 @@ class DrainSlots:
         at_share = share <= self.held[endpoint]
         grant = Grant([])
         if count > len(passed) and at_share and now < self.asked_at[endpoint] + REFRESH_SECONDS:
-            grant = Grant([], IN_FLIGHT, others=int(share < limits.max_in_flight))
+            grant = Grant([], IN_FLIGHT)
         elif count > len(passed):
             self.asked_at[endpoint] = now
             grant = acquire(endpoint, limits, count - len(passed), holder=self.holder)
