@@ -25,6 +25,11 @@ class Organization(models.Model):
         help_text="Set by operators: an internal organization's integrations may use the "
         "scopes reserved for internal platform use (site:script:inject, site:script:cookies).",
     )
+    members_may_install = models.BooleanField(
+        default=False,
+        help_text="Set by its admins: members (not only admins) may install integrations whose "
+        "scopes write nothing (docplatform.access).",
+    )
     members = models.ManyToManyField(
         settings.AUTH_USER_MODEL, through="Membership", related_name="organizations"
     )
@@ -100,6 +105,10 @@ class Revision(models.Model):
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
     )
+    # A revision written with an installation's token: the installation that acted, and what
+    # it was called then (its integration's title), shown in the history and the API.
+    author_installation = models.CharField(max_length=32, blank=True)
+    author_label = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     git_commit = models.CharField(
         max_length=64, blank=True, help_text="The Git commit it was imported from, if it was."
@@ -164,6 +173,9 @@ class Site(models.Model):
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="sites")
     title = models.CharField(max_length=200)
     spaces = models.ManyToManyField(Space, related_name="sites", blank=True)
+    published = models.BooleanField(
+        default=False, help_text="Served on SITES_URL; an unpublished site answers 404 there."
+    )
     custom_domains = models.JSONField(
         default=list,
         blank=True,
@@ -225,8 +237,11 @@ class WorkerPing(models.Model):
         return f"ping {self.pk}"
 
 
-# The outbox's, the sites' and Git sync's models live with them (docplatform.events, .sites,
-# .gitsync) and are registered with this app here, where Django looks for an app's models.
+# The models of the outbox, the sites, Git sync, the audit log and the invitations live with
+# them (docplatform.events, .sites, .gitsync, .audit, .teams) and are registered with this app
+# here, where Django looks for an app's models.
+from .audit.models import AuditEntry  # noqa: E402, F401
 from .events.models import Delivery, DrainRequest, Event  # noqa: E402, F401
 from .gitsync.models import GitConnection, GitSync  # noqa: E402, F401
 from .sites.models import PageFeedback, SiteVisit  # noqa: E402, F401
+from .teams.models import Invitation  # noqa: E402, F401

@@ -14,6 +14,9 @@ class MachinePrincipal(Protocol):
 
     is_machine: bool
     is_authenticated: bool
+    #: Who it is in the audit log: an id, and a label a person recognizes (what it acts for).
+    actor_id: str
+    actor_label: str
 
     def has_scope(self, scope: str) -> bool:
         """Whether the caller acts with ``scope`` (``space:content:read``, ...)."""

@@ -2,13 +2,12 @@
 
 from datetime import timedelta
 
-from django.db.models import F, Q, QuerySet
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from .events.models import Event
 from .models import (
     ApiToken,
-    Membership,
     Organization,
     Page,
     Revision,
@@ -32,40 +31,11 @@ def organization_is_internal(ref: str) -> bool:
     return bool(organization and organization.internal)
 
 
-def organizations_of(user) -> QuerySet:
-    """The user's organizations, each annotated with the user's ``role`` in it."""
-    return Organization.objects.filter(memberships__user=user).annotate(role=F("memberships__role"))
-
-
-def organization_of_member(*, user, ref: str) -> Organization | None:
-    """One of the user's organizations, by id or subdomain."""
-    return organizations_of(user).filter(Q(id=ref) | Q(subdomain=ref)).first()
-
-
-def spaces_visible_to(user) -> QuerySet:
-    """Every space of the user's organizations (members of any role see them all)."""
-    return Space.objects.filter(organization__memberships__user=user)
-
-
-def sites_visible_to(user) -> QuerySet:
-    return Site.objects.filter(organization__memberships__user=user)
-
-
 def organization_events(organization: Organization, *, event_type: str | None = None):
     events = Event.objects.filter(organization=organization)
     if event_type:
         events = events.filter(type=event_type)
     return events
-
-
-def is_organization_member(*, user, organization: Organization) -> bool:
-    return Membership.objects.filter(user=user, organization=organization).exists()
-
-
-def is_organization_admin(*, user, organization: Organization) -> bool:
-    return Membership.objects.filter(
-        user=user, organization=organization, role=Membership.Role.ADMIN
-    ).exists()
 
 
 def _working_tokens(now) -> QuerySet:
@@ -130,11 +100,6 @@ def worker_ping_answered(ping_id: int) -> WorkerPing | None:
 
 
 # --- What the API lists --------------------------------------------------------------------
-
-
-def memberships_of(user) -> QuerySet:
-    """The user's memberships, with their organizations."""
-    return Membership.objects.filter(user=user).select_related("organization")
 
 
 def organization_spaces(organization: Organization) -> QuerySet:

@@ -35,6 +35,14 @@ class InstallationPrincipal:
     def get_username(self) -> str:
         return self.pk
 
+    @property
+    def actor_id(self) -> str:
+        return self.installation.pk
+
+    @property
+    def actor_label(self) -> str:
+        return f"{self.installation.integration.title} (installation {self.installation.pk})"
+
     def has_scope(self, scope: str) -> bool:
         return installation_has_scope(self.installation, scope)
 

@@ -8,9 +8,9 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404
 from django.shortcuts import redirect
 
+from docplatform import access
 from docplatform.events.leases import delivery_redeliver
 from docplatform.events.models import Delivery
-from docplatform.selectors import is_organization_admin
 from integrations.configuration import button_properties, properties_of
 from integrations.models import Installation
 from integrations.policies import (
@@ -159,7 +159,7 @@ class InstallationPageMixin:
         """What the page shows of a webhook installation: its secret only to admins."""
         if not is_webhook_installation(installation):
             return None
-        is_admin = is_organization_admin(user=self.request.user, organization=self.organization)
+        is_admin = access.may(self.request.user, access.Action.ROTATE_SECRET, self.organization)
         secret = None
         if is_admin:
             secret = webhook_secret_read(user=self.request.user, installation=installation)
@@ -331,7 +331,7 @@ class WebhookSecretRotateView(InstallationPageMixin, OrganizationView):
         installation = self.installation(installation_id)
         if not is_webhook_installation(installation):
             raise Http404("Not a webhook installation.")
-        if not is_organization_admin(user=self.request.user, organization=self.organization):
+        if not access.may(self.request.user, access.Action.ROTATE_SECRET, self.organization):
             raise PermissionDenied("only the organization's admins rotate the signing secret")
         return installation
 

@@ -6,14 +6,14 @@ as an installation's). Anything else answers 404, as if it did not exist.
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
+from ..access import organization_of_member, sites_visible_to, spaces_visible_to
 from ..models import Organization, Space
 from ..principals import is_machine
-from ..selectors import organization_of_member, sites_visible_to, spaces_visible_to
 
 
 def organization_for(request, ref: str) -> Organization:
     """One of the caller's organizations, by id or subdomain; 404 for any other."""
-    organization = organization_of_member(user=request.user, ref=ref)
+    organization = organization_of_member(request.user, ref)
     if organization is None:
         raise Http404
     return organization

@@ -9,8 +9,8 @@ from rest_framework import generics, serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from ..access import memberships_of, organizations_of
 from ..models import Membership, Organization
-from ..selectors import memberships_of, organizations_of
 from .lookup import organization_for
 
 # --- Representations ------------------------------------------------------------------------

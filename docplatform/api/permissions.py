@@ -2,8 +2,10 @@
 (a plug-in's token, such as an installation's) only where their scopes grant it (DESIGN.md,
 "API tokens")."""
 
+from django.http import Http404
 from rest_framework.permissions import BasePermission
 
+from .. import access
 from ..principals import is_machine
 
 
@@ -33,3 +35,38 @@ class IsPersonOrScopedInstallation(BasePermission):
             self.message = request.user.scope_refusal(scope)
             return False
         return True
+
+
+class ActsByRole(BasePermission):
+    """People by their role in the organization of the object a view acts on
+    (``access.may``): the view names the action for each method in ``access_actions``
+    (``{"GET": Action.READ, "PATCH": Action.MANAGE_SPACE}``) and calls
+    ``check_object_permissions`` with the object it looked up (generic views do in
+    ``get_object``). Someone outside the organization gets 404, a member whose role does not
+    allow the action 403 naming who may. Machine principals pass as
+    ``IsPersonOrScopedInstallation`` lets them, when the view names ``installation_scopes``
+    (their scopes and reach decide); else they get 403."""
+
+    def has_permission(self, request, view):
+        if is_machine(request.user) and getattr(view, "installation_scopes", None) is not None:
+            allowed = IsPersonOrScopedInstallation()
+            if not allowed.has_permission(request, view):
+                self.message = allowed.message
+                return False
+            return True
+        person = IsPerson()
+        if not person.has_permission(request, view):
+            self.message = person.message
+            return False
+        return True
+
+    def has_object_permission(self, request, view, obj):
+        if is_machine(request.user):
+            return True
+        action = view.access_actions["GET" if request.method == "HEAD" else request.method]
+        if access.may(request.user, action, obj):
+            return True
+        if access.role_of(request.user, obj) is None:
+            raise Http404
+        self.message = access.refusal(action)
+        return False

@@ -17,6 +17,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
 
+from ..client_address import client_ip
 from ..events import FEEDBACK_RATINGS
 from ..events.models import Event
 from ..models import Site
@@ -30,7 +31,7 @@ from .inputs import EventTypeField, PlainTextJSONParser, QueryParameters, SafeJS
 from .lookup import organization_for, sites_for
 from .permissions import IsPersonOrScopedInstallation
 from .schema import service_errors
-from .visitors import client_ip, remember_visitor
+from .visitors import remember_visitor
 
 # --- Representations ------------------------------------------------------------------------
 

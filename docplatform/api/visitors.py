@@ -2,40 +2,18 @@
 "``site_view`` data"): user agent, client address, an anonymous id kept in a first-party
 cookie, and the site's own cookies, never the platform's session or CSRF cookies."""
 
-import ipaddress
 import re
 import secrets
 
 from django.conf import settings
 
+from ..client_address import client_ip
 from ..events import Visitor
 
 VISITOR_COOKIE = "dp_visitor"
 VISITOR_COOKIE_MAX_AGE = 365 * 24 * 60 * 60
 ANONYMOUS_ID = re.compile(r"[A-Za-z0-9_-]{16,64}")
 MAX_USER_AGENT_LENGTH = 1000
-
-
-def _is_ip_address(value: str) -> bool:
-    try:
-        ipaddress.ip_address(value)
-    except ValueError:
-        return False
-    return True
-
-
-def client_ip(request) -> str:
-    """REMOTE_ADDR, or with ``TRUSTED_PROXY_COUNT`` proxies in front the address the outermost
-    trusted proxy appended to X-Forwarded-For (anything left of it can be forged)."""
-    remote = request.META.get("REMOTE_ADDR", "")
-    proxies = settings.TRUSTED_PROXY_COUNT
-    forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
-    hops = [hop.strip() for hop in forwarded.split(",") if hop.strip()]
-    if proxies > 0 and hops:
-        candidate = hops[-min(proxies, len(hops))]
-        if _is_ip_address(candidate):
-            return candidate
-    return remote
 
 
 def platform_cookie_names() -> set[str]:

@@ -1,48 +1,32 @@
-"""Who may do what with a space: one home for each rule, asked by the reader, the editor,
-the REST API and the admin alike.
+"""What the documentation pages ask of a person's role in a space's organization: the rules
+are the access module's table (``docplatform.access``); these name them as the reader, the
+editor, the history and the settings use them."""
 
-- read: the organization's members (any role); anyone at all when the space is public or
-  unlisted (unlisted spaces are not listed, but their address opens them);
-- edit (pages, revisions, restore): the organization's admins and members, not its readers;
-- administer (the space's title and visibility): the organization's admins.
-"""
+from .. import access
+from ..access import Action, is_person, may_read_space, role_of
 
-from ..models import Membership, Space
-
-EDITING_ROLES = (Membership.Role.ADMIN, Membership.Role.MEMBER)
-OPEN_VISIBILITIES = (Space.Visibility.PUBLIC, Space.Visibility.UNLISTED)
-
-
-def is_person(user) -> bool:
-    """A signed-in person (not an anonymous visitor, not an installation's token)."""
-    return user is not None and user.is_authenticated and not getattr(user, "is_machine", False)
+__all__ = ["edit_refusal", "is_person", "may_administer", "may_edit", "may_read", "role_in"]
 
 
 def role_in(user, organization_id: str) -> str | None:
     """The user's role in the organization, or None for anyone who is not a member."""
-    if not is_person(user):
-        return None
-    return (
-        Membership.objects.filter(user=user, organization_id=organization_id)
-        .values_list("role", flat=True)
-        .first()
-    )
+    return role_of(user, organization_id)
 
 
-def may_read(role: str | None, space: Space) -> bool:
-    return role is not None or space.visibility in OPEN_VISIBILITIES
+def may_read(role: str | None, space) -> bool:
+    return may_read_space(role, space)
 
 
 def may_edit(role: str | None) -> bool:
-    return role in EDITING_ROLES
+    return access.role_may(role, Action.EDIT_CONTENT)
 
 
 def may_administer(role: str | None) -> bool:
-    return role == Membership.Role.ADMIN
+    return access.role_may(role, Action.MANAGE_SPACE)
 
 
 def edit_refusal(role: str | None) -> str:
     """Why a person with ``role`` may not edit a space's pages."""
-    if role == Membership.Role.READER:
+    if role == access.READER:
         return "readers of the organization may read its spaces, not edit them"
     return "only the organization's admins and members may edit its spaces"

@@ -9,8 +9,8 @@ from django.db.models import QuerySet
 from django.http import Http404
 
 from ..markdown import RENDERER_VERSION
-from ..models import Membership, Page, Revision, Space
-from ..queries import Prepared, stand_in, stand_ins
+from ..models import Page, Revision, Space
+from ..queries import Prepared, stand_in
 from . import access
 
 HISTORY_PAGE_SIZE = 30
@@ -25,8 +25,7 @@ def page_dicts(revision_id: str) -> list[dict]:
     )
 
 
-_SPACE_ID, _ORGANIZATION_ID = stand_in("space"), stand_in("org")
-[_USER_ID] = stand_ins("user", 1, numbers=True)  # user ids are integers
+_SPACE_ID = stand_in("space")
 _compiled: dict[tuple, Prepared] = {}
 
 
@@ -47,15 +46,8 @@ def space_for_reader(user, space_id: str) -> tuple[Space, str | None]:
     ).instances({_SPACE_ID: space_id})
     if not spaces:
         raise Http404("No such space.")
-    space, role = spaces[0], None
-    if access.is_person(user):
-        roles = _prepared(
-            "role",
-            lambda: Membership.objects.filter(
-                user_id=_USER_ID, organization_id=_ORGANIZATION_ID
-            ).values_list("role"),
-        ).rows({_USER_ID: user.pk, _ORGANIZATION_ID: space.organization_id})
-        role = roles[0][0] if roles else None
+    space = spaces[0]
+    role = access.role_in(user, space.organization_id)
     if not access.may_read(role, space):
         raise Http404("No such space.")
     return space, role

@@ -18,9 +18,9 @@ from django.utils.decorators import method_decorator
 from django.utils.safestring import mark_safe
 from django.views import View
 
+from ..access import spaces_visible_to
 from ..api.visitors import VISITOR_COOKIE, remember_visitor, visitor_from
 from ..markdown import RENDERER_VERSION
-from ..selectors import spaces_visible_to
 from . import access, selectors, services
 from .blocks import BlockPlace, provider
 from .reading import page_document, shown_html, table_of_contents

@@ -24,7 +24,7 @@ AXES_FAILURE_LIMIT = env_positive(int, "LOGIN_FAILURE_LIMIT", 5)
 AXES_COOLOFF_TIME = timedelta(minutes=env_positive(float, "LOGIN_LOCKOUT_MINUTES", 15.0))
 AXES_LOCKOUT_PARAMETERS = ["ip_address", "username"]
 AXES_RESET_COOL_OFF_ON_FAILURE_DURING_LOCKOUT = False
-AXES_CLIENT_IP_CALLABLE = "docplatform.api.visitors.client_ip"
+AXES_CLIENT_IP_CALLABLE = "docplatform.client_address.client_ip"
 AXES_LOCKOUT_CALLABLE = "docplatform.login_throttle.lockout_response"
 AXES_DISABLE_ACCESS_LOG = True  # failures are kept; successful sign-ins are not logged
 AXES_VERBOSE = False

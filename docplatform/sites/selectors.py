@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from django.db.models import Count, QuerySet
 from django.http import Http404
 
-from ..documents.access import OPEN_VISIBILITIES
+from ..access import OPEN_VISIBILITIES
 from ..models import Page, Site, Space
 from .addresses import page_url
 from .models import PageFeedback

@@ -12,7 +12,8 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.views import View
 
-from ..api.visitors import client_ip, remember_visitor
+from ..api.visitors import remember_visitor
+from ..client_address import client_ip
 from ..content import page_path_problem
 from ..documents import selectors as reader
 from ..documents.blocks import BlockPlace, provider

@@ -12,9 +12,9 @@ from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from docplatform import access
 from docplatform.api.inputs import QueryParameters
 from docplatform.api.schema import service_errors
-from docplatform.selectors import is_organization_member
 
 from ..gateway.failures import RuntimeFailure
 from ..models import Integration, IntegrationVersion
@@ -251,9 +251,7 @@ class IntegrationVersionListApi(generics.ListAPIView):
 
     def get_queryset(self):
         integration = integration_for(self.request, self.kwargs["name"])
-        if not is_organization_member(
-            user=self.request.user, organization=integration.organization
-        ):
+        if not access.may(self.request.user, access.Action.READ, integration.organization):
             raise PermissionDenied("only members of the owning organization see its versions")
         return integration.versions.select_related("published_by")
 

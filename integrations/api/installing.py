@@ -12,12 +12,12 @@ from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_v
 from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 
+from docplatform.access import sites_visible_to, spaces_visible_to
 from docplatform.api.errors import renamed_error_fields
 from docplatform.api.inputs import QueryParameters
 from docplatform.api.lookup import organization_for
 from docplatform.api.schema import service_errors
 from docplatform.models import Space
-from docplatform.selectors import sites_visible_to, spaces_visible_to
 
 from ..models import Installation
 from ..selectors import installations_visible_to, published_integration

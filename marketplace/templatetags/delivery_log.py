@@ -3,8 +3,8 @@ installing organization's admins see it (they alone may re-enable)."""
 
 from django import template
 
+from docplatform import access
 from docplatform.events.leases import redelivery_refusal
-from docplatform.selectors import is_organization_admin
 from webhooks.selectors import disabled_endpoints
 
 register = template.Library()
@@ -16,7 +16,7 @@ def disabled_endpoint_banner(context, installation=None):
     the organization (the installations list) when no installation is given."""
     request, organization = context["request"], context["organization"]
     endpoints = []
-    if is_organization_admin(user=request.user, organization=organization):
+    if access.may(request.user, access.Action.READ_LOGS, organization):
         ids = None if installation is None else [installation.pk]
         endpoints = list(disabled_endpoints(organization, ids))
     return {

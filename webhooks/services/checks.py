@@ -8,7 +8,7 @@ endpoint's state. Callers have already found the installation among the user's o
 
 from django.core.exceptions import PermissionDenied, ValidationError
 
-from docplatform.selectors import is_organization_admin
+from docplatform import access
 from integrations.models import Installation
 from integrations.policies import not_receiving_reason
 
@@ -47,5 +47,5 @@ def webhook_admin_check(
 ) -> None:
     """Refuse anyone but an admin of the installing organization (the webhook controls'
     rule: the signing secret, the delivery log and its actions, the endpoint's state)."""
-    if not is_organization_admin(user=user, organization=installation.organization):
+    if not access.may(user, access.Action.READ_LOGS, installation):
         raise PermissionDenied(f"only the organization's admins {action}")

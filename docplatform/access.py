@@ -1,0 +1,281 @@
+"""Who may do what in an organization: the one access module (DESIGN.md, "Teams and roles").
+
+Every door (the pages, the REST API, the command line, the admin) and every app (the host's
+features, integrations, webhooks, the marketplace) asks ``may(actor, action, target)`` or
+``require(...)``; the REST views ask through ``api.permissions.ActsByRole``. This is the only
+module that reads memberships (``tests/docplatform/test_access_table.py`` checks that no
+other module queries them); the teams' services write them.
+
+The actor is a person (a Django user, signed in or through a personal token). Machine
+principals (an installation's token) have no role: their granted scopes decide what they
+reach (``principals``). Being staff or a superuser grants nothing here: operators act through
+the Django admin, the operators' door, which Django's staff permissions guard. A person's role
+in an organization is read once per request: it is kept on the user object, which lives for
+one request.
+
+The table, one row per action (README, "Teams and roles"):
+
+- read (the organization, its spaces, sites, installations and events): admins, members,
+  readers;
+- edit content, create spaces: admins and members;
+- everything else (spaces' and sites' settings, members and invitations, the audit log,
+  integrations and their endpoints, publishing integrations): admins; members also install
+  integrations whose scopes write nothing when the organization allows it
+  (``Organization.members_may_install``, off by default).
+"""
+
+from enum import StrEnum
+
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count, F, Q, QuerySet
+from django.http import Http404
+
+from .models import Membership, Organization, Site, Space
+from .principals import is_machine
+from .queries import Prepared, stand_in, stand_ins
+
+ADMIN = Membership.Role.ADMIN
+MEMBER = Membership.Role.MEMBER
+READER = Membership.Role.READER
+ROLES = tuple(Membership.Role.values)
+
+
+class Action(StrEnum):
+    READ = "read"
+    EDIT_CONTENT = "content.edit"
+    CREATE_SPACE = "space.create"
+    MANAGE_SPACE = "space.manage"
+    MANAGE_SITE = "site.manage"
+    MANAGE_MEMBERS = "members.manage"
+    MANAGE_ORGANIZATION = "organization.manage"
+    READ_AUDIT_LOG = "audit.read"
+    INSTALL = "integration.install"
+    CONFIGURE = "installation.configure"
+    PAUSE = "installation.pause"
+    UNINSTALL = "installation.uninstall"
+    APPROVE_SCOPES = "installation.approve_scopes"
+    SEND_TEST_EVENTS = "installation.test_events"
+    READ_LOGS = "logs.read"
+    REDELIVER = "endpoint.redeliver"
+    PING = "endpoint.ping"
+    REPLAY = "endpoint.replay"
+    ROTATE_SECRET = "endpoint.rotate_secret"  # noqa: S105 - an action's name
+    PUBLISH = "integration.publish"
+
+
+_EVERYONE = frozenset(ROLES)
+_EDITORS = frozenset({ADMIN, MEMBER})
+_ADMINS = frozenset({ADMIN})
+
+#: action -> the roles that may do it. ``INSTALL`` widens for members through
+#: ``may_install`` when the organization allows it.
+TABLE: dict[Action, frozenset[str]] = {
+    **{action: _ADMINS for action in Action},
+    Action.READ: _EVERYONE,
+    Action.EDIT_CONTENT: _EDITORS,
+    Action.CREATE_SPACE: _EDITORS,
+}
+
+_WHO = {_EVERYONE: "its members", _EDITORS: "its admins and members", _ADMINS: "its admins"}
+_WHAT = {
+    Action.READ: "see this",
+    Action.EDIT_CONTENT: "edit its content",
+    Action.CREATE_SPACE: "create spaces",
+    Action.MANAGE_SPACE: "change or delete its spaces",
+    Action.MANAGE_SITE: "create, change, publish or delete its sites",
+    Action.MANAGE_MEMBERS: "invite people and manage its members",
+    Action.MANAGE_ORGANIZATION: "change its settings",
+    Action.READ_AUDIT_LOG: "read its audit log",
+    Action.INSTALL: "install integrations",
+    Action.CONFIGURE: "configure its installations",
+    Action.PAUSE: "pause or resume its installations",
+    Action.UNINSTALL: "uninstall integrations",
+    Action.APPROVE_SCOPES: "approve the new permissions an integration asks for",
+    Action.SEND_TEST_EVENTS: "send test events",
+    Action.READ_LOGS: "read delivery and integration logs",
+    Action.REDELIVER: "redeliver webhook deliveries",
+    Action.PING: "send a webhook a test ping",
+    Action.REPLAY: "replay events to a webhook",
+    Action.ROTATE_SECRET: "rotate a webhook's signing secret",
+    Action.PUBLISH: "publish its integrations",
+}
+
+
+# --- Who the actor is in an organization ---------------------------------------------------
+
+
+def is_person(actor) -> bool:
+    """A signed-in person (not an anonymous visitor, not a machine principal)."""
+    return actor is not None and getattr(actor, "is_authenticated", False) and not is_machine(actor)
+
+
+def _organization_id(target) -> str:
+    if isinstance(target, Organization):
+        return target.pk
+    if isinstance(target, str):
+        return target
+    return target.organization_id
+
+
+_ORGANIZATION_ID = stand_in("org")
+[_USER_ID] = stand_ins("user", 1, numbers=True)  # user ids are integers
+_role_queries: dict[str, Prepared] = {}
+
+
+def role_of(actor, target) -> str | None:
+    """The actor's role in the organization of ``target`` (an Organization, its id, or
+    anything with ``organization_id``); None for anyone who is not a member. Read once per
+    actor object (one request) and organization."""
+    if not is_person(actor):
+        return None
+    organization_id = _organization_id(target)
+    roles = actor.__dict__.setdefault("_docplatform_roles", {})
+    if organization_id not in roles:
+        key = Membership.objects.db
+        if key not in _role_queries:  # compiled once: the reader asks at every read
+            _role_queries[key] = Prepared(
+                Membership.objects.filter(
+                    user_id=_USER_ID, organization_id=_ORGANIZATION_ID
+                ).values_list("role")
+            )
+        rows = _role_queries[key].rows({_USER_ID: actor.pk, _ORGANIZATION_ID: organization_id})
+        roles[organization_id] = rows[0][0] if rows else None
+    return roles[organization_id]
+
+
+def forget_roles(actor) -> None:
+    """Drop what ``role_of`` kept on the actor (after its memberships changed)."""
+    if actor is not None:
+        actor.__dict__.pop("_docplatform_roles", None)
+
+
+def role_may(role: str | None, action: Action | str) -> bool:
+    """The table itself: whether a person with ``role`` may do ``action``."""
+    return role is not None and role in TABLE[Action(action)]
+
+
+OPEN_VISIBILITIES = (Space.Visibility.PUBLIC, Space.Visibility.UNLISTED)
+
+
+def may_read_space(role: str | None, space: Space) -> bool:
+    """Read a space: its organization's people (any role); anyone at all when it is public
+    or unlisted (unlisted spaces are not listed, but their address opens them)."""
+    return role_may(role, Action.READ) or space.visibility in OPEN_VISIBILITIES
+
+
+def may(actor, action: Action | str, target) -> bool:
+    """Whether the actor may do ``action`` in the organization of ``target``."""
+    return role_may(role_of(actor, target), action)
+
+
+def refusal(action: Action | str) -> str:
+    """Why a member whose role does not allow ``action`` is refused, in a sentence."""
+    action = Action(action)
+    return f"Only the organization's {_WHO[TABLE[action]].removeprefix('its ')} may " + (
+        f"{_WHAT[action]}."
+    )
+
+
+def require(actor, action: Action | str, target) -> None:
+    """``may`` or raise: Http404 for someone who is not a member (another organization's
+    things do not exist for them), PermissionDenied naming who may for a member whose role
+    does not allow it."""
+    if may(actor, action, target):
+        return
+    if role_of(actor, target) is None:
+        raise Http404
+    raise PermissionDenied(refusal(action))
+
+
+def may_install(actor, organization, *, writes: bool) -> bool:
+    """Install an integration into the organization: its admins; its members too when the
+    organization lets them and the integration's scopes write nothing (``writes`` is the
+    integrations app's answer)."""
+    if may(actor, Action.INSTALL, organization):
+        return True
+    return (
+        not writes
+        and bool(organization.members_may_install)
+        and role_of(actor, organization) == MEMBER
+    )
+
+
+def install_refusal(organization, *, writes: bool) -> str:
+    if organization.members_may_install and writes:
+        return (
+            "Members may install only integrations whose scopes write nothing; this one "
+            "writes, so only the organization's admins may install it."
+        )
+    return refusal(Action.INSTALL)
+
+
+# --- What the actor reaches -----------------------------------------------------------------
+
+
+def member_organization_ids(actor) -> QuerySet:
+    """The ids of the actor's organizations, as a subquery."""
+    if not is_person(actor):
+        return Membership.objects.none().values("organization_id")
+    return Membership.objects.filter(user=actor).values("organization_id")
+
+
+def organizations_of(actor) -> QuerySet:
+    """The actor's organizations, each annotated with the actor's ``role`` in it."""
+    if not is_person(actor):
+        return Organization.objects.none()
+    return Organization.objects.filter(memberships__user=actor).annotate(
+        role=F("memberships__role")
+    )
+
+
+def organization_of_member(actor, ref: str) -> Organization | None:
+    """One of the actor's organizations, by id or subdomain."""
+    return organizations_of(actor).filter(Q(id=ref) | Q(subdomain=ref)).first()
+
+
+def spaces_visible_to(actor) -> QuerySet:
+    """Every space of the actor's organizations (members of any role read them all)."""
+    return Space.objects.filter(organization_id__in=member_organization_ids(actor))
+
+
+def sites_visible_to(actor) -> QuerySet:
+    return Site.objects.filter(organization_id__in=member_organization_ids(actor))
+
+
+def memberships_of(actor) -> QuerySet:
+    """The actor's memberships, with their organizations."""
+    if not is_person(actor):
+        return Membership.objects.none()
+    return Membership.objects.filter(user=actor).select_related("organization")
+
+
+def members_of(organization) -> QuerySet:
+    """The organization's memberships, with their people, admins first."""
+    return (
+        Membership.objects.filter(organization=organization)
+        .select_related("user")
+        .order_by("role", "user__username")
+    )
+
+
+def membership_of(organization, username: str) -> Membership | None:
+    return members_of(organization).filter(user__username=username).first()
+
+
+def admin_count(organization) -> int:
+    return Membership.objects.filter(organization=organization, role=ADMIN).count()
+
+
+def is_member_of(user, organization) -> bool:
+    """Whether ``user`` (any user, not the caller) belongs to the organization."""
+    return Membership.objects.filter(user=user, organization=organization).exists()
+
+
+def organization_member_count(organizations: QuerySet) -> QuerySet:
+    """``organizations`` annotated with ``member_count``."""
+    return organizations.annotate(member_count=Count("memberships", distinct=True))
+
+
+def member_user_ids(organization) -> QuerySet:
+    """The ids of the organization's people, as a subquery."""
+    return Membership.objects.filter(organization=organization).values("user_id")
