@@ -1,7 +1,12 @@
+import logging
+
 from celery import shared_task
+from django.db import DatabaseError, connection
 
 from .events import outbox
 from .services import WORKER_PING_TASK, worker_ping_answer
+
+logger = logging.getLogger(__name__)
 
 
 @shared_task(bind=True, name=WORKER_PING_TASK)
@@ -38,11 +43,18 @@ def purge_site_visits() -> int:
 
 @shared_task(name="docplatform.tasks.run_git_sync")
 def run_git_sync(sync_id: int) -> None:
-    """Run a Git sync; while another sync of its space runs, try again a moment later."""
+    """Run a Git sync; while another sync of its space runs, or when the database failed it
+    before it started (a broken connection, a failover), try again a moment later."""
     from .gitsync.runs import git_sync_run
     from .gitsync.services import WAIT_SECONDS, git_sync_queue
 
-    sync = git_sync_run(sync_id)
+    try:
+        sync = git_sync_run(sync_id)
+    except DatabaseError:
+        logger.warning("Git sync %s met a database error: asked again", sync_id, exc_info=True)
+        connection.close()  # the next query opens a new one
+        git_sync_queue(sync_id, countdown=WAIT_SECONDS)
+        return
     if sync is not None and sync.status == sync.Status.QUEUED:
         git_sync_queue(sync.pk, countdown=WAIT_SECONDS)
 

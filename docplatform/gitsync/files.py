@@ -9,12 +9,15 @@ page's title, then the page's Markdown as it is stored::
 
 Reading a file written here gives the page back exactly. A file without front matter (or
 without a title in it) takes its title from its first ``# `` heading, else from its name.
+Front matter comes from whoever pushed to the branch: it is read by the SDK's limited loader
+(size, depth, aliases), and a file it refuses is skipped with the reason.
 """
 
 import re
 from dataclasses import dataclass
 
 import yaml
+from docplatform_sdk.manifest.yamlload import FRONT_MATTER_LIMITS, load_limited_yaml
 
 from ..content import MAX_PAGE_BYTES, MAX_TITLE_LENGTH, page_path_problem
 
@@ -76,13 +79,16 @@ def page_from_file(path: str, data: bytes) -> dict | Skipped:
     title, body = "", text
     front = FRONT_MATTER.match(text)
     if front:
-        try:
-            fields = yaml.safe_load(front.group(1))
-        except yaml.YAMLError:
-            return Skipped(path, "its front matter is not valid YAML")
+        loaded = load_limited_yaml(front.group(1), path, FRONT_MATTER_LIMITS)
+        if loaded.errors:
+            return Skipped(path, f"its front matter: {loaded.errors[0].message}")
+        fields = loaded.document
         if fields is not None and not isinstance(fields, dict):
             return Skipped(path, "its front matter is not a mapping (title: ...)")
-        title = str((fields or {}).get("title") or "").strip()
+        title = (fields or {}).get("title")
+        if isinstance(title, bool) or not isinstance(title, str | int | float | type(None)):
+            return Skipped(path, "its title is not text (title: ... holds a list or a mapping)")
+        title = str(title or "").strip()
         body = text[front.end() :]
     if not title:
         heading = FIRST_HEADING.search(body)

@@ -66,6 +66,8 @@ class Remote:
     timeout: float
     username: str = ""
     password: str = ""
+    #: An ssh:// host's address as resolved and checked (``work.pinned``): what ssh dials.
+    address: str = ""
 
     @property
     def ref(self) -> bytes:
@@ -89,9 +91,14 @@ def _client(remote: Remote) -> tuple[GitClient, str]:
     # ssh://: the worker's ssh client and keys, never prompting, bounded in time.
     seconds = max(1, round(remote.timeout))
     options = ["BatchMode=yes", f"ConnectTimeout={seconds}", f"ServerAliveInterval={seconds}"]
+    if remote.address:
+        options.append(f"HostKeyAlias={parts.hostname}")
     command = shlex.join(["ssh", *(part for option in options for part in ("-o", option))])
     client = SSHGitClient(
-        parts.hostname, port=parts.port, username=parts.username, ssh_command=command
+        remote.address or parts.hostname,
+        port=parts.port,
+        username=parts.username,
+        ssh_command=command,
     )
     return client, parts.path
 
@@ -117,6 +124,8 @@ class Branch:
     client: GitClient
     path: str
     head: bytes | None
+    #: The repository held no branch at all when fetched: a push makes its first one.
+    empty: bool = False
 
     def files(self) -> Iterator[tuple[str, int, bytes]]:
         """(path, mode, blob id) of every file of the head's tree."""
@@ -166,7 +175,18 @@ class Branch:
         commit.message = message.encode()
         self.repo.object_store.add_object(commit)
         self._push(commit.id)
+        if self.empty:
+            self._point_head_at_branch()
         return commit.id
+
+    def _point_head_at_branch(self) -> None:
+        """A repository whose first branch this sync wrote gets its HEAD on that branch, so a
+        ``git clone`` checks it out (``git init`` leaves HEAD on ``master``). The push protocol
+        cannot move a server's HEAD: only a repository on the worker's disk is set here; a
+        hosting service takes the first branch pushed as its default."""
+        if isinstance(self.client, LocalGitClient):
+            with Repo(self.path) as target:
+                target.refs.set_symbolic_ref(b"HEAD", self.remote.ref)
 
     def commit_message(self) -> str:
         """The head commit's message (empty without a head)."""
@@ -215,6 +235,11 @@ def fetched(remote: Remote) -> Iterator[Branch]:
             except TRANSPORT_ERRORS as error:
                 raise RepositoryUnreachable(describe(error)) from error
             head = result.refs.get(remote.ref)
-            yield Branch(remote, repo, client, path, head if head != ZERO_SHA else None)
+            empty = not any(
+                name.startswith(b"refs/") and sha != ZERO_SHA for name, sha in result.refs.items()
+            )
+            yield Branch(
+                remote, repo, client, path, head if head != ZERO_SHA else None, empty=empty
+            )
         finally:
             repo.close()

@@ -8,8 +8,7 @@ written whole or not at all.
 """
 
 import logging
-from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import timedelta
 
 from django.conf import settings
@@ -23,13 +22,12 @@ from ..documents.selectors import page_dicts
 from ..models import Space
 from ..services import RevisionConflict, space_content_update
 from .addresses import address_problem
-from .files import Skipped, file_path, is_page_file, page_file, page_from_file, page_path_of
+from .confined import WorkFailed, repository_work
+from .files import page_path_of
 from .models import GitConnection, GitSync
-from .repository import REGULAR_FILE_MODES, PushRejected, Remote, RepositoryUnreachable, fetched
+from .repository import Remote
 
 logger = logging.getLogger(__name__)
-#: Who writes the commits of an export.
-IDENTITY = "docplatform <git-sync@docplatform.invalid>"
 
 
 class SyncFailed(Exception):
@@ -120,40 +118,24 @@ def _export(sync: GitSync, remote: Remote) -> None:
     if revision is None:
         raise SyncFailed("the space has no pages yet: nothing to write")
     sync.revision = revision
-    written = {file_path(page["path"]): page_file(page) for page in page_dicts(revision.pk)}
     message = f"{revision.message or 'Update the pages'} (revision {revision.pk})\n\n"
     message += f"Written by docplatform from the space {space.title!r} ({space.pk}).\n"
-    with _repository_errors(), fetched(remote) as branch:
-        commit = branch.commit_files(written, is_page_file, message=message, identity=IDENTITY)
-        head = commit or branch.head
-    sync.commit = head.decode() if head else ""
+    written = _work(
+        {"direction": "export", "remote": asdict(remote), "pages": page_dicts(revision.pk)}
+        | {"message": message}
+    )
+    sync.commit = written["commit"]
 
 
 def _import(sync: GitSync, remote: Remote) -> Found:
     """Read the branch's Markdown files as pages: the space's pages in their order, those
     added in Git after them by path; a skipped file's page (when the space has it) as it is."""
-    pages, skipped = {}, []
-    with _repository_errors(), fetched(remote) as branch:
-        if branch.head is None:
-            raise SyncFailed(f"the branch {remote.branch!r} does not exist in the repository")
-        for path, mode, blob_id in branch.files():
-            if page_path_of(path) is None:
-                continue  # not Markdown: not a page
-            page = (
-                page_from_file(path, branch.read(blob_id))
-                if mode in REGULAR_FILE_MODES
-                else Skipped(path, "not a regular file (a link or a submodule)")
-            )
-            if isinstance(page, Skipped):
-                skipped.append(page)
-            else:
-                pages[page["path"]] = page
-        sync.commit = branch.head.decode()
-        subject = branch.commit_message().split("\n", 1)[0].strip()
-    sync.skipped = [skip.as_json() for skip in skipped]
+    read = _work({"direction": "import", "remote": asdict(remote)})
+    pages = {page["path"]: page for page in read["pages"]}
+    sync.commit, sync.skipped = read["head"], read["skipped"]
     based_on = Space.objects.values_list("current_revision_id", flat=True).get(pk=sync.space_id)
     current = page_dicts(based_on) if based_on else []
-    kept = {page_path_of(skip.path) for skip in skipped}
+    kept = {page_path_of(skip["path"]) for skip in read["skipped"]}
     merged = [
         pages.pop(page["path"], page)
         for page in current
@@ -165,7 +147,7 @@ def _import(sync: GitSync, remote: Remote) -> Found:
     if len(merged) > MAX_PAGES:
         raise SyncFailed(f"the branch holds {len(merged)} pages; a space holds at most {MAX_PAGES}")
     message = f"Imported from Git: {remote.branch} at {sync.commit[:12]}"
-    message = f"{message} ({subject})" if subject else message
+    message = f"{message} ({read['subject']})" if read["subject"] else message
     return Found(
         pages=None if merged == current else merged,
         based_on=based_on,
@@ -173,15 +155,16 @@ def _import(sync: GitSync, remote: Remote) -> Found:
     )
 
 
-@contextmanager
-def _repository_errors():
-    """Turn what the repository answered into the reason a sync failed."""
+def _work(request: dict) -> dict:
+    """The repository's part of a sync, in its own limited process (``confined``)."""
+    request["allowedNetworks"] = settings.GIT_SYNC_ALLOWED_NETWORKS
     try:
-        yield
-    except RepositoryUnreachable as error:
-        raise SyncFailed(f"repository unreachable: {error}") from error
-    except PushRejected as error:
-        raise SyncFailed(f"rejected push: {error}") from error
+        answer = repository_work(request)
+    except WorkFailed as failure:
+        raise SyncFailed(str(failure)) from failure
+    if "failed" in answer:
+        raise SyncFailed(answer["failed"])
+    return answer
 
 
 def _finish(sync: GitSync, found: Found | None) -> None:

@@ -43,8 +43,8 @@ import os
 from dataclasses import dataclass, field
 
 from docplatform_sdk import signing
+from docplatform_sdk.addresses import parse_networks
 
-from . import outbound
 from .capacity import PoolSettings
 
 MEBIBYTE = 1024 * 1024
@@ -89,9 +89,7 @@ class HostConfig:
             return value
 
         try:
-            networks = outbound.parse_networks(
-                environ.get("RUNTIME_ALLOWED_NETWORKS", "").split(",")
-            )
+            networks = parse_networks(environ.get("RUNTIME_ALLOWED_NETWORKS", "").split(","))
         except ValueError as error:
             raise RuntimeError(f"RUNTIME_ALLOWED_NETWORKS: {error}") from None
         return cls(

@@ -22,6 +22,7 @@ import posixpath
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urlsplit
 
+from docplatform_sdk.addresses import parse_networks
 from docplatform_sdk.manifest.network import host_allowed, how_to_declare
 
 from . import outbound
@@ -32,7 +33,7 @@ METHODS = {"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"}
 UNSENT_HEADERS = {"host", "content-length", "connection", "transfer-encoding", "keep-alive", "te"}
 UNRETURNED_HEADERS = {"content-encoding", "content-length", "transfer-encoding", "connection"}
 MAX_REQUEST_BYTES = 10 * 1024 * 1024
-EVERYWHERE = outbound.parse_networks(["0.0.0.0/0", "::/0"])
+EVERYWHERE = parse_networks(["0.0.0.0/0", "::/0"])
 
 
 @dataclass(frozen=True)

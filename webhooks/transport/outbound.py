@@ -11,6 +11,7 @@ import functools
 from dataclasses import dataclass
 
 from django.conf import settings
+from docplatform_sdk.addresses import parse_networks
 
 from integrations.runtime import outbound
 from integrations.runtime.outbound import SendError, Target, UnsafeURL
@@ -26,7 +27,7 @@ class Response:
 
 
 def allowed_networks():
-    return outbound.parse_networks(settings.WEBHOOK_ALLOWED_NETWORKS)
+    return parse_networks(settings.WEBHOOK_ALLOWED_NETWORKS)
 
 
 def check_url(url: str) -> Target:

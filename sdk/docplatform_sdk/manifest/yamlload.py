@@ -1,4 +1,6 @@
-"""Reading a manifest's YAML safely: size, encoding, nesting and alias-expansion limits.
+"""Reading untrusted YAML safely: size, encoding, nesting and alias-expansion limits. The one
+home for YAML from outside: manifests (``load_manifest_yaml``) and the front matter of files
+that Git sync imports (``load_limited_yaml`` with ``FRONT_MATTER_LIMITS``).
 
 The text is first streamed as parser events (libyaml when available), counting nesting depth
 and the number of nodes the document holds once every alias is expanded, *without* building
@@ -41,6 +43,31 @@ _BOMS = {
 }
 
 
+@dataclass(frozen=True)
+class YamlLimits:
+    """What a document of one kind may hold: bytes, nesting depth, values once every alias
+    is expanded, and aliases (``*name``) written (None: no budget of their own)."""
+
+    max_bytes: int
+    max_depth: int
+    max_nodes: int
+    max_aliases: int | None = None
+    what: str = "a manifest"
+    holder: str = "the file"
+
+
+MANIFEST_LIMITS = YamlLimits(MAX_MANIFEST_BYTES, MAX_YAML_DEPTH, MAX_YAML_NODES)
+#: A page's front matter holds a title and a few fields: a small budget.
+FRONT_MATTER_LIMITS = YamlLimits(
+    64 * 1024,
+    max_depth=16,
+    max_nodes=2_000,
+    max_aliases=16,
+    what="front matter",
+    holder="it",
+)
+
+
 @dataclass
 class Loaded:
     """The parsed document, or the problems that stopped it (then ``document`` is None)."""
@@ -49,7 +76,11 @@ class Loaded:
     errors: list[Problem]
 
 
-TOO_DEEP = f"values are nested more than {MAX_YAML_DEPTH} levels deep"
+def _too_deep(limits: YamlLimits) -> str:
+    return f"values are nested more than {limits.max_depth} levels deep"
+
+
+TOO_DEEP = _too_deep(MANIFEST_LIMITS)
 #: libyaml's own nesting limit (1,000 levels, in the wheels of PyYAML 6.0.4) is met before ours
 #: where its scanner reads ahead through a run of ``[`` or ``{``; it is said as ours.
 _LIBYAML_TOO_DEEP = "exceeded maximum nesting depth"
@@ -68,14 +99,16 @@ def _at(filename: str, mark: Any) -> str:
     return f"{filename}:{mark.line + 1}:{mark.column + 1}"
 
 
-def decode_manifest_bytes(data: bytes, filename: str) -> tuple[str | None, list[Problem]]:
+def decode_yaml_bytes(
+    data: bytes, filename: str, limits: YamlLimits = MANIFEST_LIMITS
+) -> tuple[str | None, list[Problem]]:
     """Check size and encoding; return the text or the problems."""
-    if len(data) > MAX_MANIFEST_BYTES:
+    if len(data) > limits.max_bytes:
         return None, [
             Problem(
                 filename,
-                f"the file is {human_size(len(data))}; a manifest may be at most "
-                f"{human_size(MAX_MANIFEST_BYTES)}",
+                f"{limits.holder} is {human_size(len(data))}; {limits.what} may be at most "
+                f"{human_size(limits.max_bytes)}",
             )
         ]
     for bom, encoding in _BOMS.items():
@@ -86,7 +119,8 @@ def decode_manifest_bytes(data: bytes, filename: str) -> tuple[str | None, list[
         return None, [
             Problem(
                 filename,
-                f"the file is binary (a NUL byte at offset {nul}); a manifest is UTF-8 YAML text",
+                f"the file is binary (a NUL byte at offset {nul}); {limits.what} is UTF-8 YAML "
+                "text",
             )
         ]
     try:
@@ -103,27 +137,27 @@ def decode_manifest_bytes(data: bytes, filename: str) -> tuple[str | None, list[
     return text.removeprefix("\ufeff"), []
 
 
-def _check_limits(text: str) -> None:
+def _check_limits(text: str, limits: YamlLimits) -> None:
     """Stream the events; raise _LimitExceeded (or a YAMLError) on a document too big."""
     loader = _ManifestLoader(text)
     # one frame per open collection: [expanded node count, height of its children, anchor]
     stack: list[list[Any]] = []
     anchors: dict[str, tuple[int, int]] = {}  # anchor -> (expanded node count, height)
     open_anchors: set[str] = set()
-    total = 0
+    total = aliases = 0
 
     def count(size: int, height: int, mark: Any) -> None:
         nonlocal total
         total += size
-        if total > MAX_YAML_NODES:
+        if total > limits.max_nodes:
             raise _LimitExceeded(
                 mark,
-                f"the document holds more than {MAX_YAML_NODES} values once its aliases "
-                "(*name) are expanded; a manifest needs far fewer, so this looks like an "
+                f"the document holds more than {limits.max_nodes} values once its aliases "
+                f"(*name) are expanded; {limits.what} needs far fewer, so this looks like an "
                 "alias bomb",
             )
-        if len(stack) + height > MAX_YAML_DEPTH:
-            raise _LimitExceeded(mark, TOO_DEEP)
+        if len(stack) + height > limits.max_depth:
+            raise _LimitExceeded(mark, _too_deep(limits))
 
     def attach(size: int, height: int) -> None:
         if stack:
@@ -151,6 +185,12 @@ def _check_limits(text: str) -> None:
                     open_anchors.discard(anchor)
                     anchors[anchor] = (size, height + 1)
             elif isinstance(event, yaml.AliasEvent):
+                aliases += 1
+                if limits.max_aliases is not None and aliases > limits.max_aliases:
+                    raise _LimitExceeded(
+                        event.start_mark,
+                        f"more than {limits.max_aliases} aliases (*name); {limits.what} needs none",
+                    )
                 if event.anchor in open_anchors:
                     raise _LimitExceeded(
                         event.start_mark,
@@ -197,16 +237,18 @@ def _duplicate_keys(root: Any, filename: str) -> list[Problem]:
     return problems
 
 
-def _yaml_error(exc: yaml.YAMLError, filename: str, text: str) -> Problem:
+def _yaml_error(
+    exc: yaml.YAMLError, filename: str, text: str, limits: YamlLimits = MANIFEST_LIMITS
+) -> Problem:
     if isinstance(exc, yaml.MarkedYAMLError):
         message = exc.problem or exc.context or "the text is not valid YAML"
         if exc.problem and exc.context:
             message = f"{exc.problem} ({exc.context})"
         if exc.problem and "another document" in exc.problem:
-            message = "the file holds more than one YAML document; a manifest is one document"
+            message = f"the file holds more than one YAML document; {limits.what} is one document"
         mark = exc.problem_mark or exc.context_mark
         if _LIBYAML_TOO_DEEP in message:
-            return Problem(_at(filename, mark), TOO_DEEP)
+            return Problem(_at(filename, mark), _too_deep(limits))
         return Problem(_at(filename, mark), f"invalid YAML: {message}")
     if isinstance(exc, yaml.reader.ReaderError):
         position = max(0, min(exc.position, len(text)))
@@ -222,18 +264,23 @@ def _yaml_error(exc: yaml.YAMLError, filename: str, text: str) -> Problem:
 
 
 def load_manifest_yaml(data: bytes | str, filename: str) -> Loaded:
-    """Parse manifest text within the limits; never raises."""
+    """Parse manifest text within the manifests' limits; never raises."""
+    return load_limited_yaml(data, filename, MANIFEST_LIMITS)
+
+
+def load_limited_yaml(data: bytes | str, filename: str, limits: YamlLimits) -> Loaded:
+    """Parse untrusted YAML text within ``limits``; never raises."""
     if isinstance(data, str):
         data = data.encode("utf-8", "surrogatepass")
-    text, errors = decode_manifest_bytes(data, filename)
+    text, errors = decode_yaml_bytes(data, filename, limits)
     if text is None:
         return Loaded(None, errors)
     try:
-        _check_limits(text)
+        _check_limits(text, limits)
     except _LimitExceeded as exc:
         return Loaded(None, [Problem(_at(filename, exc.mark), exc.message)])
     except yaml.YAMLError as exc:
-        return Loaded(None, [_yaml_error(exc, filename, text)])
+        return Loaded(None, [_yaml_error(exc, filename, text, limits)])
     except Exception as exc:  # libyaml or PyYAML failing in an unforeseen way
         return Loaded(None, [Problem(filename, f"invalid YAML: {exc}")])
 
@@ -245,7 +292,7 @@ def load_manifest_yaml(data: bytes | str, filename: str) -> Loaded:
             return Loaded(None, duplicates)
         document = None if node is None else loader.construct_document(node)
     except yaml.YAMLError as exc:
-        return Loaded(None, [_yaml_error(exc, filename, text)])
+        return Loaded(None, [_yaml_error(exc, filename, text, limits)])
     except (ValueError, TypeError, OverflowError, RecursionError) as exc:
         if "digits" in str(exc):  # an integer with more digits than Python converts
             message = "a number has too many digits; put it in quotes if it is meant as text"

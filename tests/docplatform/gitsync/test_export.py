@@ -194,6 +194,7 @@ def test_a_server_that_never_answers_fails_the_sync_in_time(space, run_sync, set
     with socket.create_server(("127.0.0.1", 0)) as server:  # takes connections, never answers
         url = f"https://127.0.0.1:{server.getsockname()[1]}/docs.git"
         settings.GIT_SYNC_ALLOWED = [url]
+        settings.GIT_SYNC_ALLOWED_NETWORKS = ["127.0.0.0/8"]
         settings.GIT_SYNC_TIMEOUT_SECONDS = 1
         git_connection_set(
             space=space, url=url, credentials={"username": "bot", "password": "s3cr3t"}
