@@ -185,7 +185,8 @@ def setup_platform() -> dict:
     from django.contrib.auth import get_user_model
 
     from docplatform.models import Membership, Space
-    from docplatform.services import api_token_create, organization_create, space_content_update
+    from docplatform.organizations.services import organization_create
+    from docplatform.services import api_token_create, space_content_update
     from integrations.services import integration_publish_folder
     from integrations.services.components import component_render
     from integrations.services.installations import installation_create

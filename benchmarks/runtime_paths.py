@@ -111,7 +111,8 @@ def setup_platform(scratch: Path) -> dict:
     from django.contrib.auth import get_user_model
 
     from docplatform.models import Space
-    from docplatform.services import api_token_create, organization_create
+    from docplatform.organizations.services import organization_create
+    from docplatform.services import api_token_create
     from integrations.models import Installation
     from integrations.services.installations import installation_create
 

@@ -26,6 +26,7 @@ The table, one row per action (README, "Teams and roles"):
 
 from enum import StrEnum
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, F, Q, QuerySet
 from django.http import Http404
@@ -76,7 +77,6 @@ TABLE: dict[Action, frozenset[str]] = {
     Action.CREATE_SPACE: _EDITORS,
 }
 
-_WHO = {_EVERYONE: "its members", _EDITORS: "its admins and members", _ADMINS: "its admins"}
 _WHAT = {
     Action.READ: "see this",
     Action.EDIT_CONTENT: "edit its content",
@@ -171,9 +171,11 @@ def may(actor, action: Action | str, target) -> bool:
 def refusal(action: Action | str) -> str:
     """Why a member whose role does not allow ``action`` is refused, in a sentence."""
     action = Action(action)
-    return f"Only the organization's {_WHO[TABLE[action]].removeprefix('its ')} may " + (
-        f"{_WHAT[action]}."
-    )
+    roles = [f"{role}s" for role in ROLES if role in TABLE[action]]
+    if not roles:
+        return f"Nobody may {_WHAT[action]}."
+    who = "members" if len(roles) == len(ROLES) else " and ".join(roles)
+    return f"Only the organization's {who} may {_WHAT[action]}."
 
 
 def require(actor, action: Action | str, target) -> None:
@@ -198,6 +200,21 @@ def may_install(actor, organization, *, writes: bool) -> bool:
         and bool(organization.members_may_install)
         and role_of(actor, organization) == MEMBER
     )
+
+
+def may_create_organization(actor) -> bool:
+    """Start an organization (and be its admin): any signed-in person, or only staff users
+    when the operator set ``ORGANIZATION_CREATION=staff``. No role is involved: the
+    organization does not exist yet."""
+    if not is_person(actor):
+        return False
+    return settings.ORGANIZATION_CREATION == "anyone" or actor.is_staff
+
+
+ORGANIZATION_CREATION_REFUSAL = (
+    "Only the platform's staff may create organizations here (ORGANIZATION_CREATION=staff): "
+    "ask an operator, or an admin of an organization to invite you."
+)
 
 
 def install_refusal(organization, *, writes: bool) -> str:

@@ -8,6 +8,7 @@ from django.db import transaction
 from django.http import HttpResponseRedirect
 from django.utils.html import format_html
 
+from .audit.models import AuditEntry
 from .documents.selectors import page_dicts
 from .documents.services import PageConflict, check_page_edit, page_save
 from .models import (
@@ -19,6 +20,7 @@ from .models import (
     PageFeedback,
     Revision,
     Site,
+    SiteSpace,
     Space,
 )
 from .services import api_token_revoke, space_visibility_set
@@ -167,13 +169,21 @@ class PageAdmin(admin.ModelAdmin):
         return super().response_change(request, obj)
 
 
+class SiteSpaceInline(admin.TabularInline):
+    """The spaces a site publishes, in the order of their positions."""
+
+    model = SiteSpace
+    extra = 0
+    autocomplete_fields = ["space"]
+
+
 @admin.register(Site)
 class SiteAdmin(admin.ModelAdmin):
-    list_display = ["title", "id", "organization", "published_at", "created_at"]
-    list_filter = ["organization"]
+    list_display = ["title", "id", "organization", "published", "published_at", "created_at"]
+    list_filter = ["published", "organization"]
     search_fields = ["title", "id"]
     readonly_fields = ["id", "published_at", "created_at"]
-    filter_horizontal = ["spaces"]
+    inlines = [SiteSpaceInline]
 
     @admin.display(description="Published at")
     def published_at(self, site):
@@ -239,5 +249,35 @@ class ApiTokenAdmin(admin.ModelAdmin):
     def revoke(self, request, queryset):
         """Through ``api_token_revoke``, as the pages and the API revoke."""
         for token in queryset:
-            api_token_revoke(token=token)
+            api_token_revoke(token=token, actor=request.user)
         self.message_user(request, f"{len(queryset)} revoked.")
+
+
+@admin.register(AuditEntry)
+class AuditEntryAdmin(admin.ModelAdmin):
+    """The audit log of every organization: read only, since it is the record of who did
+    what (its one writer is ``audit.services.audit_record``)."""
+
+    list_display = [
+        "at",
+        "organization_id",
+        "actor_kind",
+        "actor_label",
+        "action",
+        "target_type",
+        "target_label",
+        "address",
+    ]
+    list_filter = ["action", "actor_kind"]
+    search_fields = ["actor_label", "target_label", "organization_id"]
+    date_hierarchy = "at"
+    readonly_fields = [field.name for field in AuditEntry._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False

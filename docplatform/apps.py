@@ -21,6 +21,7 @@ class DocplatformConfig(AppConfig):
         from .hooks import on_revision_written
         from .observability.metrics import collector_register
         from .observability.tracing import tracing_start
+        from .teams.converters import UsernameConverter
 
         # The API's path converters, shared with the plug-in apps' routes.
         register_converter(ObjectIdConverter, "id")
@@ -28,6 +29,7 @@ class DocplatformConfig(AppConfig):
         register_converter(IntegrationNameConverter, "name")
         register_converter(DeliveryIdConverter, "deliveryid")
         register_converter(DeliveryIdConverter, "tokenid")  # a row id: at most 18 digits
+        register_converter(UsernameConverter, "username")
         _register_api_tags(register_api_tag)
         on_revision_written(git_sync_on_revision)
         # Traces, when the environment configures an exporter (README, "Traces and metrics"):
@@ -66,3 +68,15 @@ def _register_api_tags(register) -> None:
         r"beacon/",
     )
     register("Me and tokens", "The caller, and their personal API tokens.", r"me/")
+    register(
+        "Members",
+        "An organization's people and their roles; invitations to join it, and accepting one.",
+        r"orgs/[^/]+/members/",
+        r"orgs/[^/]+/invitations/",
+        r"invitations/",
+    )
+    register(
+        "Audit log",
+        "Who did what in an organization, when and from where; for its admins.",
+        r"orgs/[^/]+/audit-log/",
+    )

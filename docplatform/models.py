@@ -167,12 +167,13 @@ class SpaceVisit(models.Model):
 
 
 class Site(models.Model):
-    """A published site: it publishes one or more spaces of its organization."""
+    """A published site: it publishes one or more spaces of its organization, in the order
+    its admins give (``SiteSpace.position``)."""
 
     id = models.CharField(primary_key=True, max_length=32, default=new_id, editable=False)
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="sites")
     title = models.CharField(max_length=200)
-    spaces = models.ManyToManyField(Space, related_name="sites", blank=True)
+    spaces = models.ManyToManyField(Space, related_name="sites", blank=True, through="SiteSpace")
     published = models.BooleanField(
         default=False, help_text="Served on SITES_URL; an unpublished site answers 404 there."
     )
@@ -243,5 +244,5 @@ class WorkerPing(models.Model):
 from .audit.models import AuditEntry  # noqa: E402, F401
 from .events.models import Delivery, DrainRequest, Event  # noqa: E402, F401
 from .gitsync.models import GitConnection, GitSync  # noqa: E402, F401
-from .sites.models import PageFeedback, SiteVisit  # noqa: E402, F401
+from .sites.models import PageFeedback, SiteSpace, SiteVisit  # noqa: E402, F401
 from .teams.models import Invitation  # noqa: E402, F401

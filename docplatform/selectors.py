@@ -107,8 +107,9 @@ def organization_spaces(organization: Organization) -> QuerySet:
 
 
 def organization_sites(organization: Organization) -> QuerySet:
-    """The organization's sites, with the spaces each publishes."""
-    return Site.objects.filter(organization=organization).prefetch_related("spaces")
+    """The organization's sites, with the spaces each publishes (``placements``, in the
+    site's order)."""
+    return Site.objects.filter(organization=organization).prefetch_related("placements")
 
 
 def space_revisions(space: Space) -> QuerySet:

@@ -5,6 +5,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from . import events
+from .audit.services import audit_record
 from .content import MAX_MESSAGE_LENGTH, check_pages, rendered
 from .documents.selectors import first_page
 from .events.publisher import publish
@@ -13,8 +14,6 @@ from .hooks import revision_written
 from .markdown import RENDERER_VERSION
 from .models import (
     ApiToken,
-    Membership,
-    Organization,
     Page,
     Revision,
     Site,
@@ -22,6 +21,7 @@ from .models import (
     WorkerPing,
     hash_token,
 )
+from .principals import is_machine
 from .sites.addresses import site_page_address
 
 
@@ -49,31 +49,52 @@ def api_token_create(
     if errors:
         raise ValidationError(errors)
     raw = ApiToken.generate()
-    token = ApiToken.objects.create(
-        user=user,
-        name=name,
-        token_hash=hash_token(raw),
-        hint=raw[-6:],
-        expires_at=expires_at if expires_at is not None else limit,
-    )
+    with transaction.atomic():
+        token = ApiToken.objects.create(
+            user=user,
+            name=name,
+            token_hash=hash_token(raw),
+            hint=raw[-6:],
+            expires_at=expires_at if expires_at is not None else limit,
+        )
+        expires = token.expires_at.isoformat() if token.expires_at else None
+        audit_record(
+            action="token.created",
+            actor=user,
+            target=token,
+            organization="",  # a person's own: every organization of theirs shows it
+            details={"name": name, "expiresAt": expires},
+        )
     return token, raw
 
 
-def api_token_revoke(*, token: ApiToken) -> ApiToken:
-    """The token stops working now (revoking it again changes nothing)."""
+@transaction.atomic
+def api_token_revoke(*, token: ApiToken, actor=None) -> ApiToken:
+    """The token stops working now (revoking it again changes nothing). ``actor``: who
+    revokes it, its owner unless said (an operator in the admin)."""
     if token.revoked_at is None:
         token.revoked_at = timezone.now()
         token.save(update_fields=["revoked_at"])
+        audit_record(
+            action="token.revoked",
+            actor=actor if actor is not None else token.user,
+            target=token,
+            organization="",
+            details={"name": token.name},
+        )
     return token
 
 
-def organization_create(*, subdomain: str, title: str, admin=None) -> Organization:
-    organization = Organization(subdomain=subdomain, title=title)
-    organization.full_clean()
-    organization.save()
-    if admin is not None:
-        Membership.objects.create(organization=organization, user=admin, role=Membership.Role.ADMIN)
-    return organization
+def clean_title(value, *, model) -> str:
+    """A title for a row of ``model`` (an organization, a space, a site): text, stripped,
+    within its column; else ValidationError naming ``title``."""
+    title = value.strip() if isinstance(value, str) else ""
+    max_length = model._meta.get_field("title").max_length
+    if not title:
+        raise ValidationError({"title": ["give it a title"]})
+    if len(title) > max_length:
+        raise ValidationError({"title": [f"at most {max_length} characters"]})
+    return title
 
 
 #: The task that answers a ping, published by name: the tasks call services, never the reverse.
@@ -117,7 +138,10 @@ def space_content_update(
     git_commit: str = "",
 ):
     """Write a new revision holding ``pages`` ({path, title, body}, in navigation order);
-    fires ``space_content_updated``. With ``based_on`` (a revision id), refuses with
+    fires ``space_content_updated``. ``author``: the person who wrote it, or the machine
+    principal of an installation's token (then the revision records that installation, and
+    the organization's audit log a ``revision.written`` row). With ``based_on`` (a revision
+    id), refuses with
     RevisionConflict when the space's current revision is another one by then: the write
     was made from content that changed meanwhile, and would overwrite it. ``git_commit``:
     the Git commit the pages were imported from (``gitsync``); any other revision goes to
@@ -130,11 +154,14 @@ def space_content_update(
     locked = Space.objects.select_for_update().get(pk=space.pk)
     if based_on is not None and locked.current_revision_id != based_on:
         raise RevisionConflict(locked.current_revision)
+    by_installation = is_machine(author)
     revision = Revision.objects.create(
         space=space,
         parent_id=locked.current_revision_id,
         message=message,
-        author=author,
+        author=None if by_installation else author,
+        author_installation=author.actor_id if by_installation else "",
+        author_label=author.actor_label if by_installation else "",
         git_commit=git_commit,
     )
     renderings = _renderings_of(locked.current_revision_id)
@@ -158,8 +185,17 @@ def space_content_update(
         spaceId=space.id,
         revisionId=revision.id,
     )
+    if by_installation:
+        audit_record(
+            action="revision.written",
+            actor=author,
+            target=revision,
+            organization=space.organization_id,
+            details={"space": space.id, "message": message, "pages": len(pages)},
+            target_label=f"{space.title}, revision {revision.id}",
+        )
     if not git_commit:  # an imported revision is on the branch already: never written back
-        revision_written(space=space, author=author)
+        revision_written(space=space, author=None if by_installation else author)
     return revision
 
 

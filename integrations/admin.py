@@ -11,6 +11,7 @@ from .models import (
     IntegrationLog,
     IntegrationVersion,
 )
+from .operators import Operator
 from .policies import effective_status, installation_scopes, new_permissions_notice
 from .selectors import json_list_has, shown_configuration
 from .services.installations import installation_pause, installation_resume
@@ -141,7 +142,9 @@ class IntegrationVersionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 @admin.register(Installation)
 class InstallationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     """Installations change through their setup flow, so operators only pause and resume them
-    here. Credentials and the installation's API token are never shown."""
+    here (the operators' door: Django's staff permissions guard it, not the organization's
+    roles; the audit log records the operator). Credentials and the installation's API
+    token are never shown."""
 
     list_display = [
         "id",
@@ -214,12 +217,13 @@ class InstallationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     @admin.action(description="Pause the selected installations")
     def pause(self, request, queryset):
         for installation in queryset:
-            installation_pause(installation=installation)
+            installation_pause(user=Operator(request.user), installation=installation)
         self.message_user(request, f"{len(queryset)} paused.", messages.SUCCESS)
 
     @admin.action(description="Resume the selected installations")
     def resume(self, request, queryset):
-        statuses = [installation_resume(installation=i).status for i in queryset]
+        operator = Operator(request.user)
+        statuses = [installation_resume(user=operator, installation=i).status for i in queryset]
         summary = ", ".join(f"{statuses.count(s)} {s}" for s in sorted(set(statuses)))
         self.message_user(request, f"Resumed: {summary}.", messages.SUCCESS)
 

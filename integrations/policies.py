@@ -6,11 +6,13 @@ and the admin call instead of re-deriving it.
   ``not_receiving_reason``, and ``statuses_paused``, ``statuses_receiving`` for rows read as
   tuples (the router);
 - the effective status the marketplace, the API and the admin show: ``effective_status``;
-- may see, install, manage: ``visible_integrations_q``, ``may_see_integration``,
-  ``may_install``, ``installable_levels``, ``may_manage``; and the admins' rules: publish
-  (``may_publish``), approve scopes (``may_approve_scopes``), read logs
-  (``may_read_installation_logs``, ``may_read_integration_logs``), send test events
-  (``may_send_test_events``);
+- who may see, install and act, on top of the host's roles' table (``docplatform.access``):
+  ``visible_integrations_q``, ``may_see_integration``, which scopes write
+  (``scope_writes``, ``integration_writes``), ``may_install`` and ``install_check``,
+  ``installable_levels``, and every other action on installations, endpoints and
+  integrations (configure, pause, uninstall, approve scopes, read logs, redeliver, ping,
+  replay, rotate secrets, send test events, publish) through ``may_act`` and ``act_check``,
+  for people, installation tokens and operators (``operators.Operator``);
 - the configuration definition: ``configuration_definition``, ``definition_for_level``;
 - the version that runs: ``is_development``, ``running_version``, ``runnable_version``.
 
@@ -28,11 +30,17 @@ import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied
 from django.db.models import Q
+from django.http import Http404
+
+from docplatform import access
+from docplatform.access import Action
+from docplatform.principals import is_machine
 
 from . import configuration as config_rules
 from .models import Installation, Integration, IntegrationVersion
+from .operators import is_operator
 
 
 def effective_scopes(*, granted: Iterable[str], asked: Iterable[str]) -> list[str]:
@@ -270,75 +278,87 @@ def may_see_integration(
     )
 
 
-def is_member(user, organization_id: str) -> bool:
-    return _has_membership(user, organization_id)
+def scope_writes(scope: str) -> bool:
+    """Every scope that is not a ``:read`` scope writes (``page:feedback:read`` reads;
+    ``space:git:sync``, ``site:visitor:auth`` and ``conversations:ingest`` write)."""
+    return not scope.endswith(":read")
 
 
-def _has_membership(user, organization_id: str, **role) -> bool:
-    from docplatform.models import Membership
-
-    return bool(
-        getattr(user, "is_authenticated", False)
-        and isinstance(user, get_user_model())
-        and Membership.objects.filter(user=user, organization_id=organization_id, **role).exists()
-    )
+def integration_writes(integration: Integration) -> bool:
+    """Whether a scope the integration asks for writes: members may install only one that
+    writes nothing (and only when their organization lets them)."""
+    return any(scope_writes(scope) for scope in integration.scopes)
 
 
 def may_install(
     user, integration: Integration, organization, install_token: str | None = None
 ) -> bool:
-    """DESIGN.md, "who installs": a member of the installing organization, for an
-    integration that organization may see (its own, public, unlisted through its link)."""
-    return is_member(user, organization.pk) and may_see_integration(
-        integration, organization.pk, install_token
-    )
+    """DESIGN.md, "who installs": an integration the organization may see (its own, public,
+    unlisted through its link), by the organization's admins; by its members too when it lets
+    them (``members_may_install``) and the integration writes nothing; never by its readers."""
+    if not may_see_integration(integration, organization.pk, install_token):
+        return False
+    writes = integration_writes(integration)
+    return is_operator(user) or access.may_install(user, organization, writes=writes)
+
+
+def install_check(
+    user, integration: Integration, organization, install_token: str | None = None
+) -> None:
+    """``may_install`` or raise: Http404 for someone outside the organization (it does not
+    exist for them) and for an integration it may not see; PermissionDenied naming who may
+    for its people whose role does not let them."""
+    if may_install(user, integration, organization, install_token):
+        return
+    if not is_operator(user) and access.role_of(user, organization) is None:
+        raise Http404("No such organization.")
+    if not may_see_integration(integration, organization.pk, install_token):
+        raise Http404("No such integration.")
+    writes = integration_writes(integration)
+    raise PermissionDenied(access.install_refusal(organization, writes=writes))
 
 
 def installable_levels(integration: Integration) -> set[str]:
     return TARGET_LEVELS.get(integration.target, TARGET_LEVELS["all"])
 
 
-def may_manage(user, installation: Installation) -> bool:
-    """Configure, pause, resume, connect, uninstall: any member of the installing
-    organization (nobody sees another organization's installations)."""
-    return is_member(user, installation.organization_id)
+def may_act(user, action: Action, target) -> bool:
+    """Whether ``user`` may do ``action`` (the roles' table, ``docplatform.access``:
+    ``Action.CONFIGURE``, ``PAUSE``, ``READ_LOGS``, ``PUBLISH``, ...) to ``target``: an
+    installation, an integration (its owners' actions) or an organization. Operators at
+    their doors may; an installation's token reads and configures its own installation and
+    nothing else (its scopes decide the rest of the API); people as their role in the
+    target's organization lets them."""
+    if is_operator(user):
+        return True
+    if is_machine(user):
+        own = getattr(user, "installation", None)
+        return (
+            action in (Action.READ, Action.CONFIGURE)
+            and isinstance(target, Installation)
+            and own is not None
+            and own.pk == target.pk
+        )
+    return access.may(user, action, target)
 
 
-def _is_admin(user, organization_id: str) -> bool:
-    from docplatform.models import Membership
-
-    return _has_membership(user, organization_id, role=Membership.Role.ADMIN)
-
-
-def may_publish(user, organization) -> bool:
-    """Publish, release, roll back, unpublish an organization's integrations, see their
-    versions and install links, choose which installations run development versions, read
-    their logs across installations: an admin of the owning organization."""
-    return _is_admin(user, organization.pk)
+def component_action(integration: Integration, component_id: str) -> Action:
+    """What acting on a component (its buttons and inputs, its props) is: configuring the
+    installation for a configuration screen; reading for a block, whose buttons any reader
+    of a page presses."""
+    screens = {level.get("componentId") for level in (integration.configurations or {}).values()}
+    return Action.CONFIGURE if component_id in screens else Action.READ
 
 
-def may_approve_scopes(user, installation: Installation) -> bool:
-    """Approve the new scopes an upgrade asks for: an admin of the installing organization."""
-    return _is_admin(user, installation.organization_id)
-
-
-def may_read_installation_logs(user, installation: Installation) -> bool:
-    """Read an installation's log (what its code printed, its errors): an admin of the
-    installing organization."""
-    return _is_admin(user, installation.organization_id)
-
-
-def may_read_integration_logs(user, integration: Integration) -> bool:
-    """Read an integration's log, every installation's: an admin of the owning organization
-    (``may_publish``: who can change the code reads what it does)."""
-    return may_publish(user, integration.organization)
-
-
-def may_send_test_events(user, installation: Installation) -> bool:
-    """Send an installation test events (``trigger``, a webhook's Send test event): an
-    admin of the installing organization, as they reach its code or receiver with made-up
-    data."""
-    return _is_admin(user, installation.organization_id)
+def act_check(user, action: Action, target) -> None:
+    """``may_act`` or raise: Http404 for someone outside the target's organization (its
+    installations, deliveries and logs do not exist for them), PermissionDenied naming who
+    may for anyone else."""
+    if may_act(user, action, target):
+        return
+    if is_machine(user):
+        raise PermissionDenied("An installation token changes only its own installation.")
+    access.require(user, action, target)
 
 
 # --- The configuration definition -----------------------------------------------------------

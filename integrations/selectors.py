@@ -5,8 +5,9 @@ from urllib.parse import urlsplit
 
 from django.db.models import Exists, Max, OuterRef, Q, QuerySet
 
+from docplatform.access import member_organization_ids
 from docplatform.events.models import Delivery
-from docplatform.models import Membership, Site, Space, hash_token
+from docplatform.models import Site, Space, hash_token
 from docplatform.queries import Prepared, stand_in
 
 from . import configuration as config_rules
@@ -26,16 +27,10 @@ def json_list_has(field: str, value: str) -> Q:
     return Q(**{f"{field}__icontains": f'"{value}"'})
 
 
-def user_organization_ids(user) -> QuerySet:
-    if not user.is_authenticated:
-        return Membership.objects.none().values("organization_id")
-    return Membership.objects.filter(user=user).values("organization_id")
-
-
 def integrations_visible_to(user, *, install_token: str | None = None) -> QuerySet:
     """Public integrations, every integration of the user's organizations, and an unlisted one
     whose install link token is given."""
-    visible = visible_integrations_q(user_organization_ids(user), install_token)
+    visible = visible_integrations_q(member_organization_ids(user), install_token)
     return Integration.objects.filter(visible, released_version__isnull=False)
 
 
@@ -55,8 +50,9 @@ def integration_catalogue(
 
 
 def installations_visible_to(user) -> QuerySet:
-    """Installations of the user's organizations: nobody sees another organization's."""
-    return Installation.objects.filter(organization_id__in=user_organization_ids(user))
+    """Installations of the user's organizations (any role reads them): nobody sees another
+    organization's."""
+    return Installation.objects.filter(organization_id__in=member_organization_ids(user))
 
 
 def published_integration(name: str) -> Integration | None:
@@ -138,8 +134,9 @@ def shown_configuration(installation: Installation) -> dict:
 
 
 def deliveries_visible_to(user) -> QuerySet:
-    """Deliveries to the installations of the user's organizations."""
-    return Delivery.objects.filter(installation__organization_id__in=user_organization_ids(user))
+    """Deliveries to the installations of the user's organizations (who may read them is the
+    rule of ``Action.READ_LOGS``: its admins)."""
+    return Delivery.objects.filter(installation__organization_id__in=member_organization_ids(user))
 
 
 def block_ids(integration: Integration) -> list[str]:

@@ -11,7 +11,9 @@ from django.urls import reverse_lazy
 from django.utils.http import urlencode
 from django.views import View
 
+from docplatform.access import install_refusal
 from integrations.models import Installation
+from integrations.policies import integration_writes, may_install
 from integrations.services import integration_release
 
 from . import selectors
@@ -81,6 +83,12 @@ class IntegrationView(OrganizationView):
                     None,
                 ),
                 "form": form,
+                "may_install": may_install(
+                    self.request.user, integration, self.organization, self.install_token or None
+                ),
+                "install_refusal": install_refusal(
+                    self.organization, writes=integration_writes(integration)
+                ),
                 "install_token": self.install_token,
                 "versions": selectors.versions_for_owner(self.request.user, integration),
             },

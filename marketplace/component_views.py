@@ -1,5 +1,7 @@
 """The marketplace's component pages: press a component's buttons, submit its inputs, insert
-and remove block previews. Each POST acts, then goes back to the installation page."""
+and remove block previews. Each POST acts, then goes back to the installation page. A
+configuration screen's actions configure the installation (its organization's admins, 403
+for others); a block's, as in a page, are any member's (``policies.component_action``)."""
 
 import secrets
 
@@ -9,6 +11,7 @@ from django.shortcuts import redirect
 from django.urls import reverse
 
 from integrations.gateway.failures import RuntimeFailure
+from integrations.policies import act_check, component_action
 from integrations.selectors import block_ids
 from integrations.services.components import (
     component_render,
@@ -34,6 +37,8 @@ class ComponentActionView(ComponentPageMixin, OrganizationView):
 
     def post(self, request, installation_id, component_id):
         installation = self.installation(installation_id)
+        acting = component_action(installation.integration, component_id)
+        act_check(request.user, acting, installation)
         form = ComponentActionForm(request.POST)
         if not form.is_valid():
             messages.error(request, " ".join(form.errors.get("__all__", [form.MALFORMED])))

@@ -3,8 +3,9 @@ filters, paging and a 24-hour chart; a delivery's attempts (request and response
 events, redelivery, "Resend all failed since ..." with its progress, replays of a time range
 (with their progress and a cancel), and re-enabling a disabled endpoint.
 
-Only admins of the installing organization see and act (the webhook panel's rule,
-``is_organization_admin``); an installation of another organization is 404.
+Only admins of the installing organization see and act (the roles' table: reading the log is
+``Action.READ_LOGS``, each form its own action, refused with 403 naming who may); an
+installation of another organization is 404.
 """
 
 import json
@@ -17,10 +18,10 @@ from django.http import Http404, JsonResponse
 from django.shortcuts import redirect
 from django.utils.http import url_has_allowed_host_and_scheme
 
-from docplatform.events.leases import delivery_redeliver
+from docplatform.access import Action
 from integrations.models import Installation
+from integrations.services.deliveries import installation_delivery_redeliver
 from webhooks import selectors as webhook_selectors
-from webhooks.services.checks import webhook_admin_check
 from webhooks.services.drain import request_body
 from webhooks.services.endpoints import webhook_endpoint_reenable
 from webhooks.services.redelivery import bulk_redelivery_request
@@ -42,13 +43,13 @@ CHART_BAR = 20  # one hour's width, the bar and the gap around it
 
 
 class DeliveryLogMixin(InstallationPageMixin):
-    """The webhook installation the URL names, for an admin of its organization."""
+    """The webhook installation the URL names, for those who may do ``action`` (its
+    organization's admins)."""
 
-    def webhook_installation(self, installation_id) -> Installation:
-        installation = self.installation(installation_id)
+    def webhook_installation(self, installation_id, action=Action.READ_LOGS) -> Installation:
+        installation = self.installation(installation_id, action)
         if not webhook_selectors.is_webhook_installation(installation):
             raise Http404("Not a webhook installation.")
-        webhook_admin_check(self.request.user, installation, "see the delivery log")
         return installation
 
     def delivery(self, installation, delivery_id):
@@ -88,6 +89,7 @@ class DeliveryListView(DeliveryLogMixin, OrganizationView):
             {
                 "installation": installation,
                 "integration": installation.integration,
+                "can": self.allowed(installation),
                 "filters": filters,
                 "page": page,
                 "rows": [(d, codes.get(d.pk)) for d in page.object_list] if page else [],
@@ -158,6 +160,7 @@ class DeliveryDetailView(DeliveryLogMixin, OrganizationView):
             {
                 "installation": installation,
                 "integration": installation.integration,
+                "can": self.allowed(installation),
                 "delivery": delivery,
                 "payload_raw": body.decode(),
                 "payload_pretty": json.dumps(json.loads(body), indent=2, ensure_ascii=False),
@@ -179,10 +182,10 @@ class DeliveryResendView(DeliveryLogMixin, OrganizationView):
     """POST: send a finished delivery again (same eventId); back to its page."""
 
     def post(self, request, installation_id, delivery_id):
-        installation = self.webhook_installation(installation_id)
+        installation = self.webhook_installation(installation_id, Action.REDELIVER)
         delivery = self.delivery(installation, delivery_id)
         try:
-            delivery_redeliver(delivery)
+            installation_delivery_redeliver(user=request.user, delivery=delivery)
         except ValidationError as error:
             messages.error(request, f"Not redelivered: {error.messages[0]}.")
         else:
@@ -196,7 +199,7 @@ class TestEventView(DeliveryLogMixin, OrganizationView):
     """POST: send a test event of a type the installation receives (the service says which)."""
 
     def post(self, request, installation_id):
-        installation = self.webhook_installation(installation_id)
+        installation = self.webhook_installation(installation_id, Action.SEND_TEST_EVENTS)
         try:
             delivery = webhook_test_event_send(
                 user=request.user,
@@ -218,7 +221,7 @@ class TestEventSampleView(DeliveryLogMixin, OrganizationView):
     """GET: the body a test event of ``type`` is sent with (JSON), for the preview."""
 
     def get(self, request, installation_id):
-        installation = self.webhook_installation(installation_id)
+        installation = self.webhook_installation(installation_id, Action.SEND_TEST_EVENTS)
         event_type = request.GET.get("type", "")
         try:
             sample_event_type_check(installation, event_type)
@@ -231,7 +234,7 @@ class ResendFailedView(DeliveryLogMixin, OrganizationView):
     """POST: "Resend all failed since ..." (a task sends them; the list shows the progress)."""
 
     def post(self, request, installation_id):
-        installation = self.webhook_installation(installation_id)
+        installation = self.webhook_installation(installation_id, Action.REDELIVER)
         form = ResendFailedForm(request.POST)
         if form.is_valid():
             try:
@@ -277,7 +280,7 @@ class ReplayView(DeliveryLogMixin, OrganizationView):
     """POST: "Replay a time range" (a task queues the events; the list shows the progress)."""
 
     def post(self, request, installation_id):
-        installation = self.webhook_installation(installation_id)
+        installation = self.webhook_installation(installation_id, Action.REPLAY)
         form = ReplayForm(request.POST)
         if not form.is_valid():
             messages.error(request, "Nothing was replayed: " + " ".join(_form_errors(form)))
@@ -313,7 +316,7 @@ class ReplayCancelView(DeliveryLogMixin, OrganizationView):
     """POST: cancel a replay; back to the log."""
 
     def post(self, request, installation_id, replay_id):
-        installation = self.webhook_installation(installation_id)
+        installation = self.webhook_installation(installation_id, Action.REPLAY)
         job = webhook_selectors.installation_replay(installation, replay_id)
         if job is None:
             raise Http404("No such replay.")
@@ -327,10 +330,11 @@ class ReplayCancelView(DeliveryLogMixin, OrganizationView):
 
 
 class EndpointReenableView(DeliveryLogMixin, OrganizationView):
-    """POST (the banner's button): re-enable a disabled endpoint; back where it was."""
+    """POST (the banner's button): re-enable a disabled endpoint (its deliveries resume:
+    ``Action.PAUSE``); back where it was."""
 
     def post(self, request, installation_id):
-        installation = self.webhook_installation(installation_id)
+        installation = self.webhook_installation(installation_id, Action.PAUSE)
         try:
             webhook_endpoint_reenable(user=request.user, installation=installation)
         except ValidationError as error:

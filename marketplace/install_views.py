@@ -1,8 +1,10 @@
-"""Installing from the marketplace, with the member's consent: the integration page's install
-buttons open a page saying what the integration may do there (its scopes in words, the hosts
-its code may call) and where it goes; only its **Install** button (POST with ``confirm``)
-installs. A POST without ``confirm`` installs nothing and says so. The REST API installs at
-once: calling it is the caller's consent."""
+"""Installing from the marketplace, with the installer's consent: the integration page's
+install buttons open a page saying what the integration may do there (its scopes in words,
+the hosts its code may call) and where it goes; only its **Install** button (POST with
+``confirm``) installs. A POST without ``confirm`` installs nothing and says so. The REST API
+installs at once: calling it is the caller's consent. Both pages are for those who may
+install it (``policies.install_check``: admins; members too for an integration that writes
+nothing when the organization lets them): anyone else gets 403 naming who may."""
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
@@ -11,7 +13,7 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.http import urlencode
 
-from integrations.policies import running_version
+from integrations.policies import install_check, running_version
 from integrations.services.installations import installation_create
 
 from .catalogue_views import IntegrationView
@@ -29,6 +31,7 @@ class InstallView(IntegrationView):
 
     def get(self, request, name):
         integration = self.integration(name)
+        install_check(request.user, integration, self.organization, self.install_token or None)
         form = InstallForm(request.GET, **self.places(integration))
         if not form.is_valid():
             return self.integration_page(integration, form, status=400)
@@ -36,6 +39,7 @@ class InstallView(IntegrationView):
 
     def post(self, request, name):
         integration = self.integration(name)
+        install_check(request.user, integration, self.organization, self.install_token or None)
         form = InstallForm(request.POST, **self.places(integration))
         if not form.is_valid():
             return self.integration_page(integration, form, status=400)

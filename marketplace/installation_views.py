@@ -1,28 +1,33 @@
 """The marketplace's installation pages: the organization's installations, one
 installation's page (status, configuration, space selection, connected properties, scopes,
 deliveries, the webhook panel) and what its forms post (pause, resume, approve, connect,
-uninstall, ping, rotate the signing secret, redeliver)."""
+uninstall, ping, rotate the signing secret, redeliver).
+
+Every member of the organization reads these pages; each form is shown only to those whose
+role lets them submit it (the roles' table, ``integrations.policies.may_act``), and a POST
+from anyone else is refused with 403 naming who may, before anything is written."""
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.http import Http404
 from django.shortcuts import redirect
 
-from docplatform import access
-from docplatform.events.leases import delivery_redeliver
+from docplatform.access import Action, refusal
 from docplatform.events.models import Delivery
 from integrations.configuration import button_properties, properties_of
 from integrations.models import Installation
 from integrations.policies import (
+    act_check,
     configuration_definition,
     effective_status,
     installation_scopes,
-    may_approve_scopes,
+    may_act,
     scopes_awaiting_approval,
 )
 from integrations.selectors import oauth_connections
 from integrations.services.completion import installation_completions
 from integrations.services.consent import installation_scopes_approve
+from integrations.services.deliveries import installation_delivery_redeliver
 from integrations.services.installations import (
     installation_configure,
     installation_pause,
@@ -57,16 +62,40 @@ class InstallationListView(OrganizationView):
         return self.page("marketplace/installations.html", {"rows": rows})
 
 
+#: What the installation page's forms and links do, by the name the template knows them by.
+PAGE_ACTIONS = {
+    "configure": Action.CONFIGURE,
+    "pause": Action.PAUSE,
+    "uninstall": Action.UNINSTALL,
+    "approve": Action.APPROVE_SCOPES,
+    "read_logs": Action.READ_LOGS,
+    "redeliver": Action.REDELIVER,
+    "replay": Action.REPLAY,
+    "ping": Action.PING,
+    "send_test_events": Action.SEND_TEST_EVENTS,
+    "rotate_secret": Action.ROTATE_SECRET,
+}
+
+
 class InstallationPageMixin:
     """The installation the URL names, within the organization, and its page."""
 
-    def installation(self, installation_id) -> Installation:
+    def installation(self, installation_id, action: Action | None = None) -> Installation:
+        """The installation (404 outside the organization); with ``action``, only for
+        those who may do it (403 naming who may)."""
         installation = selectors.installation_for(
             self.request.user, self.organization, installation_id
         )
         if installation is None:
             raise Http404("No such installation.")
+        if action is not None:
+            act_check(self.request.user, action, installation)
         return installation
+
+    def allowed(self, installation) -> dict[str, bool]:
+        """What the signed-in person may do here: the forms and links the page shows."""
+        user = self.request.user
+        return {name: may_act(user, action, installation) for name, action in PAGE_ACTIONS.items()}
 
     def back_to(self, installation):
         return redirect("marketplace:installation", self.organization.subdomain, installation.pk)
@@ -95,6 +124,7 @@ class InstallationPageMixin:
 
     def installation_page(self, installation, *, form=None, spaces_form=None, status=200):
         definition = self.definition(installation)
+        can = self.allowed(installation)
         form = form if form is not None else self.configuration_form(installation)
         status_lines = form.status_lines(effective_status(installation).reasons)
         # What keeps the installation pending, beside the fields it is about (a form that was
@@ -110,6 +140,10 @@ class InstallationPageMixin:
             spaces_form = None  # only an organization installation chooses its spaces
         elif spaces_form is None:
             spaces_form = self.spaces_form(installation)
+        if not can["configure"]:  # shown as they are, without their Save buttons
+            for shown in (form, spaces_form):
+                for field in shown.fields.values() if shown is not None else ():
+                    field.disabled = True
         return self.page(
             "marketplace/installation.html",
             {
@@ -121,7 +155,11 @@ class InstallationPageMixin:
                 "form": form,
                 "config_fields": [(field, problems.get(field.name, [])) for field in form],
                 "status_reasons": status_lines,
-                "configuration_screen": configuration_screen(installation, definition),
+                "can": can,
+                "configure_refusal": refusal(Action.CONFIGURE),
+                "configuration_screen": (
+                    configuration_screen(installation, definition) if can["configure"] else None
+                ),
                 "block_panel": block_panel(installation),
                 "connections": [
                     {
@@ -134,10 +172,12 @@ class InstallationPageMixin:
                 ],
                 "spaces_form": spaces_form,
                 "children": installation.children.select_related("space", "site"),
-                "deliveries": selectors.recent_deliveries(installation),
+                "deliveries": (
+                    selectors.recent_deliveries(installation) if can["read_logs"] else None
+                ),
                 "open_statuses": Delivery.OPEN_STATUSES,
-                "webhook": self.webhook_panel(installation),
-                "permissions": self.permissions_panel(installation),
+                "webhook": self.webhook_panel(installation, can),
+                "permissions": self.permissions_panel(installation, can),
                 # An integration made private or unlisted since keeps working, unlisted.
                 "integration_listed": selectors.integration_for(
                     self.request.user, self.organization, installation.integration.name
@@ -147,24 +187,23 @@ class InstallationPageMixin:
             status=status,
         )
 
-    def permissions_panel(self, installation) -> dict:
+    @staticmethod
+    def permissions_panel(installation, can: dict) -> dict:
         """The scopes the installation acts with, and the new ones awaiting an admin."""
         return {
             "scopes": installation_scopes(installation),
             "awaiting": scopes_awaiting_approval(installation),
-            "can_approve": may_approve_scopes(self.request.user, installation),
+            "can_approve": can["approve"],
         }
 
-    def webhook_panel(self, installation) -> dict | None:
+    def webhook_panel(self, installation, can: dict) -> dict | None:
         """What the page shows of a webhook installation: its secret only to admins."""
         if not is_webhook_installation(installation):
             return None
-        is_admin = access.may(self.request.user, access.Action.ROTATE_SECRET, self.organization)
         secret = None
-        if is_admin:
+        if can["rotate_secret"]:
             secret = webhook_secret_read(user=self.request.user, installation=installation)
         return {
-            "is_admin": is_admin,
             "secret": secret,
             "signature": signature_scheme(installation.configuration),
             "previous_secrets": signing_secrets_in_overlap(installation),
@@ -178,7 +217,7 @@ class InstallationView(InstallationPageMixin, OrganizationView):
         return self.installation_page(self.installation(installation_id))
 
     def post(self, request, installation_id):
-        installation = self.installation(installation_id)
+        installation = self.installation(installation_id, Action.CONFIGURE)
         form = self.configuration_form(installation, data=request.POST)
         if form.is_valid():
             changes = form.changes()
@@ -186,7 +225,9 @@ class InstallationView(InstallationPageMixin, OrganizationView):
                 messages.info(request, "Nothing changed.")
                 return self.back_to(installation)
             try:
-                installation = installation_configure(installation=installation, changes=changes)
+                installation = installation_configure(
+                    user=request.user, installation=installation, changes=changes
+                )
             except ValidationError as error:
                 form.add_service_error(error)
             else:
@@ -207,11 +248,12 @@ class InstallationSpacesView(InstallationPageMixin, OrganizationView):
     """POST: which spaces an organization installation covers."""
 
     def post(self, request, installation_id):
-        installation = self.installation(installation_id)
+        installation = self.installation(installation_id, Action.CONFIGURE)
         form = self.spaces_form(installation, data=request.POST)
         if form.is_valid():
             try:
                 installation_select_spaces(
+                    user=request.user,
                     installation=installation,
                     space_selection=form.cleaned_data["space_selection"],
                     spaces=form.cleaned_data["spaces"],
@@ -230,7 +272,8 @@ class InstallationStatusView(InstallationPageMixin, OrganizationView):
     actions = {"pause": installation_pause, "resume": installation_resume}
 
     def post(self, request, installation_id, action):
-        installation = self.actions[action](installation=self.installation(installation_id))
+        installation = self.installation(installation_id, Action.PAUSE)
+        installation = self.actions[action](user=request.user, installation=installation)
         messages.success(request, f"The installation is {effective_status(installation)}.")
         return self.back_to(installation)
 
@@ -239,7 +282,7 @@ class InstallationScopesApproveView(InstallationPageMixin, OrganizationView):
     """POST (admins): grant the new scopes the page showed (``scope`` fields)."""
 
     def post(self, request, installation_id):
-        installation = self.installation(installation_id)
+        installation = self.installation(installation_id, Action.APPROVE_SCOPES)
         try:
             installation = installation_scopes_approve(
                 user=request.user,
@@ -254,11 +297,11 @@ class InstallationScopesApproveView(InstallationPageMixin, OrganizationView):
 
 
 class InstallationConnectView(InstallationPageMixin, OrganizationView):
-    """POST (a Connect button): a state issued to the signed-in member, then on to the
+    """POST (a Connect button, admins): a state issued to the signed-in admin, then on to the
     property's ``callback_url`` on the integrations origin, where the OAuth flow starts."""
 
     def post(self, request, installation_id):
-        installation = self.installation(installation_id)
+        installation = self.installation(installation_id, Action.CONFIGURE)
         try:
             start = oauth_connect_start(
                 user=request.user,
@@ -272,10 +315,10 @@ class InstallationConnectView(InstallationPageMixin, OrganizationView):
 
 
 class InstallationDisconnectView(InstallationPageMixin, OrganizationView):
-    """POST: remove a connected property's credentials."""
+    """POST (admins): remove a connected property's credentials."""
 
     def post(self, request, installation_id):
-        installation = self.installation(installation_id)
+        installation = self.installation(installation_id, Action.CONFIGURE)
         try:
             installation = oauth_disconnect(
                 user=request.user,
@@ -291,10 +334,10 @@ class InstallationDisconnectView(InstallationPageMixin, OrganizationView):
 
 
 class InstallationUninstallView(InstallationPageMixin, OrganizationView):
-    """GET asks for confirmation; POST uninstalls."""
+    """Admins. GET asks for confirmation; POST uninstalls."""
 
     def get(self, request, installation_id):
-        installation = self.installation(installation_id)
+        installation = self.installation(installation_id, Action.UNINSTALL)
         return self.page(
             "marketplace/uninstall.html",
             {
@@ -304,19 +347,19 @@ class InstallationUninstallView(InstallationPageMixin, OrganizationView):
         )
 
     def post(self, request, installation_id):
-        installation = self.installation(installation_id)
-        installation_uninstall(installation=installation)
+        installation = self.installation(installation_id, Action.UNINSTALL)
+        installation_uninstall(user=request.user, installation=installation)
         messages.success(request, f"{installation.integration.title} is uninstalled.")
         return redirect("marketplace:installations", self.organization.subdomain)
 
 
 class WebhookPingView(InstallationPageMixin, OrganizationView):
-    """POST: send a test ping to a webhook installation's URL."""
+    """POST (admins): send a test ping to a webhook installation's URL."""
 
     def post(self, request, installation_id):
-        installation = self.installation(installation_id)
+        installation = self.installation(installation_id, Action.PING)
         try:
-            ping = webhook_ping_send(installation=installation)
+            ping = webhook_ping_send(user=request.user, installation=installation)
         except ValidationError as error:
             messages.error(request, f"No ping was sent: {error.messages[0]}.")
         else:
@@ -328,11 +371,9 @@ class WebhookSecretRotateView(InstallationPageMixin, OrganizationView):
     """Admins only. GET asks for confirmation; POST makes a new signing secret."""
 
     def webhook_installation(self, installation_id) -> Installation:
-        installation = self.installation(installation_id)
+        installation = self.installation(installation_id, Action.ROTATE_SECRET)
         if not is_webhook_installation(installation):
             raise Http404("Not a webhook installation.")
-        if not access.may(self.request.user, access.Action.ROTATE_SECRET, self.organization):
-            raise PermissionDenied("only the organization's admins rotate the signing secret")
         return installation
 
     def get(self, request, installation_id):
@@ -349,15 +390,15 @@ class WebhookSecretRotateView(InstallationPageMixin, OrganizationView):
 
 
 class DeliveryRedeliverView(InstallationPageMixin, OrganizationView):
-    """POST: send a finished delivery of the installation again (same eventId)."""
+    """POST (admins): send a finished delivery of the installation again (same eventId)."""
 
     def post(self, request, installation_id, delivery_id):
-        installation = self.installation(installation_id)
+        installation = self.installation(installation_id, Action.REDELIVER)
         delivery = selectors.installation_delivery(installation, delivery_id)
         if delivery is None:
             raise Http404("No such delivery.")
         try:
-            delivery_redeliver(delivery)
+            installation_delivery_redeliver(user=request.user, delivery=delivery)
         except ValidationError as error:
             messages.error(request, f"Not redelivered: {error.messages[0]}.")
         else:

@@ -7,13 +7,13 @@ is no admin gets 403.
 """
 
 from django.conf import settings
-from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from django.urls import reverse
 
+from docplatform.access import Action
 from integrations.api.logs import IntegrationLogFilter, LogFilter
 from integrations.models import IntegrationLog
-from integrations.policies import may_read_installation_logs, may_read_integration_logs
+from integrations.policies import act_check
 from integrations.selectors import (
     installation_logs,
     integration_installation,
@@ -70,9 +70,7 @@ class InstallationLogsView(LogPageMixin, InstallationPageMixin, OrganizationView
     """GET: an installation's log, for the admins of its organization."""
 
     def get(self, request, installation_id):
-        installation = self.installation(installation_id)
-        if not may_read_installation_logs(request.user, installation):
-            raise PermissionDenied("Only the organization's admins see an installation's logs.")
+        installation = self.installation(installation_id, Action.READ_LOGS)
         return self.log_page(
             installation_logs(installation),
             LogFilter(data=request.GET),
@@ -91,8 +89,7 @@ class IntegrationLogsView(LogPageMixin, OrganizationView):
         integration = organization_integration(self.organization, name)
         if integration is None:
             raise Http404("No such integration of this organization.")
-        if not may_read_integration_logs(request.user, integration):
-            raise PermissionDenied("Only the organization's admins see an integration's logs.")
+        act_check(request.user, Action.READ_LOGS, integration)
         query = IntegrationLogFilter(data=request.GET)
         installation = None
         if query.is_valid() and "installation" in query.validated_data:

@@ -2,6 +2,8 @@
 
 from django.db.models import Count, Q, QuerySet
 
+from docplatform import access
+from docplatform.access import Action
 from docplatform.events.models import Delivery
 from docplatform.events.registry import has_own_consumer
 from docplatform.models import Organization, Site, Space
@@ -10,21 +12,21 @@ from integrations.policies import (
     effective_status,
     has_code,
     installable_levels,
-    may_publish,
+    may_act,
     visible_integrations_q,
 )
 from integrations.selectors import (
     installations_visible_to,
     integration_catalogue,
     integrations_visible_to,
-    user_organization_ids,
 )
 
 RECENT_DELIVERIES = 20
 
 
 def organizations_of(user) -> QuerySet:
-    return Organization.objects.filter(pk__in=user_organization_ids(user))
+    """The user's organizations, each with the user's ``role`` in it."""
+    return access.organizations_of(user)
 
 
 def catalogue_for(
@@ -53,7 +55,7 @@ def integration_for(
 def versions_for_owner(user, integration: Integration) -> list | None:
     """The integration's versions, newest first, for an admin of its organization (who may
     make an older released one current again); None for anyone else."""
-    if not may_publish(user, integration.organization):
+    if not may_act(user, Action.PUBLISH, integration):
         return None
     return list(
         integration.versions.only("integration_id", "number", "channel", "created_at").order_by(
@@ -161,12 +163,15 @@ def installation_delivery(installation: Installation, delivery_id: int) -> Deliv
 def organizations_overview():
     """Every organization with how many members, spaces, sites and installations it has: what
     an operator (staff) sees in the marketplace, read only."""
-    return Organization.objects.annotate(
-        member_count=Count("memberships", distinct=True),
-        space_count=Count("spaces", distinct=True),
-        site_count=Count("sites", distinct=True),
-        installation_count=Count("installations", distinct=True),
-    ).order_by("title")
+    return (
+        access.organization_member_count(Organization.objects.all())
+        .annotate(
+            space_count=Count("spaces", distinct=True),
+            site_count=Count("sites", distinct=True),
+            installation_count=Count("installations", distinct=True),
+        )
+        .order_by("title")
+    )
 
 
 def runs_no_code(integration: Integration) -> bool:

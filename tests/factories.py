@@ -59,11 +59,14 @@ class PageFactory(factory.django.DjangoModelFactory):
 
 
 class SiteFactory(factory.django.DjangoModelFactory):
+    """A published site (``published=False`` for one that is not served)."""
+
     class Meta:
         model = Site
 
     organization = factory.SubFactory(OrganizationFactory)
     title = factory.Sequence(lambda n: f"Site {n}")
+    published = True
 
 
 def png_image(width: int = 64, height: int = 64) -> bytes:

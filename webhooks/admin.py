@@ -5,7 +5,9 @@ attempt (with "Re-enable") and the bulk redeliveries asked for.
 
 Registered here rather than in the integrations app because the attempt log, redelivery and
 pings are the webhook integration's (DESIGN.md, "Layout"); the integrations app stays unaware
-of its consumers. Read-only: deliveries change only through the services.
+of its consumers. Read-only: deliveries change only through the services, which the actions
+call as the operator (``operators.Operator``: the operators' door, which Django's staff
+permissions guard rather than the organization's roles).
 """
 
 import json
@@ -15,9 +17,10 @@ from django.core.exceptions import ValidationError
 from django.utils.html import format_html
 
 from docplatform.events import payload_for
-from docplatform.events.leases import delivery_redeliver
 from docplatform.events.models import Delivery
 from integrations.admin import ReadOnlyAdminMixin
+from integrations.operators import Operator
+from integrations.services.deliveries import installation_delivery_redeliver
 
 from .models import BulkRedelivery, DeliveryAttempt, EndpointState
 from .services.endpoints import endpoint_reenable
@@ -200,9 +203,10 @@ class DeliveryAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
     @admin.action(description="Redeliver (same eventId, a new attempt chain)")
     def redeliver(self, request, queryset):
-        for delivery in queryset:
+        operator = Operator(request.user)
+        for delivery in queryset.select_related("installation"):
             try:
-                delivery_redeliver(delivery)
+                installation_delivery_redeliver(user=operator, delivery=delivery)
             except ValidationError as error:
                 self.message_user(request, f"{delivery.pk}: {error.messages[0]}", messages.ERROR)
             else:
@@ -213,7 +217,7 @@ class DeliveryAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         installations = {delivery.installation_id: delivery.installation for delivery in queryset}
         for installation in installations.values():
             try:
-                ping = webhook_ping_send(installation=installation)
+                ping = webhook_ping_send(user=Operator(request.user), installation=installation)
             except ValidationError as error:
                 self.message_user(request, f"{installation}: {error.messages[0]}", messages.ERROR)
             else:

@@ -2,8 +2,9 @@
 the signing secret and the endpoint's state (disabled after failing every attempt for days,
 and re-enabling it) of a webhook space or site installation.
 
-Members of the installing organization send pings; only its admins read and rotate the secret,
-read and re-enable the endpoint and replay time ranges (403 for members). Anyone else gets
+Everything about an endpoint is for the installing organization's admins (the roles' table,
+``docplatform.access``): pings, the secret and its rotation, the endpoint's state and
+re-enabling it, replays (403 naming who may for its members and readers). Anyone else gets
 404. Another integration's installation is a 400.
 """
 
@@ -13,9 +14,10 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from docplatform.access import Action
 from docplatform.api.schema import service_errors
 from integrations.api.deliveries import DeliveryOutput
-from integrations.api.installations import installation_for
+from integrations.api.installation_output import InstallationLookup
 
 from .selectors import (
     endpoint_state,
@@ -24,7 +26,7 @@ from .selectors import (
     replays,
     signing_secrets_in_overlap,
 )
-from .services.checks import webhook_admin_check, webhook_installation_check
+from .services.checks import webhook_installation_check
 from .services.endpoints import webhook_endpoint_reenable
 from .services.ping import webhook_ping_send
 from .services.replay import replay_cancel, replay_request
@@ -64,9 +66,11 @@ def signing_secret_response(installation, secret: str) -> Response:
 
 
 @service_errors("installation")
-class WebhookPingApi(APIView):
+class WebhookPingApi(InstallationLookup, APIView):
     """Send a test ping (``{"type": "ping", "eventId", "installationId"}``) to the
-    installation's URL; 400 when the installation is paused or not yet active."""
+    installation's URL (admins); 400 when the installation is paused or not yet active."""
+
+    access_actions = {"POST": Action.PING}
 
     @extend_schema(
         summary="Send a test ping to a webhook installation's URL",
@@ -74,27 +78,33 @@ class WebhookPingApi(APIView):
         responses={202: DeliveryOutput},
     )
     def post(self, request, installation_id):
-        delivery = webhook_ping_send(installation=installation_for(request, installation_id))
+        delivery = webhook_ping_send(
+            user=request.user, installation=self.installation(installation_id)
+        )
         return Response(DeliveryOutput(delivery).data, status=status.HTTP_202_ACCEPTED)
 
 
 @service_errors("installation")
-class WebhookSecretApi(APIView):
+class WebhookSecretApi(InstallationLookup, APIView):
     """The installation's current signing secret (admins of the organization)."""
+
+    access_actions = {"GET": Action.ROTATE_SECRET}
 
     @extend_schema(
         summary="Get a webhook installation's signing secret", responses=SigningSecretOutput
     )
     def get(self, request, installation_id):
-        installation = installation_for(request, installation_id)
+        installation = self.installation(installation_id)
         secret = webhook_secret_read(user=request.user, installation=installation)
         return signing_secret_response(installation, secret)
 
 
 @service_errors("installation")
-class WebhookSecretRotateApi(APIView):
+class WebhookSecretRotateApi(InstallationLookup, APIView):
     """Make a new signing secret (admins); the old one keeps signing for 24 hours, so
     receivers can switch without losing a delivery."""
+
+    access_actions = {"POST": Action.ROTATE_SECRET}
 
     @extend_schema(
         summary="Rotate a webhook installation's signing secret",
@@ -102,7 +112,7 @@ class WebhookSecretRotateApi(APIView):
         responses=SigningSecretOutput,
     )
     def post(self, request, installation_id):
-        installation = installation_for(request, installation_id)
+        installation = self.installation(installation_id)
         secret = webhook_secret_rotate(user=request.user, installation=installation)
         return signing_secret_response(installation, secret)
 
@@ -135,21 +145,24 @@ def endpoint_response(installation) -> Response:
 
 
 @service_errors("installation")
-class WebhookEndpointApi(APIView):
+class WebhookEndpointApi(InstallationLookup, APIView):
     """The endpoint's state (admins): disabled or not, why, who re-enabled it."""
+
+    access_actions = {"GET": Action.READ_LOGS}
 
     @extend_schema(summary="Get a webhook endpoint's state", responses=EndpointOutput)
     def get(self, request, installation_id):
-        installation = installation_for(request, installation_id)
-        webhook_admin_check(request.user, installation)
+        installation = self.installation(installation_id)
         webhook_installation_check(installation)
         return endpoint_response(installation)
 
 
 @service_errors("installation", "endpoint")
-class WebhookEndpointReenableApi(APIView):
+class WebhookEndpointReenableApi(InstallationLookup, APIView):
     """Re-enable a disabled endpoint (admins): events are delivered to it again from now on;
     400 when it is not disabled."""
+
+    access_actions = {"POST": Action.PAUSE}
 
     @extend_schema(
         summary="Re-enable a disabled webhook endpoint",
@@ -157,7 +170,7 @@ class WebhookEndpointReenableApi(APIView):
         responses=EndpointOutput,
     )
     def post(self, request, installation_id):
-        installation = installation_for(request, installation_id)
+        installation = self.installation(installation_id)
         webhook_installation_check(installation)
         webhook_endpoint_reenable(user=request.user, installation=installation)
         return endpoint_response(installation)
@@ -228,16 +241,20 @@ def replay_response(job, status_code=status.HTTP_200_OK) -> Response:
     return Response(ReplayOutput(replay_progress(job)).data, status=status_code)
 
 
-def replay_installation(request, installation_id):
-    """The webhook installation, for an admin of its organization (403 for members)."""
-    installation = installation_for(request, installation_id)
-    webhook_admin_check(request.user, installation, "see and replay events")
-    webhook_installation_check(installation)
-    return installation
+class ReplayLookup(InstallationLookup):
+    """The webhook installation, for an admin of its organization (403 for its other people):
+    reading replays is reading its deliveries, asking for one or cancelling it replays."""
+
+    access_actions = {"GET": Action.READ_LOGS, "POST": Action.REPLAY}
+
+    def webhook_installation(self, installation_id):
+        installation = self.installation(installation_id)
+        webhook_installation_check(installation)
+        return installation
 
 
 @service_errors("installation", "status", "endpoint")
-class WebhookReplaysApi(APIView):
+class WebhookReplaysApi(ReplayLookup, APIView):
     """A webhook endpoint's replays (admins): GET lists them, newest first; POST sends the
     endpoint the events of a time range that it should have received (by its event selection
     and its space or site) and did not get (it was paused or disabled: no delivery, or one
@@ -253,7 +270,7 @@ class WebhookReplaysApi(APIView):
         examples=[OpenApiExample("One replay", value=REPLAY_EXAMPLE, response_only=True)],
     )
     def get(self, request, installation_id):
-        installation = replay_installation(request, installation_id)
+        installation = self.webhook_installation(installation_id)
         jobs = replays(installation)[:50]
         return Response(ReplayOutput([replay_progress(job) for job in jobs], many=True).data)
 
@@ -285,7 +302,7 @@ class WebhookReplaysApi(APIView):
         ],
     )
     def post(self, request, installation_id):
-        installation = replay_installation(request, installation_id)
+        installation = self.webhook_installation(installation_id)
         given = ReplayInput(data=request.data)
         given.is_valid(raise_exception=True)
         job = replay_request(
@@ -306,7 +323,7 @@ def replay_for(installation, replay_id):
 
 
 @service_errors("installation")
-class WebhookReplayApi(APIView):
+class WebhookReplayApi(ReplayLookup, APIView):
     """One replay of a webhook endpoint (admins): its status and progress."""
 
     @extend_schema(
@@ -315,12 +332,12 @@ class WebhookReplayApi(APIView):
         examples=[OpenApiExample("A replay", value=REPLAY_EXAMPLE, response_only=True)],
     )
     def get(self, request, installation_id, replay_id):
-        installation = replay_installation(request, installation_id)
+        installation = self.webhook_installation(installation_id)
         return replay_response(replay_for(installation, replay_id))
 
 
 @service_errors("installation", "status")
-class WebhookReplayCancelApi(APIView):
+class WebhookReplayCancelApi(ReplayLookup, APIView):
     """Cancel a replay (admins): no further event is queued, and what it queued that is still
     waiting is cancelled; 400 (`status`) when it is finished."""
 
@@ -338,7 +355,7 @@ class WebhookReplayCancelApi(APIView):
         ],
     )
     def post(self, request, installation_id, replay_id):
-        installation = replay_installation(request, installation_id)
+        installation = self.webhook_installation(installation_id)
         job = replay_cancel(
             user=request.user, installation=installation, job=replay_for(installation, replay_id)
         )

@@ -12,6 +12,7 @@ class WebhooksConfig(AppConfig):
         from docplatform.events.registry import Consumer, register_consumer
         from integrations.configuration import register_configuration_check
         from integrations.policies import register_acting_levels
+        from integrations.services.audit import register_endpoint_property
 
         from .rules import PING_EVENT, WEBHOOK_CONSUMER, WEBHOOK_INTEGRATION
         from .services.drain import longest_hold
@@ -39,6 +40,8 @@ class WebhooksConfig(AppConfig):
             "Webhooks are sent by space and site installations: install Webhooks in a space "
             "or a site to send their events",
         )
+        # Where an installation sends its events: a change of it is audited on its own.
+        register_endpoint_property(WEBHOOK_INTEGRATION, "url", "webhook.url_changed")
         post_migrate.connect(_publish_after_migrate, sender=self)
         register_api_tag(
             "Webhooks",

@@ -1,17 +1,23 @@
 """REST API of the host platform (``/api/v1/``): the caller and their organizations.
 
-Members of an organization (any role) read it; anyone else gets 404. How every resource looks
-things up for the caller is in ``lookup``.
+A signed-in person creates an organization and is its admin (``ORGANIZATION_CREATION`` may
+keep that to staff); its people (any role) read it, its admins change it; anyone else gets
+404. Roles are the access module's table, asked through ``ActsByRole``. How every resource
+looks things up for the caller is in ``lookup``.
 """
 
-from drf_spectacular.utils import extend_schema, extend_schema_view
-from rest_framework import generics, serializers
+from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_view
+from rest_framework import exceptions, generics, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from ..access import memberships_of, organizations_of
-from ..models import Membership, Organization
+from .. import access
+from ..access import Action, memberships_of, organizations_of
+from ..models import SUBDOMAIN_VALIDATOR, Membership, Organization
+from ..organizations import services
 from .lookup import organization_for
+from .permissions import ActsByRole
+from .schema import service_errors
 
 # --- Representations ------------------------------------------------------------------------
 
@@ -21,7 +27,29 @@ class OrganizationOutput(serializers.Serializer):
     subdomain = serializers.CharField()
     title = serializers.CharField()
     role = serializers.ChoiceField(choices=Membership.Role.choices, help_text="The caller's role.")
+    membersMayInstall = serializers.BooleanField(
+        source="members_may_install",
+        help_text="Members (not only admins) may install integrations whose scopes write nothing.",
+    )
     createdAt = serializers.DateTimeField(source="created_at")
+
+
+class OrganizationCreateInput(serializers.Serializer):
+    title = serializers.CharField(max_length=200)
+    subdomain = serializers.CharField(
+        max_length=63,
+        help_text=f"{SUBDOMAIN_VALIDATOR.message} Unique; a few names are reserved (new, api, "
+        "admin, www, static, marketplace).",
+    )
+
+
+class OrganizationUpdateInput(serializers.Serializer):
+    title = serializers.CharField(max_length=200, required=False)
+    membersMayInstall = serializers.BooleanField(
+        required=False,
+        help_text="Let members install integrations whose scopes write nothing (admins "
+        "install every integration).",
+    )
 
 
 class MembershipOutput(serializers.ModelSerializer):
@@ -52,9 +80,12 @@ class MeApi(APIView):
         return Response(MeOutput(data).data)
 
 
+@service_errors("title", "subdomain", methods=["post"])
 @extend_schema_view(get=extend_schema(summary="List the caller's organizations"))
 class OrganizationListApi(generics.ListAPIView):
-    """The caller's organizations."""
+    """The caller's organizations (GET); create one (POST), of which the caller is the admin:
+    any signed-in person, or only staff when the operator set ``ORGANIZATION_CREATION=staff``
+    (else 403)."""
 
     queryset = Organization.objects.none()
     serializer_class = OrganizationOutput
@@ -62,10 +93,63 @@ class OrganizationListApi(generics.ListAPIView):
     def get_queryset(self):
         return organizations_of(self.request.user)
 
+    @extend_schema(
+        summary="Create an organization (the caller is its admin)",
+        request=OrganizationCreateInput,
+        responses={201: OrganizationOutput},
+        examples=[
+            OpenApiExample("Acme", value={"title": "Acme", "subdomain": "acme"}, request_only=True)
+        ],
+    )
+    def post(self, request):
+        if not access.may_create_organization(request.user):
+            raise exceptions.PermissionDenied(access.ORGANIZATION_CREATION_REFUSAL)
+        data = OrganizationCreateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        organization = services.organization_create(**data.validated_data, admin=request.user)
+        created = organization_for(request, organization.pk)
+        return Response(OrganizationOutput(created).data, status=status.HTTP_201_CREATED)
 
+
+@service_errors("title", methods=["patch"])
 class OrganizationDetailApi(APIView):
-    """One of the caller's organizations, by id or subdomain."""
+    """One of the caller's organizations, by id or subdomain (its people read it); PATCH
+    renames it or sets ``membersMayInstall`` (its admins)."""
+
+    permission_classes = [ActsByRole]
+    access_actions = {"GET": Action.READ, "PATCH": Action.MANAGE_ORGANIZATION}
+
+    def organization(self, request, org) -> Organization:
+        organization = organization_for(request, org)
+        self.check_object_permissions(request, organization)
+        return organization
 
     @extend_schema(summary="Get one of the caller's organizations", responses=OrganizationOutput)
     def get(self, request, org):
-        return Response(OrganizationOutput(organization_for(request, org)).data)
+        return Response(OrganizationOutput(self.organization(request, org)).data)
+
+    @extend_schema(
+        summary="Change an organization's title or members' installing",
+        request=OrganizationUpdateInput,
+        responses=OrganizationOutput,
+        examples=[
+            OpenApiExample("Rename", value={"title": "Acme Corp"}, request_only=True),
+            OpenApiExample(
+                "Members install read-only integrations",
+                value={"membersMayInstall": True},
+                request_only=True,
+            ),
+        ],
+    )
+    def patch(self, request, org):
+        organization = self.organization(request, org)
+        data = OrganizationUpdateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = data.validated_data
+        services.organization_update(
+            organization=organization,
+            actor=request.user,
+            title=fields.get("title"),
+            members_may_install=fields.get("membersMayInstall"),
+        )
+        return Response(OrganizationOutput(organization).data)

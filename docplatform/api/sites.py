@@ -1,9 +1,11 @@
 """REST API of the host platform: sites, the events fired in an organization, and the public
 beacon that published sites' pages call.
 
-Members of an organization (any role) read its sites and events; anyone else gets 404. An
-installation token reaches the sites its installation covers, as far as its integration's
-scopes allow (``installation_scopes`` on each view). The beacon takes no authentication.
+An organization's people (any role) read its sites and events; its admins create, change,
+publish and delete sites (``ActsByRole``: the access module's table); anyone else gets 404.
+An installation token reaches the sites its installation covers, as far as its integration's
+scopes allow (``installation_scopes`` on each view). The beacon takes no authentication, and
+knows published sites only.
 """
 
 from django.core.exceptions import ValidationError
@@ -17,6 +19,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
 
+from ..access import Action
 from ..client_address import client_ip
 from ..events import FEEDBACK_RATINGS
 from ..events.models import Event
@@ -24,12 +27,13 @@ from ..models import Site
 from ..selectors import organization_events, organization_sites
 from ..sites import selectors as site_selectors
 from ..sites import services as site_services
+from ..sites import site_services as site_admin
 from ..sites.services import MAX_COMMENT_LENGTH
 from ..sites.throttle import wait_seconds
 from ..sites.visitors import site_visitor
 from .inputs import EventTypeField, PlainTextJSONParser, QueryParameters, SafeJSONParser
 from .lookup import organization_for, sites_for
-from .permissions import IsPersonOrScopedInstallation
+from .permissions import ActsByRole
 from .schema import service_errors
 from .visitors import remember_visitor
 
@@ -40,11 +44,51 @@ class SiteOutput(serializers.Serializer):
     id = serializers.CharField()
     organization = serializers.CharField(source="organization_id")
     title = serializers.CharField()
-    spaces = serializers.SerializerMethodField(help_text="Ids of the spaces the site publishes.")
+    spaces = serializers.SerializerMethodField(
+        help_text="Ids of the spaces the site publishes, in the site's order."
+    )
+    published = serializers.BooleanField(
+        help_text="Served on SITES_URL; an unpublished site answers 404 there."
+    )
     createdAt = serializers.DateTimeField(source="created_at")
 
     def get_spaces(self, site) -> list[str]:
-        return [space.pk for space in site.spaces.all()]
+        return [placement.space_id for placement in site.placements.all()]
+
+
+SPACES_HELP = (
+    "Ids of spaces of the site's organization, in the order the site shows them (private "
+    "ones are not shown to its visitors)."
+)
+
+
+class SiteCreateInput(serializers.Serializer):
+    title = serializers.CharField(max_length=200)
+    spaces = serializers.ListField(
+        child=serializers.CharField(max_length=32),
+        max_length=200,
+        default=list,
+        help_text=SPACES_HELP,
+    )
+    published = serializers.BooleanField(default=False, help_text="Serve it on SITES_URL.")
+
+
+class SiteUpdateInput(serializers.Serializer):
+    title = serializers.CharField(max_length=200, required=False)
+    spaces = serializers.ListField(
+        child=serializers.CharField(max_length=32),
+        max_length=200,
+        required=False,
+        help_text=SPACES_HELP + " The list replaces the site's.",
+    )
+    published = serializers.BooleanField(
+        required=False, help_text="Serve it on SITES_URL (true) or stop (false)."
+    )
+
+    def validate(self, data):
+        if not data:
+            raise serializers.ValidationError("give title, spaces or published")
+        return data
 
 
 class EventOutput(serializers.Serializer):
@@ -59,28 +103,108 @@ class EventOutput(serializers.Serializer):
 # --- Sites and events -----------------------------------------------------------------------
 
 
+@service_errors("title", "spaces", methods=["post"])
 @extend_schema_view(get=extend_schema(summary="List an organization's sites"))
 class SiteListApi(generics.ListAPIView):
-    """The sites of one of the caller's organizations."""
+    """The sites of one of the caller's organizations, published or not (GET, its people);
+    create one (POST, its admins) publishing some of its spaces in the order given, served
+    on SITES_URL when ``published``."""
 
     queryset = Site.objects.none()
     serializer_class = SiteOutput
+    permission_classes = [ActsByRole]
+    access_actions = {"GET": Action.READ, "POST": Action.MANAGE_SITE}
+
+    def organization(self):
+        organization = organization_for(self.request, self.kwargs["org"])
+        self.check_object_permissions(self.request, organization)
+        return organization
 
     def get_queryset(self):
-        organization = organization_for(self.request, self.kwargs["org"])
-        return organization_sites(organization)
+        return organization_sites(self.organization())
+
+    @extend_schema(
+        summary="Create a site",
+        request=SiteCreateInput,
+        responses={201: SiteOutput},
+        examples=[
+            OpenApiExample(
+                "Two spaces, published",
+                value={
+                    "title": "Acme docs",
+                    "spaces": ["Sp7qK2mXw9RtYb4LcN1s", "Sp3hJ8vQe5WnZa2KdR6t"],
+                    "published": True,
+                },
+                request_only=True,
+            )
+        ],
+    )
+    def post(self, request, org):
+        organization = self.organization()
+        data = SiteCreateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = data.validated_data
+        site = site_admin.site_create(
+            organization=organization,
+            title=fields["title"],
+            space_ids=fields["spaces"],
+            published=fields["published"],
+            actor=request.user,
+        )
+        return Response(SiteOutput(site).data, status=status.HTTP_201_CREATED)
 
 
+@service_errors("title", "spaces", methods=["patch"])
 class SiteDetailApi(APIView):
-    """A site, with the spaces it publishes."""
+    """A site, with the spaces it publishes in their order (its people read it). PATCH
+    changes its title, its spaces and their order, or publishes or unpublishes it; DELETE
+    deletes it (the spaces stay): the organization's admins."""
 
-    permission_classes = [IsPersonOrScopedInstallation]
+    permission_classes = [ActsByRole]
+    access_actions = {"GET": Action.READ, "PATCH": Action.MANAGE_SITE, "DELETE": Action.MANAGE_SITE}
     installation_scopes = {"GET": "site:metadata:read"}
+
+    def site(self, request, site_id) -> Site:
+        sites = sites_for(request).select_related("organization").prefetch_related("placements")
+        site = get_object_or_404(sites, pk=site_id)
+        self.check_object_permissions(request, site)
+        return site
 
     @extend_schema(summary="Get a site", responses=SiteOutput)
     def get(self, request, site_id):
-        site = get_object_or_404(sites_for(request).prefetch_related("spaces"), pk=site_id)
-        return Response(SiteOutput(site).data)
+        return Response(SiteOutput(self.site(request, site_id)).data)
+
+    @extend_schema(
+        summary="Change a site: title, spaces and their order, publication",
+        request=SiteUpdateInput,
+        responses=SiteOutput,
+        examples=[
+            OpenApiExample("Publish", value={"published": True}, request_only=True),
+            OpenApiExample(
+                "Spaces in a new order",
+                value={"spaces": ["Sp3hJ8vQe5WnZa2KdR6t", "Sp7qK2mXw9RtYb4LcN1s"]},
+                request_only=True,
+            ),
+        ],
+    )
+    def patch(self, request, site_id):
+        site = self.site(request, site_id)
+        data = SiteUpdateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        fields = data.validated_data
+        site_admin.site_update(
+            site=site,
+            actor=request.user,
+            title=fields.get("title"),
+            space_ids=fields.get("spaces"),
+            published=fields.get("published"),
+        )
+        return Response(SiteOutput(self.site(request, site_id)).data)
+
+    @extend_schema(summary="Delete a site (its spaces stay)", responses={204: None})
+    def delete(self, request, site_id):
+        site_admin.site_delete(site=self.site(request, site_id), actor=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class EventFilter(QueryParameters):
@@ -92,6 +216,8 @@ class EventListApi(generics.ListAPIView):
 
     queryset = Event.objects.none()
     serializer_class = EventOutput
+    permission_classes = [ActsByRole]
+    access_actions = {"GET": Action.READ}
 
     @extend_schema(summary="List the events fired in an organization", parameters=[EventFilter])
     def get(self, request, *args, **kwargs):
@@ -99,6 +225,7 @@ class EventListApi(generics.ListAPIView):
 
     def get_queryset(self):
         organization = organization_for(self.request, self.kwargs["org"])
+        self.check_object_permissions(self.request, organization)
         query = EventFilter(data=self.request.query_params)
         query.is_valid(raise_exception=True)
         return organization_events(organization, event_type=query.validated_data.get("type"))
@@ -175,7 +302,7 @@ class BeaconSiteViewApi(BeaconApi):
         ],
     )
     def post(self, request, site_id):
-        site = get_object_or_404(Site, pk=site_id)
+        site = site_selectors.site_for_visitors(site_id)
         data = SiteViewInput(data=request.data)
         data.is_valid(raise_exception=True)
         return self.recorded(
@@ -209,7 +336,7 @@ class BeaconPageFeedbackApi(BeaconApi):
         ],
     )
     def post(self, request, site_id):
-        site = get_object_or_404(Site, pk=site_id)
+        site = site_selectors.site_for_visitors(site_id)
         wait = wait_seconds("feedback", client_ip(request))
         if wait:
             raise Throttled(wait)

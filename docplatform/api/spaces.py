@@ -1,24 +1,31 @@
-"""REST API of the host platform: spaces and their content (revisions, pages) and space
-views (Git sync: ``gitsync.api``).
+"""REST API of the host platform: spaces (create, change, delete), their content (revisions,
+pages) and space views (Git sync: ``gitsync.api``).
 
-Members of an organization (any role) read and act on its spaces; anyone else gets 404. An
-installation token reaches the spaces its installation covers, as far as its integration's
-scopes allow (``installation_scopes`` on each view).
+An organization's people act on its spaces as the access module's table lets their role
+(``ActsByRole``: ``access_actions`` on each view): everyone reads, admins and members write
+pages and create spaces, admins change and delete them; anyone else gets 404. An installation
+token reaches the spaces its installation covers, as far as its integration's scopes allow
+(``installation_scopes`` on each view); a revision it writes records it as its author.
 """
 
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_view
+from drf_spectacular.utils import (
+    OpenApiExample,
+    extend_schema,
+    extend_schema_field,
+    extend_schema_view,
+)
 from rest_framework import exceptions, generics, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import services
-from ..documents import access
+from ..access import Action
+from ..documents import space_services
 from ..models import Page, Revision, Space
-from ..principals import is_machine
 from ..selectors import current_pages, organization_spaces, revisions_of, space_revisions
 from .lookup import organization_for, space_for, spaces_for
-from .permissions import IsPersonOrScopedInstallation
+from .permissions import ActsByRole
 from .schema import service_errors
 from .visitors import remember_visitor, visitor_from
 
@@ -34,13 +41,32 @@ class SpaceOutput(serializers.Serializer):
     createdAt = serializers.DateTimeField(source="created_at")
 
 
+class RevisionInstallationOutput(serializers.Serializer):
+    id = serializers.CharField(help_text="The installation's id.")
+    name = serializers.CharField(help_text="Its integration, as it was called then.")
+
+
 class RevisionOutput(serializers.Serializer):
     id = serializers.CharField()
     space = serializers.CharField(source="space_id")
     parent = serializers.CharField(source="parent_id", allow_null=True)
     message = serializers.CharField()
-    author = serializers.CharField(source="author.username", allow_null=True, default=None)
+    author = serializers.CharField(
+        source="author.username",
+        allow_null=True,
+        default=None,
+        help_text="The person who wrote it; null when an integration did (authorInstallation).",
+    )
+    authorInstallation = serializers.SerializerMethodField(
+        help_text="The installation whose token wrote it; null when a person did."
+    )
     createdAt = serializers.DateTimeField(source="created_at")
+
+    @extend_schema_field(RevisionInstallationOutput(allow_null=True))
+    def get_authorInstallation(self, revision) -> dict | None:
+        if not revision.author_installation:
+            return None
+        return {"id": revision.author_installation, "name": revision.author_label}
 
 
 class PageOutput(serializers.Serializer):
@@ -54,24 +80,52 @@ class PageOutput(serializers.Serializer):
 # --- Spaces ---------------------------------------------------------------------------------
 
 
+class SpaceCreateInput(serializers.Serializer):
+    title = serializers.CharField(max_length=200)
+    visibility = serializers.ChoiceField(
+        choices=Space.Visibility.choices, default=Space.Visibility.PRIVATE
+    )
+
+
+@service_errors("title", methods=["post"])
 @extend_schema_view(get=extend_schema(summary="List an organization's spaces"))
 class SpaceListApi(generics.ListAPIView):
-    """The spaces of one of the caller's organizations."""
+    """The spaces of one of the caller's organizations (GET, its people); create one (POST,
+    its admins and members: readers get 403), empty and private unless said."""
 
     queryset = Space.objects.none()
     serializer_class = SpaceOutput
+    permission_classes = [ActsByRole]
+    access_actions = {"GET": Action.READ, "POST": Action.CREATE_SPACE}
+
+    def organization(self):
+        organization = organization_for(self.request, self.kwargs["org"])
+        self.check_object_permissions(self.request, organization)
+        return organization
 
     def get_queryset(self):
-        return organization_spaces(organization_for(self.request, self.kwargs["org"]))
+        return organization_spaces(self.organization())
 
-
-def check_person_may(request, space, rule, refusal: str) -> None:
-    """A person (not an installation's token, whose scopes decide) may do this to the space
-    by their role in its organization (``documents.access``); else 403 naming why."""
-    if is_machine(request.user):
-        return
-    if not rule(access.role_in(request.user, space.organization_id)):
-        raise exceptions.PermissionDenied(refusal)
+    @extend_schema(
+        summary="Create a space",
+        request=SpaceCreateInput,
+        responses={201: SpaceOutput},
+        examples=[
+            OpenApiExample(
+                "A public handbook",
+                value={"title": "Handbook", "visibility": "public"},
+                request_only=True,
+            )
+        ],
+    )
+    def post(self, request, org):
+        organization = self.organization()
+        data = SpaceCreateInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        space = space_services.space_create(
+            organization=organization, actor=request.user, **data.validated_data
+        )
+        return Response(SpaceOutput(space).data, status=status.HTTP_201_CREATED)
 
 
 class RevisionConflictError(exceptions.APIException):
@@ -79,35 +133,67 @@ class RevisionConflictError(exceptions.APIException):
     default_code = "conflict"
 
 
-class SpaceVisibilityInput(serializers.Serializer):
-    visibility = serializers.ChoiceField(choices=Space.Visibility.choices)
+class SpaceUpdateInput(serializers.Serializer):
+    title = serializers.CharField(max_length=200, required=False)
+    visibility = serializers.ChoiceField(choices=Space.Visibility.choices, required=False)
+
+    def validate(self, data):
+        if not data:
+            raise serializers.ValidationError("give title, visibility or both")
+        return data
 
 
+@service_errors("title", methods=["patch"])
 class SpaceDetailApi(APIView):
-    """A space; PATCH changes its visibility (fires ``space_visibility_updated``)."""
+    """A space (its people read it). PATCH renames it or changes its visibility (which fires
+    ``space_visibility_updated``), DELETE deletes it with its pages, revisions and the
+    integrations installed into it: the organization's admins; an installation token with
+    ``space:metadata:write`` changes it too."""
 
-    permission_classes = [IsPersonOrScopedInstallation]
+    permission_classes = [ActsByRole]
+    access_actions = {
+        "GET": Action.READ,
+        "PATCH": Action.MANAGE_SPACE,
+        "DELETE": Action.MANAGE_SPACE,
+    }
     installation_scopes = {"GET": "space:metadata:read", "PATCH": "space:metadata:write"}
+
+    def space(self, request, space_id) -> Space:
+        space = space_for(request, space_id)
+        self.check_object_permissions(request, space)
+        return space
 
     @extend_schema(summary="Get a space", responses=SpaceOutput)
     def get(self, request, space_id):
-        return Response(SpaceOutput(space_for(request, space_id)).data)
+        return Response(SpaceOutput(self.space(request, space_id)).data)
 
     @extend_schema(
-        summary="Change a space's visibility",
-        request=SpaceVisibilityInput,
+        summary="Rename a space or change its visibility",
+        request=SpaceUpdateInput,
         responses=SpaceOutput,
-        examples=[OpenApiExample("Public", value={"visibility": "public"}, request_only=True)],
+        examples=[
+            OpenApiExample("Public", value={"visibility": "public"}, request_only=True),
+            OpenApiExample(
+                "Renamed and unlisted",
+                value={"title": "Handbook (old)", "visibility": "unlisted"},
+                request_only=True,
+            ),
+        ],
     )
     def patch(self, request, space_id):
-        space = space_for(request, space_id)
-        check_person_may(
-            request, space, access.may_administer, "only the organization's admins may do this"
-        )
-        data = SpaceVisibilityInput(data=request.data)
+        space = self.space(request, space_id)
+        data = SpaceUpdateInput(data=request.data)
         data.is_valid(raise_exception=True)
-        space = services.space_visibility_set(space=space, **data.validated_data)
+        space = space_services.space_update(space=space, actor=request.user, **data.validated_data)
         return Response(SpaceOutput(space).data)
+
+    @extend_schema(
+        summary="Delete a space with its pages, revisions and installations",
+        responses={204: None},
+    )
+    def delete(self, request, space_id):
+        space_services.space_delete(space=self.space(request, space_id), actor=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 class PageInput(serializers.Serializer):
@@ -137,12 +223,17 @@ class SpaceRevisionsApi(generics.ListAPIView):
 
     queryset = Revision.objects.none()
     serializer_class = RevisionOutput
-    permission_classes = [IsPersonOrScopedInstallation]
+    permission_classes = [ActsByRole]
+    access_actions = {"GET": Action.READ, "POST": Action.EDIT_CONTENT}
     installation_scopes = {"GET": "space:content:read", "POST": "space:content:write"}
 
-    def get_queryset(self):
+    def space(self) -> Space:
         space = space_for(self.request, self.kwargs["space_id"])
-        return space_revisions(space)
+        self.check_object_permissions(self.request, space)
+        return space
+
+    def get_queryset(self):
+        return space_revisions(self.space())
 
     @extend_schema(
         summary="Write a new revision of a space's pages",
@@ -167,8 +258,7 @@ class SpaceRevisionsApi(generics.ListAPIView):
         ],
     )
     def post(self, request, space_id):
-        space = space_for(request, space_id)
-        check_person_may(request, space, access.may_edit, access.edit_refusal("reader"))
+        space = self.space()
         data = RevisionInput(data=request.data)
         data.is_valid(raise_exception=True)
         try:
@@ -176,7 +266,7 @@ class SpaceRevisionsApi(generics.ListAPIView):
                 space=space,
                 pages=data.validated_data["pages"],
                 message=data.validated_data["message"],
-                author=None if is_machine(request.user) else request.user,
+                author=request.user,  # a person, or an installation's token (its principal)
                 based_on=data.validated_data.get("baseRevision"),
             )
         except services.RevisionConflict as conflict:
@@ -194,11 +284,13 @@ class SpacePagesApi(generics.ListAPIView):
 
     queryset = Page.objects.none()
     serializer_class = PageOutput
-    permission_classes = [IsPersonOrScopedInstallation]
+    permission_classes = [ActsByRole]
+    access_actions = {"GET": Action.READ}
     installation_scopes = {"GET": "space:content:read"}
 
     def get_queryset(self):
         space = space_for(self.request, self.kwargs["space_id"])
+        self.check_object_permissions(self.request, space)
         return current_pages(space)
 
 
@@ -208,12 +300,14 @@ class RevisionPagesApi(generics.ListAPIView):
 
     queryset = Page.objects.none()
     serializer_class = PageOutput
-    permission_classes = [IsPersonOrScopedInstallation]
+    permission_classes = [ActsByRole]
+    access_actions = {"GET": Action.READ}
     installation_scopes = {"GET": "space:content:read"}
 
     def get_queryset(self):
-        revisions = revisions_of(spaces_for(self.request))
+        revisions = revisions_of(spaces_for(self.request)).select_related("space")
         revision = get_object_or_404(revisions, pk=self.kwargs["revision_id"])
+        self.check_object_permissions(self.request, revision.space)
         return revision.pages.all()
 
 
@@ -221,11 +315,15 @@ class SpaceViewApi(APIView):
     """Record that the caller viewed the space (fires ``space_view``); the visitor is taken
     from the request."""
 
+    permission_classes = [ActsByRole]
+    access_actions = {"POST": Action.READ}
+
     @extend_schema(
         summary="Record that the caller viewed a space", request=None, responses={204: None}
     )
     def post(self, request, space_id):
         space = space_for(request, space_id)
+        self.check_object_permissions(request, space)
         visitor = visitor_from(request)
         services.space_view_record(space=space, visitor=visitor)
         response = Response(status=status.HTTP_204_NO_CONTENT)

@@ -4,7 +4,9 @@ converters they share are registered in ``DocplatformConfig.ready``."""
 
 from django.urls import path
 
+from ..audit import api as audit_api
 from ..gitsync import api as git_api
+from ..teams import api as teams_api
 from . import event_types, organizations, sites, spaces, tokens
 
 urlpatterns = [
@@ -16,6 +18,28 @@ urlpatterns = [
     path("orgs/<orgref:org>/spaces/", spaces.SpaceListApi.as_view(), name="organization-spaces"),
     path("orgs/<orgref:org>/sites/", sites.SiteListApi.as_view(), name="organization-sites"),
     path("orgs/<orgref:org>/events/", sites.EventListApi.as_view(), name="organization-events"),
+    path("orgs/<orgref:org>/members/", teams_api.MembersApi.as_view(), name="members"),
+    path(
+        "orgs/<orgref:org>/members/<username:username>/",
+        teams_api.MemberApi.as_view(),
+        name="member",
+    ),
+    path(
+        "orgs/<orgref:org>/invitations/",
+        teams_api.InvitationsApi.as_view(),
+        name="invitations",
+    ),
+    path(
+        "orgs/<orgref:org>/invitations/<id:invitation_id>/",
+        teams_api.InvitationApi.as_view(),
+        name="invitation",
+    ),
+    path(
+        "invitations/accept/",
+        teams_api.InvitationAcceptApi.as_view(),
+        name="invitation-accept",
+    ),
+    path("orgs/<orgref:org>/audit-log/", audit_api.AuditLogApi.as_view(), name="audit-log"),
     path("event-types/", event_types.EventTypeListApi.as_view(), name="event-types"),
     path(
         "event-types/<str:event_type>/",

@@ -1,5 +1,6 @@
-"""The history of a space: its revisions, each readable as it was, compared with the one
-before it and restorable (a new revision with its content); and the space's settings."""
+"""The history of a space: its revisions (by a person, or by an integration's installation),
+each readable as it was, compared with the one before it and restorable (a new revision with
+its content); and the space's settings, where its admins also delete it."""
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
@@ -10,7 +11,7 @@ from django.urls import reverse
 from ..gitsync import selectors as gitsync_selectors
 from ..models import Space
 from ..sites import selectors as sites_selectors
-from . import selectors, services
+from . import selectors, services, space_services
 from .reading import page_document, shown_html, table_of_contents
 from .views import PermissionDeniedPage, SpaceView
 
@@ -77,33 +78,39 @@ class RevisionRestoreView(SpaceView):
         return redirect(reverse("docs:history", args=[self.space.pk]))
 
 
-class SpaceSettingsView(SpaceView):
-    """The space's title and visibility, for the organization's admins."""
+class SpaceAdminView(SpaceView):
+    """A page of the space's settings: for the organization's admins."""
 
     tab = "settings"
 
-    def get(self, request):
-        self._require_admin()
-        return self._form(self.space.title, self.space.visibility, {})
-
-    def post(self, request):
-        self._require_admin()
-        title = request.POST.get("title", "")
-        visibility = request.POST.get("visibility", "")
-        try:
-            services.space_settings_update(space=self.space, title=title, visibility=visibility)
-        except ValidationError as error:
-            return self._form(title, visibility, error.message_dict, status=400)
-        messages.success(request, "Settings saved.")
-        return redirect(reverse("docs:settings", args=[self.space.pk]))
-
-    def _require_admin(self):
+    def require_admin(self):
         if self.role is None:
             raise Http404("No such space.")
         if not selectors.access.may_administer(self.role):
             raise PermissionDeniedPage(
                 "Only the organization's admins may change a space's settings."
             )
+
+
+class SpaceSettingsView(SpaceAdminView):
+    """The space's title and visibility (and the way to delete it)."""
+
+    def get(self, request):
+        self.require_admin()
+        return self._form(self.space.title, self.space.visibility, {})
+
+    def post(self, request):
+        self.require_admin()
+        title = request.POST.get("title", "")
+        visibility = request.POST.get("visibility", "")
+        try:
+            space_services.space_update(
+                space=self.space, actor=request.user, title=title, visibility=visibility
+            )
+        except ValidationError as error:
+            return self._form(title, visibility, error.message_dict, status=400)
+        messages.success(request, "Settings saved.")
+        return redirect(reverse("docs:settings", args=[self.space.pk]))
 
     def _form(self, title, visibility, errors, status=200):
         return self.page(
@@ -118,3 +125,22 @@ class SpaceSettingsView(SpaceView):
             },
             status=status,
         )
+
+
+class SpaceDeleteView(SpaceAdminView):
+    """Deleting the space, after a confirmation that names it and has the admin type its
+    title: its pages, revisions and installations go with it."""
+
+    def get(self, request):
+        self.require_admin()
+        return self.page("docs/space_delete.html", {"errors": {}})
+
+    def post(self, request):
+        self.require_admin()
+        if request.POST.get("confirm", "").strip() != self.space.title:
+            errors = {"confirm": [f"type the space's title, {self.space.title}, to delete it"]}
+            return self.page("docs/space_delete.html", {"errors": errors}, status=400)
+        title = self.space.title
+        space_services.space_delete(space=self.space, actor=request.user)
+        messages.success(request, f"The space {title} is deleted.")
+        return redirect("docs:spaces")

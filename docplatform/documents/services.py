@@ -153,22 +153,6 @@ def revision_restore(*, space: Space, revision: Revision, author=None) -> Revisi
     )
 
 
-def space_settings_update(*, space: Space, title: str, visibility: str) -> Space:
-    """Rename the space and set its visibility (``space_visibility_updated`` fires when it
-    changed), in one transaction."""
-    title = (title or "").strip()
-    max_length = Space._meta.get_field("title").max_length
-    if not title:
-        raise ValidationError({"title": ["give the space a title"]})
-    if len(title) > max_length:
-        raise ValidationError({"title": [f"at most {max_length} characters"]})
-    with transaction.atomic():
-        if title != space.title:
-            space.title = title
-            space.save(update_fields=["title"])
-        return services.space_visibility_set(space=space, visibility=visibility)
-
-
 def space_view_from_reader(*, space: Space, visitor: Visitor, who: str) -> bool:
     """The visitor opened the space's reader: fire ``space_view``, at most once per visitor
     (``who``: ``reader_identity``), space and READER_VIEW_INTERVAL (across every process:

@@ -1,9 +1,9 @@
 """The documentation product's addresses (DESIGN.md, "The documentation product"): the reader
 is ``/s/<space id>/`` and ``/s/<space id>/<page path>``, the editor appends ``/edit``, the
 history is ``/s/<space id>/history``, the settings ``/s/<space id>/settings`` (its Git part
-posts to ``settings/git...``). Page paths never start with ``history``, ``settings``,
-``new`` or ``-`` and hold no part named ``edit`` (``content.page_path_problem``), so these
-never shadow a page."""
+posts to ``settings/git...``, deleting the space is ``settings/delete``). Page paths never
+start with ``history``, ``settings``, ``new`` or ``-`` and hold no part named ``edit``
+(``content.page_path_problem``), so these never shadow a page."""
 
 from django.urls import path
 
@@ -38,6 +38,11 @@ urlpatterns = [
         name="revision-page",
     ),
     path("<id:space_id>/settings", history_views.SpaceSettingsView.as_view(), name="settings"),
+    path(
+        "<id:space_id>/settings/delete",
+        history_views.SpaceDeleteView.as_view(),
+        name="space-delete",
+    ),
     path("<id:space_id>/settings/git", git_views.GitConnectView.as_view(), name="git-connect"),
     path(
         "<id:space_id>/settings/git/disconnect",

@@ -18,7 +18,13 @@ from django.utils.decorators import method_decorator
 from django.utils.safestring import mark_safe
 from django.views import View
 
-from ..access import spaces_visible_to
+from ..access import (
+    Action,
+    may_create_organization,
+    organizations_of,
+    role_may,
+    spaces_visible_to,
+)
 from ..api.visitors import VISITOR_COOKIE, remember_visitor, visitor_from
 from ..markdown import RENDERER_VERSION
 from . import access, selectors, services
@@ -93,20 +99,27 @@ class PermissionDeniedPage(Exception):
 
 
 class SpaceListView(LoginRequiredMixin, View):
-    """``/s/``: every space of the user's organizations (the top bar's "Spaces")."""
+    """``/s/``: every space of the user's organizations, by organization (the top bar's
+    "Spaces"), with a New space button where their role lets them create one."""
 
     login_url = reverse_lazy("marketplace:login")
 
     def get(self, request):
-        spaces = (
-            spaces_visible_to(request.user)
-            .select_related("organization")
-            .order_by("organization__title", "title")
-        )
-        groups: dict = {}
+        organizations = organizations_of(request.user).order_by("title", "subdomain")
+        groups = {organization.pk: (organization, []) for organization in organizations}
+        spaces = spaces_visible_to(request.user).order_by("title", "pk")
         for space in spaces:
-            groups.setdefault(space.organization, []).append(space)
-        return render(request, "docs/spaces.html", {"groups": groups, "nav": "spaces"})
+            groups[space.organization_id][1].append(space)
+        rows = [
+            (organization, spaces, role_may(organization.role, Action.CREATE_SPACE))
+            for organization, spaces in groups.values()
+        ]
+        context = {
+            "groups": rows,
+            "nav": "spaces",
+            "may_create_organization": may_create_organization(request.user),
+        }
+        return render(request, "docs/spaces.html", context)
 
 
 def is_static(page) -> bool:

@@ -1,9 +1,10 @@
 """REST API of Git sync, under ``/api/v1/spaces/{id}/git/``: the space's connection (GET,
 PUT, DELETE), "Sync now" (``sync/``) and "Import" (``import/``), and the syncs' history.
 
-The organization's members (and an installation token with ``space:git:sync``) read the
-connection and the syncs; only its admins connect, disconnect and start syncs. Credentials
-are write-only: answers say whether there are some, never what they are.
+The organization's people (and an installation token with ``space:git:sync``) read the
+connection and the syncs; only its admins connect, disconnect and start syncs (the access
+module's table, asked through ``ActsByRole``). Credentials are write-only: answers say
+whether there are some, never what they are.
 """
 
 from django.http import Http404
@@ -19,16 +20,33 @@ from rest_framework import exceptions, generics, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from ..access import Action
 from ..api.lookup import space_for
-from ..api.permissions import IsPersonOrScopedInstallation
+from ..api.permissions import ActsByRole
 from ..api.schema import service_errors
-from ..api.spaces import check_person_may
-from ..documents import access
 from . import selectors, services
 from .models import GitSync
 
-ADMINS_ONLY = "only the organization's admins may change a space's Git sync"
 READ_SCOPES = {"GET": "space:git:sync"}
+
+
+class SpaceGitApi(APIView):
+    """A view of one space's Git sync: the space looked up for the caller and its role
+    checked by the access module's table for the request's method."""
+
+    permission_classes = [ActsByRole]
+    access_actions = {
+        "GET": Action.READ,
+        "PUT": Action.MANAGE_SPACE,
+        "POST": Action.MANAGE_SPACE,
+        "DELETE": Action.MANAGE_SPACE,
+    }
+    installation_scopes = READ_SCOPES
+
+    def space(self, request, space_id):
+        space = space_for(request, space_id)
+        self.check_object_permissions(request, space)
+        return space
 
 
 class GitConnectionOutput(serializers.Serializer):
@@ -135,16 +153,13 @@ class NotConnectedError(exceptions.APIException):
     "credentials.password",
     methods=["put"],
 )
-class GitConnectionApi(APIView):
+class GitConnectionApi(SpaceGitApi):
     """The space's Git connection (404 when it has none). PUT connects the space or changes
     its connection; DELETE disconnects it (its syncs' history stays)."""
 
-    permission_classes = [IsPersonOrScopedInstallation]
-    installation_scopes = READ_SCOPES
-
     @extend_schema(summary="Get a space's Git connection", responses=GitConnectionOutput)
     def get(self, request, space_id):
-        connection = selectors.git_connection_of(space_for(request, space_id))
+        connection = selectors.git_connection_of(self.space(request, space_id))
         if connection is None:
             raise Http404
         return Response(GitConnectionOutput(connection).data)
@@ -172,8 +187,7 @@ class GitConnectionApi(APIView):
         ],
     )
     def put(self, request, space_id):
-        space = space_for(request, space_id)
-        check_person_may(request, space, access.may_administer, ADMINS_ONLY)
+        space = self.space(request, space_id)
         data = GitConnectionInput(data=request.data)
         data.is_valid(raise_exception=True)
         fields = data.validated_data
@@ -190,14 +204,13 @@ class GitConnectionApi(APIView):
 
     @extend_schema(summary="Disconnect a space from its Git repository", responses={204: None})
     def delete(self, request, space_id):
-        space = space_for(request, space_id)
-        check_person_may(request, space, access.may_administer, ADMINS_ONLY)
+        space = self.space(request, space_id)
         if not services.git_connection_remove(space=space):
             raise Http404
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class GitSyncRequestApi(APIView):
+class GitSyncRequestApi(SpaceGitApi):
     """Queue "Sync now" (write the space's current revision to its branch); 202 with the
     sync, whose ``status`` says how it went (``GET .../git/syncs/{id}/``). A sync of the same
     direction still waiting to start is answered instead of queueing another."""
@@ -210,8 +223,7 @@ class GitSyncRequestApi(APIView):
         responses={202: GitSyncOutput, 409: ConflictResponse},
     )
     def post(self, request, space_id):
-        space = space_for(request, space_id)
-        check_person_may(request, space, access.may_administer, ADMINS_ONLY)
+        space = self.space(request, space_id)
         try:
             sync = services.git_sync_request(
                 space=space, direction=self.direction, requested_by=request.user
@@ -232,26 +244,21 @@ class GitImportRequestApi(GitSyncRequestApi):
 
 
 @extend_schema_view(get=extend_schema(summary="List a space's Git syncs"))
-class GitSyncListApi(generics.ListAPIView):
+class GitSyncListApi(SpaceGitApi, generics.ListAPIView):
     """The space's syncs, newest first."""
 
     queryset = GitSync.objects.none()
     serializer_class = GitSyncOutput
-    permission_classes = [IsPersonOrScopedInstallation]
-    installation_scopes = READ_SCOPES
 
     def get_queryset(self):
-        return selectors.git_syncs_of(space_for(self.request, self.kwargs["space_id"]))
+        return selectors.git_syncs_of(self.space(self.request, self.kwargs["space_id"]))
 
 
-class GitSyncDetailApi(APIView):
+class GitSyncDetailApi(SpaceGitApi):
     """One of the space's syncs."""
-
-    permission_classes = [IsPersonOrScopedInstallation]
-    installation_scopes = READ_SCOPES
 
     @extend_schema(summary="Get one of a space's Git syncs", responses=GitSyncOutput)
     def get(self, request, space_id, sync_id):
-        space = space_for(request, space_id)
+        space = self.space(request, space_id)
         sync = get_object_or_404(selectors.git_syncs_of(space), pk=sync_id)
         return Response(GitSyncOutput(sync).data)

@@ -35,7 +35,7 @@ class GitConnectView(GitSettingsView):
     git_context: dict = {}  # the form sent back, when it has errors
 
     def post(self, request):
-        self._require_admin()
+        self.require_admin()
         form = {
             "url": request.POST.get("url", ""),
             "branch": request.POST.get("branch", ""),
@@ -74,7 +74,7 @@ class GitConnectView(GitSettingsView):
 
 class GitDisconnectView(GitSettingsView):
     def post(self, request):
-        self._require_admin()
+        self.require_admin()
         if services.git_connection_remove(space=self.space):
             messages.success(request, "Disconnected from Git. The syncs' history stays below.")
         return self.back()
@@ -86,7 +86,7 @@ class GitSyncRequestView(GitSettingsView):
     direction = GitSync.Direction.EXPORT
 
     def post(self, request):
-        self._require_admin()
+        self.require_admin()
         try:
             sync = services.git_sync_request(
                 space=self.space, direction=self.direction, requested_by=request.user

@@ -13,6 +13,18 @@ def publish_existing_sites(apps, schema_editor):
     apps.get_model("docplatform", "Site").objects.update(published=True)
 
 
+def place_existing_spaces(apps, schema_editor):
+    """A site's spaces keep the order they were shown in before they had one: by title."""
+    Site = apps.get_model("docplatform", "Site")
+    SiteSpace = apps.get_model("docplatform", "SiteSpace")
+    for site in Site.objects.all():
+        spaces = site.spaces.order_by("title", "pk")
+        SiteSpace.objects.bulk_create(
+            SiteSpace(site=site, space=space, position=position)
+            for position, space in enumerate(spaces)
+        )
+
+
 class Migration(migrations.Migration):
     dependencies = [
         ("docplatform", "0009_event_traceparent"),
@@ -47,6 +59,56 @@ class Migration(migrations.Migration):
             ),
         ),
         migrations.RunPython(publish_existing_sites, migrations.RunPython.noop),
+        # A site's spaces get an order: their rows move to a through model with a position
+        # (an M2M cannot take a through model in place).
+        migrations.CreateModel(
+            name="SiteSpace",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("position", models.PositiveIntegerField(default=0)),
+                (
+                    "site",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="placements",
+                        to="docplatform.site",
+                    ),
+                ),
+                (
+                    "space",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="site_placements",
+                        to="docplatform.space",
+                    ),
+                ),
+            ],
+            options={
+                "ordering": ["position", "pk"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("site", "space"), name="one_place_per_site_and_space"
+                    )
+                ],
+            },
+        ),
+        migrations.RunPython(place_existing_spaces, migrations.RunPython.noop),
+        migrations.RemoveField(model_name="site", name="spaces"),
+        migrations.AddField(
+            model_name="site",
+            name="spaces",
+            field=models.ManyToManyField(
+                blank=True,
+                related_name="sites",
+                through="docplatform.SiteSpace",
+                to="docplatform.space",
+            ),
+        ),
         migrations.CreateModel(
             name="Invitation",
             fields=[
@@ -125,7 +187,7 @@ class Migration(migrations.Migration):
                 (
                     "actor_id",
                     models.CharField(
-                        blank=True, help_text="A user's or installation's id.", max_length=64
+                        blank=True, help_text="A user's or an installation's id", max_length=64
                     ),
                 ),
                 ("actor_label", models.CharField(blank=True, max_length=200)),

@@ -15,6 +15,8 @@ concern, read in this order:
 - ``runtime``: the integration runtime;
 - ``gitsync``: Git sync of spaces;
 - ``security``: login throttling, HTTPS and the Content-Security-Policy;
+- ``teams``: who may create an organization;
+- ``email``: outgoing e-mail (invitations) and how long an invitation lasts;
 - ``observability``: traces (OpenTelemetry, off unless configured) and ``/metrics``.
 
 With nothing set, the platform runs on its embedded default: SQLite and a Celery broker on the
@@ -37,5 +39,7 @@ from .hosts import *  # noqa: F403
 from .runtime import *  # noqa: F403
 from .gitsync import *  # noqa: F403
 from .security import *  # noqa: F403
+from .teams import *  # noqa: F403
+from .email import *  # noqa: F403
 from .observability import *  # noqa: F403
 # isort: on

@@ -1,7 +1,31 @@
-"""What published sites record: a visitor's last counted view of a page, and the visitors'
-feedback on pages. Registered with the docplatform app (``docplatform.models``)."""
+"""What published sites hold and record: the spaces a site publishes in their order, a
+visitor's last counted view of a page, and the visitors' feedback on pages. Registered with
+the docplatform app (``docplatform.models``)."""
 
 from django.db import models
+
+
+class SiteSpace(models.Model):
+    """A space a site publishes, at its place in the site's list: the order its admins gave,
+    which the site's home page, navigation and search follow."""
+
+    site = models.ForeignKey(
+        "docplatform.Site", on_delete=models.CASCADE, related_name="placements"
+    )
+    space = models.ForeignKey(
+        "docplatform.Space", on_delete=models.CASCADE, related_name="site_placements"
+    )
+    position = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        app_label = "docplatform"
+        ordering = ["position", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["site", "space"], name="one_place_per_site_and_space")
+        ]
+
+    def __str__(self):
+        return f"{self.space_id} at {self.position} on {self.site_id}"
 
 
 class SiteVisit(models.Model):

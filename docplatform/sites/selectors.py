@@ -1,28 +1,31 @@
-"""Reads of published sites: what a site's visitors may see, and the visitors' feedback as a
-space's admins see it.
+"""Reads of published sites: what a site's visitors may see, the sites as their
+organization's people see them, and the visitors' feedback as a space's admins see it.
 
-A site shows the spaces it publishes that anyone may read (``documents.access``): public ones
-are listed and searched; unlisted ones open by their address but are neither listed nor
-searched; private ones are unknown there (404), as are the spaces it does not publish.
+Only a published site is served: an unpublished one is unknown on ``SITES_URL`` (404), its
+pages, search and beacon alike. A site shows the spaces it publishes that anyone may read
+(``documents.access``), in the order its admins gave: public ones are listed and searched;
+unlisted ones open by their address but are neither listed nor searched; private ones are
+unknown there (404), as are the spaces it does not publish.
 """
 
 from collections import Counter
 from dataclasses import dataclass, field
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Prefetch, QuerySet
 from django.http import Http404
 
 from ..access import OPEN_VISIBILITIES
-from ..models import Page, Site, Space
+from ..models import Organization, Page, Site, Space
 from .addresses import page_url
-from .models import PageFeedback
+from .models import PageFeedback, SiteSpace
 
 #: The feedback entries the space settings show, newest first, at most.
 FEEDBACK_SHOWN = 200
 
 
 def site_or_none(site_id: str) -> Site | None:
-    return Site.objects.filter(pk=site_id).first()
+    """A published site; None for an unknown or unpublished one."""
+    return Site.objects.filter(pk=site_id, published=True).first()
 
 
 def site_for_visitors(site_id: str) -> Site:
@@ -32,14 +35,36 @@ def site_for_visitors(site_id: str) -> Site:
     return site
 
 
+def site_spaces(site: Site) -> QuerySet:
+    """The spaces the site publishes, in the order its admins gave."""
+    return Space.objects.filter(site_placements__site=site).order_by(
+        "site_placements__position", "title", "pk"
+    )
+
+
+def site_space_ids(site: Site) -> list[str]:
+    return list(site_spaces(site).values_list("pk", flat=True))
+
+
+def sites_of(organization: Organization) -> QuerySet:
+    """The organization's sites, published or not, each with its spaces in their order
+    (``placements``, with their spaces): what the Sites page lists."""
+    placements = SiteSpace.objects.select_related("space")
+    return (
+        Site.objects.filter(organization=organization)
+        .order_by("title", "pk")
+        .prefetch_related(Prefetch("placements", queryset=placements))
+    )
+
+
 def readable_spaces(site: Site) -> QuerySet:
-    """The spaces the site publishes that its visitors may open."""
-    return site.spaces.filter(visibility__in=OPEN_VISIBILITIES)
+    """The spaces the site publishes that its visitors may open, in the site's order."""
+    return site_spaces(site).filter(visibility__in=OPEN_VISIBILITIES)
 
 
 def listed_spaces(site: Site) -> QuerySet:
-    """The spaces the site lists and searches: its public ones."""
-    return site.spaces.filter(visibility=Space.Visibility.PUBLIC).order_by("title", "pk")
+    """The spaces the site lists and searches, in the site's order: its public ones."""
+    return site_spaces(site).filter(visibility=Space.Visibility.PUBLIC)
 
 
 def space_on_site(site: Site, space_id: str) -> Space:
@@ -106,7 +131,7 @@ def feedback_context(space: Space) -> dict:
     )
     for path, rating, number in counted:
         pages[path].counts[rating] = number
-    sites = space.sites.order_by("title", "pk")
+    sites = space.sites.filter(published=True).order_by("title", "pk")
     return {
         "feedback_pages": list(pages.values()),
         "published_on": [(site, page_url(site, space)) for site in sites],

@@ -18,7 +18,7 @@ from docplatform.api.schema import service_errors
 
 from ..gateway.failures import RuntimeFailure
 from ..models import Integration, IntegrationVersion
-from ..policies import may_publish
+from ..policies import may_act
 from ..selectors import integration_catalogue, integrations_visible_to
 from ..services import Outcome, integration_publish_folder, integration_unpublish
 from ..services.installations import install_link_rotate
@@ -267,11 +267,8 @@ def owned_integration_for(request, name: str) -> Integration:
     """An integration of an organization the caller administers (its install link, its
     versions); 403 for other callers who may see it."""
     integration = integration_for(request, name)
-    if not may_publish(request.user, integration.organization):
-        raise PermissionDenied(
-            f"only the admins of organization '{integration.organization.subdomain}' manage "
-            f"{integration.name}"
-        )
+    if not may_act(request.user, access.Action.PUBLISH, integration):
+        raise PermissionDenied(access.refusal(access.Action.PUBLISH))
     return integration
 
 

@@ -2,7 +2,8 @@
 
 Members of the installing organization, and the installation's own token, may call it;
 anyone else gets 404. The component must be one the manifest names: a quick insert block
-(``blocks[].id``) or a configuration screen (``componentId``).
+(``blocks[].id``) or a configuration screen (``componentId``), whose actions and props
+configure the installation: its organization's admins only (403 for its other people).
 """
 
 from django.http import Http404
@@ -26,6 +27,7 @@ from ..endpoint_selectors import installation_visible_for_call
 from ..gateway.call_log import lines_held, write_after
 from ..gateway.failures import STATUS, RuntimeFailure
 from ..models import ComponentState, Installation
+from ..policies import act_check, component_action
 from ..selectors import block_ids, configuration_screen_ids
 from ..services.components import INSTANCE_RE, component_render
 from ..services.markup import is_action
@@ -179,6 +181,9 @@ class ComponentRenderApi(APIView):
         data = ComponentRenderInput(data=request.data)
         data.is_valid(raise_exception=True)
         fields = data.validated_data
+        if "action" in fields or "props" in fields:
+            acting = component_action(installation.integration, component_id)
+            act_check(request.user, acting, installation)
         instance = fields.get("instance") or default_instance(installation, component_id)
         with lines_held() as lines:  # the call's log line is written once the answer is sent
             try:

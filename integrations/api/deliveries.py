@@ -1,8 +1,8 @@
 """The deliveries to installations: list an installation's deliveries, read one with its
 attempt log, send a finished one again.
 
-Members of the installing organization (any role) see its installations' deliveries; anyone
-else gets 404.
+The installing organization's admins read its installations' deliveries and send them again
+(the roles' table: 403 naming who may for its members and readers); anyone else gets 404.
 """
 
 from django.shortcuts import get_object_or_404
@@ -11,14 +11,16 @@ from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from docplatform.access import Action
 from docplatform.api.inputs import EventTypeField, QueryParameters
+from docplatform.api.permissions import ActsByRole
 from docplatform.api.schema import service_errors
-from docplatform.events.leases import delivery_redeliver
 from docplatform.events.models import Delivery
 from docplatform.events.registry import consumer_names
 
 from ..selectors import deliveries_visible_to
-from .installations import installation_for
+from ..services.deliveries import installation_delivery_redeliver
+from .installation_output import InstallationLookup
 
 # --- Representations ------------------------------------------------------------------------
 
@@ -79,11 +81,12 @@ class DeliveryFilter(QueryParameters):
     )
 
 
-class InstallationDeliveriesApi(generics.ListAPIView):
-    """The deliveries to an installation, newest first."""
+class InstallationDeliveriesApi(InstallationLookup, generics.ListAPIView):
+    """The deliveries to an installation, newest first (admins)."""
 
     queryset = Delivery.objects.none()
     serializer_class = DeliveryOutput
+    access_actions = {"GET": Action.READ_LOGS}
 
     @extend_schema(
         summary="List an installation's deliveries",
@@ -95,31 +98,44 @@ class InstallationDeliveriesApi(generics.ListAPIView):
         return super().get(request, *args, **kwargs)
 
     def get_queryset(self):
-        installation = installation_for(self.request, self.kwargs["installation_id"])
+        installation = self.installation(self.kwargs["installation_id"])
         query = DeliveryFilter(data=self.request.query_params)
         query.is_valid(raise_exception=True)
         return installation.deliveries.filter(**query.validated_data).select_related("event")
 
 
-def delivery_for(request, delivery_id: int) -> Delivery:
-    deliveries = deliveries_visible_to(request.user).select_related("event")
-    return get_object_or_404(deliveries, pk=delivery_id)
+class DeliveryLookup:
+    """For views acting on one delivery: found among the caller's organizations' (404
+    otherwise), then checked against its installation (``ActsByRole``, ``access_actions``)."""
+
+    permission_classes = [ActsByRole]
+
+    def delivery(self, delivery_id: int) -> Delivery:
+        deliveries = deliveries_visible_to(self.request.user).select_related(
+            "event", "installation"
+        )
+        delivery = get_object_or_404(deliveries, pk=delivery_id)
+        self.check_object_permissions(self.request, delivery.installation)
+        return delivery
 
 
-class DeliveryDetailApi(APIView):
+class DeliveryDetailApi(DeliveryLookup, APIView):
     """One delivery to an installation of one of the caller's organizations, with its
-    attempt log."""
+    attempt log (admins)."""
+
+    access_actions = {"GET": Action.READ_LOGS}
 
     @extend_schema(summary="Get a delivery with its attempt log", responses=DeliveryDetailOutput)
     def get(self, request, delivery_id):
-        delivery = delivery_for(request, delivery_id)
-        return Response(DeliveryDetailOutput(delivery).data)
+        return Response(DeliveryDetailOutput(self.delivery(delivery_id)).data)
 
 
 @service_errors("status")
-class DeliveryRedeliverApi(APIView):
-    """Send a finished delivery again: the same eventId, a new chain of attempts. A delivery
-    still in progress (pending or retrying) is refused."""
+class DeliveryRedeliverApi(DeliveryLookup, APIView):
+    """Send a finished delivery again (admins): the same eventId, a new chain of attempts. A
+    delivery still in progress (pending or retrying) is refused."""
+
+    access_actions = {"POST": Action.REDELIVER}
 
     @extend_schema(
         summary="Send a finished delivery again",
@@ -127,5 +143,7 @@ class DeliveryRedeliverApi(APIView):
         responses={202: DeliveryOutput},
     )
     def post(self, request, delivery_id):
-        delivery = delivery_redeliver(delivery_for(request, delivery_id))
+        delivery = installation_delivery_redeliver(
+            user=request.user, delivery=self.delivery(delivery_id)
+        )
         return Response(DeliveryOutput(delivery).data, status=status.HTTP_202_ACCEPTED)

@@ -1,11 +1,14 @@
-"""An installation as the API shows it, and how it is read: one representation for every
-endpoint that answers with installations."""
+"""An installation as the API shows it, and how it is read and checked: one representation
+for every endpoint that answers with installations, and one lookup for every endpoint that
+acts on one (``InstallationLookup``)."""
 
 from django.shortcuts import get_object_or_404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.response import Response
+
+from docplatform.api.permissions import ActsByRole
 
 from ..environment import installation_public_endpoint
 from ..models import Installation
@@ -205,6 +208,21 @@ def installation_for(request, installation_id: str) -> Installation:
     return get_object_or_404(
         installation_rows(installations_visible_to(request.user)), pk=installation_id
     )
+
+
+class InstallationLookup:
+    """For views acting on one installation: each method's action in ``access_actions``
+    (the roles' table, ``docplatform.access``), checked by ``ActsByRole`` once the
+    installation is found among the caller's organizations' (404 for anyone else): 403
+    naming who may for a member whose role does not allow it, before anything is read or
+    written. The services check the same rule again for their other doors."""
+
+    permission_classes = [ActsByRole]
+
+    def installation(self, installation_id: str) -> Installation:
+        installation = installation_for(self.request, installation_id)
+        self.check_object_permissions(self.request, installation)
+        return installation
 
 
 def fresh(installation: Installation) -> Installation:

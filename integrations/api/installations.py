@@ -2,10 +2,12 @@
 approve new scopes, uninstall; and the inputs the installing endpoints share with them
 (``ConfigurationField``, ``organization_spaces``).
 
-Members of the installing organization (any role) see and manage its installations; anyone
-else gets 404. Installing (the lists of an organization's, a space's or a site's
-installations, and installing into them) is in ``installing``, their deliveries in
-``deliveries``, an installation token's own installation in ``own_installation``.
+Members of the installing organization (any role) see its installations; its admins
+configure, pause, resume, approve and uninstall them (the roles' table, ``docplatform.access``:
+403 naming who may for its members and readers); anyone else gets 404. Installing (the lists
+of an organization's, a space's or a site's installations, and installing into them) is in
+``installing``, their deliveries in ``deliveries``, an installation token's own installation
+in ``own_installation``.
 """
 
 from django.core.exceptions import ValidationError
@@ -15,6 +17,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from docplatform.access import Action
 from docplatform.api.errors import renamed_error_fields
 from docplatform.api.schema import service_errors
 from docplatform.models import Space
@@ -31,9 +34,9 @@ from ..services.installations import (
 )
 from .installation_output import (
     EXAMPLE_IDS,
+    InstallationLookup,
     InstallationOutput,
     installation_example,
-    installation_for,
     installation_response,
 )
 
@@ -72,9 +75,11 @@ def organization_spaces(organization, space_ids: list[str]) -> list[Space]:
 # --- One installation -----------------------------------------------------------------------
 
 
-class InstallationDetailApi(APIView):
-    """An installation (GET); uninstall it (DELETE: an organization installation takes the
-    space and site installations under it along)."""
+class InstallationDetailApi(InstallationLookup, APIView):
+    """An installation (GET); uninstall it (DELETE, admins: an organization installation
+    takes the space and site installations under it along)."""
+
+    access_actions = {"GET": Action.READ, "DELETE": Action.UNINSTALL}
 
     @extend_schema(
         summary="Get an installation",
@@ -84,31 +89,36 @@ class InstallationDetailApi(APIView):
         responses=InstallationOutput,
     )
     def get(self, request, installation_id):
-        return Response(InstallationOutput(installation_for(request, installation_id)).data)
+        return Response(InstallationOutput(self.installation(installation_id)).data)
 
     @extend_schema(
         summary="Uninstall an installation",
         description="Removes the installation, its configuration and credentials; an "
-        "organization installation takes the space and site installations under it along.",
+        "organization installation takes the space and site installations under it along. "
+        "The organization's admins only (403).",
         responses={204: None},
     )
     def delete(self, request, installation_id):
-        installation_uninstall(installation=installation_for(request, installation_id))
+        installation_uninstall(user=request.user, installation=self.installation(installation_id))
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 @service_errors("configuration.KEY")
 @service_errors("configuration", codes=("invalid", "empty", "not_a_dict", "null"))
-class InstallationConfigurationApi(APIView):
-    """Edit one or more configuration properties (``null`` unsets one); runs the setup flow:
-    ``active`` when the configuration validates, else ``pending`` with the reasons."""
+class InstallationConfigurationApi(InstallationLookup, APIView):
+    """Edit one or more configuration properties (``null`` unsets one), admins only; runs
+    the setup flow: ``active`` when the configuration validates, else ``pending`` with the
+    reasons."""
+
+    access_actions = {"PATCH": Action.CONFIGURE}
 
     @extend_schema(
         summary="Edit an installation's configuration",
         description="The body is the properties to change, by name (not wrapped in "
         "`configuration`); `null` unsets one, properties left out keep their value. The setup "
         "flow runs: `active` when the whole configuration validates, else `pending` with the "
-        "reasons; a value the manifest refuses is a 400 naming `configuration.<property>`.",
+        "reasons; a value the manifest refuses is a 400 naming `configuration.<property>`. "
+        "The organization's admins only (403).",
         request=OpenApiTypes.OBJECT,
         responses=InstallationOutput,
         examples=[
@@ -122,18 +132,22 @@ class InstallationConfigurationApi(APIView):
         ],
     )
     def patch(self, request, installation_id):
-        installation = installation_for(request, installation_id)
+        installation = self.installation(installation_id)
         try:
             changes = ConfigurationField().run_validation(request.data)
         except serializers.ValidationError as error:
             raise serializers.ValidationError({"configuration": error.detail}) from error
-        installation = installation_configure(installation=installation, changes=changes)
+        installation = installation_configure(
+            user=request.user, installation=installation, changes=changes
+        )
         return installation_response(installation)
 
 
 @service_errors("spaceSelection", "selectedSpaces")
-class InstallationSpaceSelectionApi(APIView):
-    """Which spaces an organization installation covers: all, or the selected ones."""
+class InstallationSpaceSelectionApi(InstallationLookup, APIView):
+    """Which spaces an organization installation covers: all, or the selected ones (admins)."""
+
+    access_actions = {"PUT": Action.CONFIGURE}
 
     @extend_schema(
         summary="Choose the spaces an organization installation covers",
@@ -164,7 +178,7 @@ class InstallationSpaceSelectionApi(APIView):
         ],
     )
     def put(self, request, installation_id):
-        installation = installation_for(request, installation_id)
+        installation = self.installation(installation_id)
         data = SpaceSelectionInput(data=request.data)
         data.is_valid(raise_exception=True)
         spaces = organization_spaces(
@@ -172,6 +186,7 @@ class InstallationSpaceSelectionApi(APIView):
         )
         with renamed_error_fields(**API_FIELD_NAMES):
             installation = installation_select_spaces(
+                user=request.user,
                 installation=installation,
                 space_selection=data.validated_data["spaceSelection"],
                 spaces=spaces,
@@ -179,8 +194,11 @@ class InstallationSpaceSelectionApi(APIView):
         return installation_response(installation)
 
 
-class InstallationPauseApi(APIView):
-    """Pause: no events and no deliveries reach the installation until it is resumed."""
+class InstallationPauseApi(InstallationLookup, APIView):
+    """Pause (admins): no events and no deliveries reach the installation until it is
+    resumed."""
+
+    access_actions = {"POST": Action.PAUSE}
 
     @extend_schema(
         summary="Pause an installation",
@@ -189,12 +207,17 @@ class InstallationPauseApi(APIView):
         examples=[installation_example("Paused", status="paused", ownStatus="paused")],
     )
     def post(self, request, installation_id):
-        installation = installation_pause(installation=installation_for(request, installation_id))
+        installation = installation_pause(
+            user=request.user, installation=self.installation(installation_id)
+        )
         return installation_response(installation)
 
 
-class InstallationResumeApi(APIView):
-    """Resume: the configuration is validated again, into ``active`` or ``pending``."""
+class InstallationResumeApi(InstallationLookup, APIView):
+    """Resume (admins): the configuration is validated again, into ``active`` or
+    ``pending``."""
+
+    access_actions = {"POST": Action.PAUSE}
 
     @extend_schema(
         summary="Resume a paused installation",
@@ -202,7 +225,9 @@ class InstallationResumeApi(APIView):
         responses=InstallationOutput,
     )
     def post(self, request, installation_id):
-        installation = installation_resume(installation=installation_for(request, installation_id))
+        installation = installation_resume(
+            user=request.user, installation=self.installation(installation_id)
+        )
         return installation_response(installation)
 
 
@@ -217,10 +242,13 @@ class ScopesApprovalInput(serializers.Serializer):
 
 
 @service_errors("scopes")
-class InstallationScopesApproveApi(APIView):
+class InstallationScopesApproveApi(InstallationLookup, APIView):
     """An admin of the organization grants the new scopes the integration asks for (all, or
     ``scopes``): they apply to this installation, its organization installation and the
-    installations under it at once, and each gets ``installation_setup``. Members: 403."""
+    installations under it at once, and each gets ``installation_setup``. Members and
+    readers: 403."""
+
+    access_actions = {"POST": Action.APPROVE_SCOPES}
 
     @extend_schema(
         summary="Approve the new scopes an integration asks for",
@@ -238,7 +266,7 @@ class InstallationScopesApproveApi(APIView):
         ],
     )
     def post(self, request, installation_id):
-        installation = installation_for(request, installation_id)
+        installation = self.installation(installation_id)
         data = ScopesApprovalInput(data=request.data)
         data.is_valid(raise_exception=True)
         installation = installation_scopes_approve(

@@ -6,14 +6,14 @@ did not receive for lack of a scope), with filters and a follow mode (``?after=<
 - ``GET installations/<id>/logs/``: an installing organization's admins see their
   installation's lines (and those of the space and site installations under it).
 
-An integration or installation the caller may not see answers 404; one they may see but not
-read the logs of, 403.
+An integration or installation the caller may not see answers 404, and so does the log of
+another organization's integration; its organization's people who are not its admins get 403
+naming who may.
 """
 
 import re
 from datetime import UTC, datetime, time, timedelta
 
-from django.core.exceptions import PermissionDenied
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 from drf_spectacular.types import OpenApiTypes
@@ -22,13 +22,14 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from docplatform.access import Action
 from docplatform.api.inputs import MAX_LIMIT, QueryParameters, WholeNumberField
 
 from ..models import IntegrationLog
-from ..policies import may_read_installation_logs, may_read_integration_logs
+from ..policies import act_check
 from ..selectors import installation_logs, integration_installation, integration_logs, log_page
 from .catalogue import integration_for
-from .installations import installation_for
+from .installation_output import InstallationLookup
 
 DURATION = re.compile(r"([0-9]{1,6})([smhd])")
 UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
@@ -150,11 +151,7 @@ class IntegrationLogsApi(APIView):
     )
     def get(self, request, name):
         integration = integration_for(request, name)
-        if not may_read_integration_logs(request.user, integration):
-            raise PermissionDenied(
-                "only the owning organization's admins read an integration's logs; an "
-                "installing organization's admins read their installation's"
-            )
+        act_check(request.user, Action.READ_LOGS, integration)
         query = IntegrationLogFilter(data=request.query_params)
         query.is_valid(raise_exception=True)
         installation = None
@@ -169,8 +166,10 @@ class IntegrationLogsApi(APIView):
         return _answer(integration_logs(integration, installation), query.validated_data)
 
 
-class InstallationLogsApi(APIView):
+class InstallationLogsApi(InstallationLookup, APIView):
     """The log of an installation: for the admins of its organization."""
+
+    access_actions = {"GET": Action.READ_LOGS}
 
     @extend_schema(
         summary="Read an installation's log",
@@ -181,9 +180,7 @@ class InstallationLogsApi(APIView):
         responses=LogPageOutput,
     )
     def get(self, request, installation_id):
-        installation = installation_for(request, installation_id)
-        if not may_read_installation_logs(request.user, installation):
-            raise PermissionDenied("only the organization's admins read an installation's logs")
+        installation = self.installation(installation_id)
         query = LogFilter(data=request.query_params)
         query.is_valid(raise_exception=True)
         return _answer(installation_logs(installation), query.validated_data)

@@ -1,7 +1,8 @@
 """Connecting ``button`` properties with OAuth (``services.oauth``).
 
-People (members of the installation's organization): Connect issues a state to the caller
-and answers the URL that starts the flow; Disconnect removes the credentials. Installation
+People (admins of the installation's organization: connecting configures it): Connect issues
+a state to the caller and answers the URL that starts the flow; Disconnect removes the
+credentials. Installation
 tokens (the SDK's ``create_oauth_handler``): check a state before going on with the flow, and
 complete the flow by writing the credentials with it.
 """
@@ -13,6 +14,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from docplatform.access import Action
 from docplatform.api.inputs import TextField
 
 from ..authentication import IsInstallation
@@ -22,13 +24,14 @@ from ..services.oauth import (
     oauth_disconnect,
     oauth_state_check,
 )
-from .installation_output import EXAMPLE_IDS, installation_example
-from .installations import (
-    ConfigurationField,
+from .installation_output import (
+    EXAMPLE_IDS,
+    InstallationLookup,
     InstallationOutput,
-    installation_for,
+    installation_example,
     installation_response,
 )
+from .installations import ConfigurationField
 
 
 class PropertyInput(serializers.Serializer):
@@ -88,10 +91,12 @@ def oauth_installation_example(name: str, **changes) -> OpenApiExample:
     )
 
 
-class OAuthConnectApi(APIView):
-    """Connect a button property: a single-use state issued to the caller, a member of the
+class OAuthConnectApi(InstallationLookup, APIView):
+    """Connect a button property: a single-use state issued to the caller, an admin of the
     installation's organization, and the URL (the property's ``callback_url`` on the
     installation's public endpoint, with ``?state=``) that starts the OAuth flow."""
+
+    access_actions = {"POST": Action.CONFIGURE}
 
     @extend_schema(
         summary="Start connecting a button property with OAuth",
@@ -111,7 +116,7 @@ class OAuthConnectApi(APIView):
         ],
     )
     def post(self, request, installation_id):
-        installation = installation_for(request, installation_id)
+        installation = self.installation(installation_id)
         data = PropertyInput(data=request.data)
         data.is_valid(raise_exception=True)
         start = oauth_connect_start(
@@ -125,9 +130,11 @@ class OAuthConnectApi(APIView):
         )
 
 
-class OAuthDisconnectApi(APIView):
-    """Disconnect a button property: its credentials are removed and the setup flow runs
-    (``installation_setup`` fires)."""
+class OAuthDisconnectApi(InstallationLookup, APIView):
+    """Disconnect a button property (admins): its credentials are removed and the setup flow
+    runs (``installation_setup`` fires)."""
+
+    access_actions = {"POST": Action.CONFIGURE}
 
     @extend_schema(
         summary="Disconnect a button property",
@@ -145,7 +152,7 @@ class OAuthDisconnectApi(APIView):
         ],
     )
     def post(self, request, installation_id):
-        installation = installation_for(request, installation_id)
+        installation = self.installation(installation_id)
         data = PropertyInput(data=request.data)
         data.is_valid(raise_exception=True)
         installation = oauth_disconnect(
@@ -229,6 +236,7 @@ class OAuthCompleteApi(APIView):
         data = CompleteInput(data=request.data)
         data.is_valid(raise_exception=True)
         installation = oauth_connect_complete(
+            user=request.user,
             installation=request.auth,
             state=data.validated_data["state"],
             configuration=data.validated_data["configuration"],

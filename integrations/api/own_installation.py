@@ -1,7 +1,6 @@
 """An installation token's own installation: read it, edit its configuration and its
-external ids."""
+external ids (the audit log records the installation as who did it)."""
 
-from django.db import transaction
 from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers
 from rest_framework.views import APIView
@@ -10,7 +9,7 @@ from docplatform.api.inputs import TextField
 from docplatform.api.schema import service_errors
 
 from ..authentication import IsInstallation
-from ..services.installations import installation_configure, installation_set_external_ids
+from ..services.installations import installation_configure
 from .installation_output import installation_example
 from .installations import ConfigurationField, InstallationOutput, installation_response
 
@@ -70,14 +69,10 @@ class OwnInstallationApi(APIView):
     def patch(self, request):
         data = OwnInstallationInput(data=request.data)
         data.is_valid(raise_exception=True)
-        installation = request.auth
-        with transaction.atomic():
-            if "configuration" in data.validated_data:
-                installation = installation_configure(
-                    installation=installation, changes=data.validated_data["configuration"]
-                )
-            if "externalIds" in data.validated_data:
-                installation = installation_set_external_ids(
-                    installation=installation, external_ids=data.validated_data["externalIds"]
-                )
+        installation = installation_configure(
+            user=request.user,
+            installation=request.auth,
+            changes=data.validated_data.get("configuration"),
+            external_ids=data.validated_data.get("externalIds"),
+        )
         return installation_response(installation)

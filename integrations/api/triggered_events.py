@@ -7,12 +7,13 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from docplatform.access import Action
 from docplatform.api.inputs import EventTypeField
 from docplatform.api.schema import service_errors
 
 from ..services.triggered_events import installation_event_trigger, trigger_event_types
 from .deliveries import DeliveryOutput
-from .installation_output import installation_for
+from .installation_output import InstallationLookup
 
 
 class TriggerTypesOutput(serializers.Serializer):
@@ -40,15 +41,17 @@ class TriggerInput(serializers.Serializer):
 
 
 @service_errors("type", "space", "site", "status")
-class InstallationTriggerApi(APIView):
-    """List the event types a test event may have; send one."""
+class InstallationTriggerApi(InstallationLookup, APIView):
+    """List the event types a test event may have; send one (admins)."""
+
+    access_actions = {"GET": Action.READ, "POST": Action.SEND_TEST_EVENTS}
 
     @extend_schema(
         summary="List the event types an installation's test event may have",
         responses=TriggerTypesOutput,
     )
     def get(self, request, installation_id):
-        installation = installation_for(request, installation_id)
+        installation = self.installation(installation_id)
         return Response({"types": trigger_event_types(installation)})
 
     @extend_schema(
@@ -74,7 +77,7 @@ class InstallationTriggerApi(APIView):
         ],
     )
     def post(self, request, installation_id):
-        installation = installation_for(request, installation_id)
+        installation = self.installation(installation_id)
         given = TriggerInput(data=request.data)
         given.is_valid(raise_exception=True)
         delivery = installation_event_trigger(

@@ -7,6 +7,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from docplatform.access import Action
 from docplatform.api.schema import service_errors
 
 from ..services import (
@@ -16,9 +17,9 @@ from ..services import (
 )
 from .catalogue import VersionOutput, owned_integration_for
 from .installation_output import (
+    InstallationLookup,
     InstallationOutput,
     installation_example,
-    installation_for,
     installation_response,
 )
 
@@ -78,10 +79,12 @@ class DevelopmentInput(serializers.Serializer):
     )
 
 
-class InstallationDevelopmentApi(APIView):
+class InstallationDevelopmentApi(InstallationLookup, APIView):
     """Mark an installation as running the integration's development versions, or not:
-    admins of the integration's organization, for an installation of their own
-    organizations (403 for others who see it)."""
+    admins of the integration's organization, for an installation of an organization they
+    administer too (403 for others who see it)."""
+
+    access_actions = {"POST": Action.CONFIGURE}
 
     @extend_schema(
         summary="Mark an installation as running development versions, or not",
@@ -102,7 +105,7 @@ class InstallationDevelopmentApi(APIView):
         ],
     )
     def post(self, request, installation_id):
-        installation = installation_for(request, installation_id)
+        installation = self.installation(installation_id)
         data = DevelopmentInput(data=request.data)
         data.is_valid(raise_exception=True)
         installation = installation_mark_development(

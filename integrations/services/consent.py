@@ -7,12 +7,15 @@ grant: installing into a space copies the organization installation's, and an ap
 applies to all of them.
 """
 
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Q
 
+from docplatform.access import Action
+
 from ..models import Installation, Integration
-from ..policies import effective_scopes, may_approve_scopes, scopes_awaiting_approval
+from ..policies import act_check, effective_scopes, scopes_awaiting_approval
+from .audit import installation_audit
 from .installations import _fire_setup
 
 
@@ -22,13 +25,10 @@ def installation_scopes_approve(
 ) -> Installation:
     """Grant the new scopes the integration asks for (``scopes``: only these of them) to the
     installation and to the organization installation and the installations under it; each
-    gets ``installation_setup`` with the ``approvedScopes``. Admins of the organization only.
+    gets ``installation_setup`` with the ``approvedScopes``; one audit row. Admins of the
+    organization only.
     """
-    if not may_approve_scopes(user, installation):
-        raise PermissionDenied(
-            f"{user.get_username()} is not an admin of organization "
-            f"'{installation.organization.subdomain}'; only its admins approve new permissions"
-        )
+    act_check(user, Action.APPROVE_SCOPES, installation)
     # The integration first, as publishing locks it: a publish and an approval never cross.
     integration = Integration.objects.select_for_update().get(pk=installation.integration_id)
     root_id = installation.parent_id or installation.pk
@@ -55,7 +55,14 @@ def installation_scopes_approve(
         member.save(update_fields=["granted_scopes", "updated_at"])
     for member in family:
         _fire_setup("installation_setup", member, changed=[], approvedScopes=approved)
-    return next(member for member in family if member.pk == installation.pk)
+    approved_on = next(member for member in family if member.pk == installation.pk)
+    installation_audit(
+        action="installation.scopes_granted",
+        user=user,
+        installation=approved_on,
+        details={"scopes": approved},
+    )
+    return approved_on
 
 
 def _approved(scopes, waiting: list[str]) -> list[str]:

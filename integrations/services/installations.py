@@ -1,8 +1,11 @@
 """Installing integrations and their setup flow: install, configure, pause, resume, uninstall.
 
-Every entry point (REST API, admin, command line) goes through these functions, so the
-visibility rules and the setup flow have one home. They act for the caller's own
-organization only; an integration or installation the caller may not see raises Http404.
+Every entry point (REST API, marketplace, admin, command line) goes through these functions,
+so the visibility rules, who may (``policies.install_check``, ``policies.act_check``: the
+roles' table) and the setup flow have one home, and each change leaves its one audit row.
+They act for the caller's own organization only: an integration or installation the caller
+may not see raises Http404, an action their role does not allow PermissionDenied, before
+anything is written.
 """
 
 import json
@@ -14,28 +17,22 @@ from django.db import IntegrityError, transaction
 from django.http import Http404
 
 from docplatform import events
+from docplatform.access import Action
 from docplatform.models import Site, Space, hash_token
 
 from .. import configuration as config_rules
 from ..models import Installation, Integration, new_install_link_token
+from ..operators import acting
 from ..policies import (
+    act_check,
     configuration_definition,
+    install_check,
     installable_levels,
-    is_member,
-    may_install,
     scopes_granted_at_install,
 )
+from .audit import installation_audit, installation_configured_audit
 
 logger = logging.getLogger(__name__)
-
-
-def _require_installable(user, integration: Integration, organization, install_token) -> None:
-    """DESIGN.md, "who installs" (``policies.may_install``); refused, a non-member learns
-    nothing of the organization, a member that the integration is not one it may see."""
-    if not may_install(user, integration, organization, install_token):
-        if not is_member(user, organization.pk):
-            raise Http404("No such organization.")
-        raise Http404("No such integration.")
 
 
 def _new_installation(configuration: dict | None, **fields) -> Installation:
@@ -145,8 +142,9 @@ def installation_create(
     selected_spaces=(),
     install_token: str | None = None,
 ) -> Installation:
-    """Install ``integration`` for ``organization`` (and into ``space`` or ``site``)."""
-    _require_installable(user, integration, organization, install_token)
+    """Install ``integration`` for ``organization`` (and into ``space`` or ``site``), with
+    ``user``'s consent to the scopes it asks for (``policies.install_check``)."""
+    install_check(user, integration, organization, install_token)
     if space is not None and site is not None:
         raise ValidationError({"site": ["install into a space or a site, not both"]})
     if space is not None and space.organization_id != organization.pk:
@@ -168,9 +166,11 @@ def installation_create(
             raise ValidationError(
                 {"integration": [f"{integration.name} is already installed in this organization"]}
             )
-        return _create_organization_installation(
+        installation = _create_organization_installation(
             user, integration, organization, configuration, space_selection, selected_spaces
         )
+        _created_audit(user, installation)
+        return installation
 
     if org_installation is None:
         # Installing into a space or site installs the integration in the organization too,
@@ -193,10 +193,23 @@ def installation_create(
         parent=org_installation,
         space=space,
         site=site,
-        created_by=user,
+        created_by=acting(user),
     )
     _fire_setup(f"{level}_installation_setup", installation)
+    _created_audit(user, installation)
     return installation
+
+
+def _created_audit(user, installation: Installation) -> None:
+    """``installation.created``: where, and the scopes granted with the installer's consent."""
+    details = {"level": installation.level, "scopes": list(installation.granted_scopes)}
+    if installation.space_id:
+        details["space"] = installation.space_id
+    if installation.site_id:
+        details["site"] = installation.site_id
+    installation_audit(
+        action="installation.created", user=user, installation=installation, details=details
+    )
 
 
 def _create_organization_installation(
@@ -211,7 +224,7 @@ def _create_organization_installation(
         organization=organization,
         level=Installation.Level.ORGANIZATION,
         space_selection=selection,
-        created_by=user,
+        created_by=acting(user),
     )
     if spaces:
         installation.selected_spaces.set(spaces)
@@ -230,18 +243,40 @@ def _locked(installation: Installation) -> Installation:
 
 @transaction.atomic
 def installation_configure(
-    *, installation: Installation, changes: dict, oauth_property: str | None = None
+    *,
+    user,
+    installation: Installation,
+    changes: dict | None = None,
+    external_ids: list[str] | None = None,
+    oauth_property: str | None = None,
 ) -> Installation:
-    """Edit one or more configuration properties; re-run the setup flow.
+    """Edit configuration properties (``changes``; the setup flow runs again) and the
+    external ids (what the integration calls the installation elsewhere), together: one
+    change, one audit row naming what changed. ``user``: an admin of the organization, the
+    installation's own token, or an operator.
 
     ``oauth_property`` is passed by the OAuth connect flow and Disconnect only
     (``services.oauth``): the one ``button`` property the edit may write.
     """
+    act_check(user, Action.CONFIGURE, installation)
+    if external_ids is not None and (
+        not isinstance(external_ids, list) or not all(isinstance(i, str) for i in external_ids)
+    ):
+        raise ValidationError({"externalIds": ["must be a list of strings"]})
     installation = _locked(installation)
-    changed = _apply_changes(installation, changes, oauth_property=oauth_property)
-    _evaluate(installation)
+    before = dict(installation.configuration)
+    changed, details = [], {}
+    if changes is not None:
+        changed = _apply_changes(installation, changes, oauth_property=oauth_property)
+        _evaluate(installation)
+    if external_ids is not None:
+        installation.external_ids = details["externalIds"] = external_ids
     installation.save()
-    _fire_setup("installation_setup", installation, changed=changed)
+    if changes is not None:
+        _fire_setup("installation_setup", installation, changed=changed)
+    installation_configured_audit(
+        user=user, installation=installation, before=before, changed=changed, **details
+    )
     return installation
 
 
@@ -316,8 +351,10 @@ def installations_revalidate(*, integration: Integration) -> list[Installation]:
 
 @transaction.atomic
 def installation_select_spaces(
-    *, installation: Installation, space_selection: str, spaces=()
+    *, user, installation: Installation, space_selection: str, spaces=()
 ) -> Installation:
+    """Which spaces an organization installation covers: all, or the selected ones."""
+    act_check(user, Action.CONFIGURE, installation)
     if installation.level != Installation.Level.ORGANIZATION:
         raise ValidationError({"space_selection": ["only an organization installation has one"]})
     spaces = list(spaces)
@@ -325,41 +362,43 @@ def installation_select_spaces(
     installation.space_selection = space_selection
     installation.save(update_fields=["space_selection", "updated_at"])
     installation.selected_spaces.set(spaces)
+    installation_audit(
+        action="installation.configured",
+        user=user,
+        installation=installation,
+        details={"spaceSelection": space_selection, "selectedSpaces": [s.pk for s in spaces]},
+    )
     return installation
 
 
 @transaction.atomic
-def installation_pause(*, installation: Installation) -> Installation:
+def installation_pause(*, user, installation: Installation) -> Installation:
     """Stop every event and delivery to the installation (and to those under it)."""
+    act_check(user, Action.PAUSE, installation)
     installation = _locked(installation)
     installation.status = Installation.Status.PAUSED
     installation.save(update_fields=["status", "updated_at"])
+    installation_audit(action="installation.paused", user=user, installation=installation)
     return installation
 
 
 @transaction.atomic
-def installation_resume(*, installation: Installation) -> Installation:
+def installation_resume(*, user, installation: Installation) -> Installation:
     """Re-validate: back to ``active`` or ``pending``."""
+    act_check(user, Action.PAUSE, installation)
     installation = _locked(installation)
     installation.status = Installation.Status.PENDING
     _evaluate(installation)
     installation.save(update_fields=["status", "status_reasons", "updated_at"])
+    installation_audit(action="installation.resumed", user=user, installation=installation)
     return installation
 
 
 @transaction.atomic
-def installation_set_external_ids(*, installation: Installation, external_ids) -> Installation:
-    if not isinstance(external_ids, list) or not all(isinstance(i, str) for i in external_ids):
-        raise ValidationError({"externalIds": ["must be a list of strings"]})
-    installation = _locked(installation)
-    installation.external_ids = external_ids
-    installation.save(update_fields=["external_ids", "updated_at"])
-    return installation
-
-
-@transaction.atomic
-def installation_uninstall(*, installation: Installation) -> None:
+def installation_uninstall(*, user, installation: Installation) -> None:
     """Remove the installation; an organization installation takes those under it along."""
+    act_check(user, Action.UNINSTALL, installation)
+    installation_audit(action="installation.uninstalled", user=user, installation=installation)
     installation.delete()
 
 

@@ -1,16 +1,17 @@
-"""Connecting a ``button`` property with OAuth: a flow bound to the member who started it.
+"""Connecting a ``button`` property with OAuth: a flow bound to the admin who started it.
 
-- A member of the installation's organization presses Connect (marketplace or API):
-  ``oauth_connect_start`` issues a ``state`` to that member, for that installation and
+- An admin of the installation's organization (connecting configures it) presses Connect
+  (marketplace or API): ``oauth_connect_start`` issues a ``state`` to them, for that
+  installation and
   property (signed, expiring, single-use), and the URL that starts the flow: the property's
   ``callback_url`` on the installation's public endpoint, with ``?state=``.
 - The integration's handler (the SDK's ``create_oauth_handler``) starts only from such a
   state and checks it with its installation token (``oauth_state_check``) before sending the
   browser to the provider, and again on the way back before exchanging the code.
-- ``oauth_connect_complete`` consumes the state and writes the credentials, through the setup
-  flow: the only way a ``button`` property is written. The consumed state records who
-  connected the property, and when.
-- ``oauth_disconnect``: a member removes the credentials (the setup flow runs too).
+- ``oauth_connect_complete`` consumes the state and writes the credentials with the
+  installation's token, through the setup flow: the only way a ``button`` property is
+  written. The consumed state records who connected the property, and when.
+- ``oauth_disconnect``: an admin removes the credentials (the setup flow runs too).
 """
 
 import secrets
@@ -22,14 +23,15 @@ from django.conf import settings
 from django.core import signing
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.http import Http404
 from django.utils import timezone
+
+from docplatform.access import Action
 
 from .. import configuration as config_rules
 from ..environment import installation_public_endpoint
 from ..models import Installation, OAuthState
-from ..policies import configuration_definition, may_manage
-from .installations import installation_configure, installation_set_external_ids
+from ..policies import act_check, configuration_definition, may_act
+from .installations import installation_configure
 
 SALT = "integrations.oauth-state"
 
@@ -41,11 +43,6 @@ class ConnectStart:
     state: str
     url: str
     expires_at: datetime
-
-
-def _require_member(user, installation: Installation) -> None:
-    if not may_manage(user, installation):
-        raise Http404("No such installation.")
 
 
 def _button(installation: Installation, property_name: str) -> dict:
@@ -61,8 +58,8 @@ def _button(installation: Installation, property_name: str) -> dict:
 
 
 def oauth_connect_start(*, user, installation: Installation, property_name: str) -> ConnectStart:
-    """Connect pressed by ``user``, a member of the installation's organization."""
-    _require_member(user, installation)
+    """Connect pressed by ``user``, an admin of the installation's organization."""
+    act_check(user, Action.CONFIGURE, installation)
     button = _button(installation, property_name)
     nonce = secrets.token_urlsafe(24)
     expires_at = timezone.now() + timedelta(seconds=settings.OAUTH_STATE_MAX_AGE)
@@ -85,7 +82,8 @@ def _refused(reason: str) -> ValidationError:
 
 def _issued_state(installation: Installation, state: str, *, lock: bool = False) -> OAuthState:
     """The live state row a state string names, for this installation; forged, expired,
-    used or another installation's states are refused on ``state``."""
+    used or another installation's states, and those issued to someone who may no longer
+    configure the installation, are refused on ``state``."""
     try:
         data = signing.loads(state, salt=SALT, max_age=settings.OAUTH_STATE_MAX_AGE)
     except signing.SignatureExpired:
@@ -100,6 +98,8 @@ def _issued_state(installation: Installation, state: str, *, lock: bool = False)
     row = (rows.select_for_update() if lock else rows).first()
     if row is None or row.issued_to_id is None:
         raise _refused("the state is not one the platform issued to a member")
+    if not may_act(row.issued_to, Action.CONFIGURE, installation):
+        raise _refused("the state was issued to someone who may no longer configure it")
     if row.consumed_at is not None:
         raise _refused("the state was already used; start the connection again")
     if row.expires_at <= timezone.now():
@@ -114,33 +114,37 @@ def oauth_state_check(*, installation: Installation, state: str) -> str:
 
 @transaction.atomic
 def oauth_connect_complete(
-    *, installation: Installation, state: str, configuration: dict, external_ids=None
+    *, user, installation: Installation, state: str, configuration: dict, external_ids=None
 ) -> Installation:
     """The end of the flow: use up the state and write the connected property's credentials
-    (with any other configuration values and external ids the integration gives along)."""
+    (with any other configuration values and external ids the integration gives along);
+    ``user``, who writes them, is the installation's token."""
+    act_check(user, Action.CONFIGURE, installation)
     row = _issued_state(installation, state, lock=True)
     name = row.property_name
     if not isinstance(configuration, dict) or configuration.get(name) is None:
         raise ValidationError({f"configuration.{name}": ["give the connected credentials"]})
     row.consumed_at = timezone.now()
     row.save(update_fields=["consumed_at"])
-    installation = installation_configure(
-        installation=installation, changes=configuration, oauth_property=name
+    return installation_configure(
+        user=user,
+        installation=installation,
+        changes=configuration,
+        external_ids=external_ids,
+        oauth_property=name,
     )
-    if external_ids is not None:
-        installation = installation_set_external_ids(
-            installation=installation, external_ids=external_ids
-        )
-    return installation
 
 
 @transaction.atomic
 def oauth_disconnect(*, user, installation: Installation, property_name: str) -> Installation:
-    """A member removes a connected property's credentials; ``installation_setup`` fires."""
-    _require_member(user, installation)
+    """An admin removes a connected property's credentials; ``installation_setup`` fires."""
+    act_check(user, Action.CONFIGURE, installation)
     _button(installation, property_name)
     if property_name not in (installation.credentials or {}):
         raise ValidationError({"property": ["is not connected"]})
     return installation_configure(
-        installation=installation, changes={property_name: None}, oauth_property=property_name
+        user=user,
+        installation=installation,
+        changes={property_name: None},
+        oauth_property=property_name,
     )

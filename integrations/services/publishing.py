@@ -22,11 +22,12 @@ from docplatform_sdk import codebundle
 from docplatform_sdk.codecheck import check_code, combined, description_from
 from docplatform_sdk.manifest import CheckResult, Manifest, check_manifest
 
+from docplatform.access import Action
 from docplatform.selectors import organization_by_ref, organization_is_internal
 
 from ..gateway.client import inspect_code
 from ..models import Integration, IntegrationAsset, IntegrationVersion
-from ..policies import may_publish
+from ..policies import may_act
 from .releases import development_versions_prune, listing_copy, version_release
 
 RELEASE = IntegrationVersion.Channel.RELEASE
@@ -142,7 +143,7 @@ def integration_publish(
         raise ValidationError(
             {"organization": [f"no organization has the id or subdomain '{manifest.organization}'"]}
         )
-    if not may_publish(publisher, organization):
+    if not may_act(publisher, Action.PUBLISH, organization):
         raise PermissionDenied(
             f"{publisher.get_username()} is not an admin of organization "
             f"'{organization.subdomain}'; only its admins may publish its integrations"

@@ -10,8 +10,10 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 
+from docplatform.access import Action, refusal
+
 from ..models import Installation, Integration, IntegrationVersion
-from ..policies import may_publish
+from ..policies import act_check, may_act
 from .consent import installation_scopes_narrow
 from .installations import installations_revalidate
 
@@ -50,12 +52,11 @@ def version_release(integration: Integration, version: IntegrationVersion) -> li
     return installations_revalidate(integration=integration)
 
 
-def _require_publisher(user, integration: Integration, doing: str) -> None:
-    if not may_publish(user, integration.organization):
-        raise PermissionDenied(
-            f"{user.get_username()} is not an admin of organization "
-            f"'{integration.organization.subdomain}'; only its admins {doing}"
-        )
+def _require_publisher(user, integration: Integration) -> None:
+    """Releasing and choosing development installations publish the integration: its
+    organization's admins (a person of another organization who may see it: 403 too)."""
+    if not may_act(user, Action.PUBLISH, integration):
+        raise PermissionDenied(refusal(Action.PUBLISH))
 
 
 @dataclass(frozen=True)
@@ -72,7 +73,7 @@ def integration_release(*, user, integration: Integration, number: int) -> Relea
     organization only (PermissionDenied); ValidationError naming ``version`` for a version
     that does not exist or was never released. Releasing the released version changes
     nothing (``released`` False) unless development installations ran another."""
-    _require_publisher(user, integration, "release its versions")
+    _require_publisher(user, integration)
     with transaction.atomic():
         integration = Integration.objects.select_for_update().get(pk=integration.pk)
         version = integration.versions.filter(number=number).first()
@@ -110,11 +111,10 @@ def installation_mark_development(
     *, user, installation: Installation, development: bool
 ) -> Installation:
     """Mark ``installation`` as running development versions (or not): admins of the
-    integration's organization only, for an installation the caller manages (the API shows
-    them only their own organizations')."""
-    _require_publisher(
-        user, installation.integration, "choose which installations run development versions"
-    )
+    integration's organization only, for an installation they may configure (an admin of
+    the installing organization too)."""
+    act_check(user, Action.CONFIGURE, installation)
+    _require_publisher(user, installation.integration)
     installation.development = development
     installation.save(update_fields=["development", "updated_at"])
     return installation

@@ -10,10 +10,11 @@ site event on the installation's site, or for an organization installation a sit
 
 from dataclasses import dataclass
 
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from docplatform import events
+from docplatform.access import Action
 from docplatform.documents.selectors import first_page
 from docplatform.events.catalogue import CATALOGUE
 from docplatform.events.models import Delivery
@@ -21,7 +22,7 @@ from docplatform.models import Site, Space
 from docplatform.sites.addresses import site_page_address
 
 from ..models import Installation
-from ..policies import installation_has_scope, may_send_test_events, not_receiving_reason
+from ..policies import act_check, installation_has_scope, not_receiving_reason
 from ..selectors import sites_reachable_by, spaces_reachable_by
 
 #: The event types of each installation level: where its installations receive events.
@@ -125,8 +126,9 @@ def trigger_payload(installation: Installation, event_type: str, place: EventPla
 
 
 def trigger_sender_check(user, installation: Installation) -> None:
-    if not may_send_test_events(user, installation):
-        raise PermissionDenied("only the organization's admins send test events")
+    """Test events reach the installation's code or receiver with made-up data: its
+    organization's admins only (or an operator)."""
+    act_check(user, Action.SEND_TEST_EVENTS, installation)
 
 
 def trigger_receiving_check(installation: Installation) -> None:

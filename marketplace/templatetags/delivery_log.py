@@ -3,8 +3,9 @@ installing organization's admins see it (they alone may re-enable)."""
 
 from django import template
 
-from docplatform import access
+from docplatform.access import Action
 from docplatform.events.leases import redelivery_refusal
+from integrations.policies import may_act
 from webhooks.selectors import disabled_endpoints
 
 register = template.Library()
@@ -16,7 +17,7 @@ def disabled_endpoint_banner(context, installation=None):
     the organization (the installations list) when no installation is given."""
     request, organization = context["request"], context["organization"]
     endpoints = []
-    if access.may(request.user, access.Action.READ_LOGS, organization):
+    if may_act(request.user, Action.PAUSE, organization):
         ids = None if installation is None else [installation.pk]
         endpoints = list(disabled_endpoints(organization, ids))
     return {

@@ -5,7 +5,8 @@ from django import template
 from django.urls import reverse
 from django.utils.html import format_html
 
-from integrations.policies import may_read_installation_logs, may_read_integration_logs
+from docplatform.access import Action
+from integrations.policies import may_act
 
 register = template.Library()
 
@@ -17,7 +18,7 @@ def _link(url: str) -> str:
 @register.simple_tag(takes_context=True)
 def installation_logs_link(context, installation) -> str:
     user = context["request"].user
-    if not may_read_installation_logs(user, installation):
+    if not may_act(user, Action.READ_LOGS, installation):
         return ""
     subdomain = installation.organization.subdomain
     return _link(reverse("marketplace:installation-logs", args=[subdomain, installation.pk]))
@@ -26,7 +27,7 @@ def installation_logs_link(context, installation) -> str:
 @register.simple_tag(takes_context=True)
 def integration_logs_link(context, integration) -> str:
     user = context["request"].user
-    if not may_read_integration_logs(user, integration):
+    if not may_act(user, Action.READ_LOGS, integration):
         return ""
     subdomain = integration.organization.subdomain
     return _link(reverse("marketplace:integration-logs", args=[subdomain, integration.name]))

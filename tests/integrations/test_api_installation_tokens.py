@@ -7,6 +7,7 @@ from docplatform.events.models import Event
 from docplatform.models import Space, hash_token
 from docplatform.services import api_token_create
 from integrations.models import Installation
+from integrations.operators import OPERATOR
 from integrations.services.installations import (
     installation_create,
     installation_pause,
@@ -284,11 +285,11 @@ def test_people_cannot_call_the_own_installation_endpoint(org_admin):
 
 def test_a_paused_installations_token_is_refused_until_resumed(install, spaces):
     installation, client = install(READ_SCOPES)
-    installation_pause(installation=installation)
+    installation_pause(user=OPERATOR, installation=installation)
     response = client.get(f"{API}/spaces/{spaces[0].id}/")
     assert response.status_code == 401
     assert response.json()["errors"][0]["code"] == "authentication_failed"
-    installation_resume(installation=installation)
+    installation_resume(user=OPERATOR, installation=installation)
     assert client.get(f"{API}/spaces/{spaces[0].id}/").status_code == 200
 
 
@@ -296,13 +297,13 @@ def test_a_space_installations_token_is_refused_while_its_organization_one_is_pa
     install, spaces
 ):
     installation, client = install(READ_SCOPES, space=spaces[0])
-    installation_pause(installation=installation.parent)
+    installation_pause(user=OPERATOR, installation=installation.parent)
     assert client.get(f"{API}/installation/").status_code == 401
 
 
 def test_a_deleted_installations_token_is_refused(install):
     installation, client = install(READ_SCOPES)
-    installation_uninstall(installation=installation)
+    installation_uninstall(user=OPERATOR, installation=installation)
     assert client.get(f"{API}/installation/").status_code == 401
 
 

@@ -4,6 +4,8 @@ bodies. Every 404 is the same body, whatever the caller may or may not know."""
 import pytest
 from django.db import connection
 
+from docplatform import access
+from docplatform.access import Action
 from docplatform.events.models import Delivery, Event
 from integrations.models import Installation
 from integrations.services.installations import installation_create
@@ -46,7 +48,7 @@ TOOL_CONFIGURATIONS = {
         }
     },
 }
-CALLERS = ["anonymous", "other-organization", "member", "admin"]
+CALLERS = ["anonymous", "other-organization", "reader", "member", "admin"]
 
 
 @pytest.fixture
@@ -83,10 +85,11 @@ def make_tool(publish, org_admin):
 
 
 @pytest.fixture
-def callers(org_member, org_admin, other_member):
+def callers(organization, org_member, org_admin, other_member):
     return {
         "anonymous": None,
         "other-organization": other_member,
+        "reader": MembershipFactory(organization=organization, role="reader").user,
         "member": org_member,
         "admin": org_admin,
     }
@@ -108,12 +111,14 @@ def assert_not_found_naming_nothing(response, *names):
 # --- Installing: caller x visibility x level ------------------------------------------------
 
 INSTALL_EXPECTED = {
-    # visibility variant: status for (anonymous, other organization, member, admin), each
-    # installing into its own organization (anonymous: into acme)
-    "private": (401, 404, 201, 201),
-    "unlisted": (401, 404, 201, 201),
-    "unlisted-with-token": (401, 201, 201, 201),
-    "public": (401, 201, 201, 201),
+    # visibility variant: status for (anonymous, other organization, reader, member, admin),
+    # each installing into its own organization (anonymous: into acme); readers and members
+    # are refused (admins install: ``test_role_doors`` has members installing what writes
+    # nothing where their organization lets them)
+    "private": (401, 404, 403, 403, 201),
+    "unlisted": (401, 404, 403, 403, 201),
+    "unlisted-with-token": (401, 201, 403, 403, 201),
+    "public": (401, 201, 403, 403, 201),
 }
 
 
@@ -188,20 +193,33 @@ def test_a_rotated_install_token_no_longer_installs(make_tool, org_admin, other_
 
 
 def endpoint_calls(installation, delivery, place):
-    """(method, url, body, status for a member) of every endpoint on an installation."""
+    """(method, url, body, the action, its status for whoever may) of every endpoint on an
+    installation."""
     one = f"{API}/installations/{installation.id}"
     return {
-        "list-organization": ("get", install_url("organization", place), None, 200),
-        "list-space": ("get", install_url("space", place), None, 200),
-        "list-site": ("get", install_url("site", place), None, 200),
-        "detail": ("get", f"{one}/", None, 200),
-        "configure": ("patch", f"{one}/configuration/", {"tracking_id": "UA-1"}, 200),
-        "space-selection": ("put", f"{one}/space-selection/", {"spaceSelection": "all"}, 200),
-        "pause": ("post", f"{one}/pause/", None, 200),
-        "resume": ("post", f"{one}/resume/", None, 200),
-        "deliveries": ("get", f"{one}/deliveries/", None, 200),
-        "delivery": ("get", f"{API}/deliveries/{delivery.id}/", None, 200),
-        "delete": ("delete", f"{one}/", None, 204),
+        "list-organization": ("get", install_url("organization", place), None, Action.READ, 200),
+        "list-space": ("get", install_url("space", place), None, Action.READ, 200),
+        "list-site": ("get", install_url("site", place), None, Action.READ, 200),
+        "detail": ("get", f"{one}/", None, Action.READ, 200),
+        "configure": (
+            "patch",
+            f"{one}/configuration/",
+            {"tracking_id": "UA-1"},
+            Action.CONFIGURE,
+            200,
+        ),
+        "space-selection": (
+            "put",
+            f"{one}/space-selection/",
+            {"spaceSelection": "all"},
+            Action.CONFIGURE,
+            200,
+        ),
+        "pause": ("post", f"{one}/pause/", None, Action.PAUSE, 200),
+        "resume": ("post", f"{one}/resume/", None, Action.PAUSE, 200),
+        "deliveries": ("get", f"{one}/deliveries/", None, Action.READ_LOGS, 200),
+        "delivery": ("get", f"{API}/deliveries/{delivery.id}/", None, Action.READ_LOGS, 200),
+        "delete": ("delete", f"{one}/", None, Action.UNINSTALL, 204),
     }
 
 
@@ -223,7 +241,7 @@ ENDPOINTS = [
 @pytest.mark.parametrize("endpoint", ENDPOINTS)
 @pytest.mark.parametrize("visibility", ["private", "unlisted", "public"])
 @pytest.mark.parametrize("caller", CALLERS)
-def test_an_installation_is_managed_by_its_organizations_members_only(
+def test_an_installation_is_seen_by_its_organizations_people_and_managed_by_its_admins(
     make_tool, callers, org_admin, places, caller, visibility, endpoint
 ):
     tool = make_tool(visibility)
@@ -232,7 +250,7 @@ def test_an_installation_is_managed_by_its_organizations_members_only(
         user=org_admin, integration=tool, organization=place["org"], site=place["site"]
     ).parent
     delivery = Delivery.objects.filter(installation=installation).first()
-    method, url, body, member_status = endpoint_calls(installation, delivery, place)[endpoint]
+    method, url, body, action, allowed = endpoint_calls(installation, delivery, place)[endpoint]
     stored = Installation.objects.values().get(pk=installation.pk)
 
     response = getattr(api_client(callers[caller]), method)(url, body)
@@ -241,8 +259,11 @@ def test_an_installation_is_managed_by_its_organizations_members_only(
         assert response.status_code == 401
     elif caller == "other-organization":
         assert_not_found_naming_nothing(response, "tool", installation.id)
+    elif caller not in access.TABLE[action]:
+        assert response.status_code == 403
+        assert response.json()["errors"][0]["detail"] == access.refusal(action)
     else:
-        assert response.status_code == member_status
+        assert response.status_code == allowed
         if endpoint == "list-organization":
             assert installation.id in [row["id"] for row in response.json()["results"]]
         return
@@ -273,9 +294,9 @@ def test_lists_hold_only_the_callers_organizations_rows(
 # --- The setup flow -------------------------------------------------------------------------
 
 
-def test_the_setup_flow_through_the_api(make_tool, org_member, places):
+def test_the_setup_flow_through_the_api(make_tool, org_admin, places):
     make_tool("private")
-    client = api_client(org_member)
+    client = api_client(org_admin)
     created = client.post(install_url("organization", places["acme"]), {"integration": "tool"})
     assert created.status_code == 201
     body = created.json()
@@ -311,24 +332,24 @@ def test_the_setup_flow_through_the_api(make_tool, org_member, places):
 
 
 def test_credentials_never_appear_in_responses_or_in_plaintext_in_the_database(
-    make_tool, org_member, places
+    make_tool, org_admin, places
 ):
     make_tool("private")
-    client = api_client(org_member)
+    client = api_client(org_admin)
     installation_id = client.post(
         install_url("organization", places["acme"]),
         {"integration": "tool", "configuration": {"tracking_id": "UA-1"}},
     ).json()["id"]
     connect(
         Installation.objects.get(pk=installation_id),
-        member=org_member,
+        member=org_admin,
         property_name="slack",
         credentials={"access_token": SECRET, "refresh_token": None},
     )
     response = client.get(f"{API}/installations/{installation_id}/")
     assert response.status_code == 200
     shown = response.json()["configuration"]["slack"]
-    assert shown["connected"] is True and shown["connectedBy"] == org_member.username
+    assert shown["connected"] is True and shown["connectedBy"] == org_admin.username
 
     responses = [
         response,
@@ -350,9 +371,9 @@ def test_credentials_never_appear_in_responses_or_in_plaintext_in_the_database(
     assert SECRET not in repr(rows)
 
 
-def test_pausing_and_resuming(make_tool, org_member, places):
+def test_pausing_and_resuming(make_tool, org_admin, places):
     make_tool("private")
-    client = api_client(org_member)
+    client = api_client(org_admin)
     installation_id = client.post(
         install_url("organization", places["acme"]),
         {"integration": "tool", "configuration": {"tracking_id": "UA-1"}},
@@ -363,9 +384,9 @@ def test_pausing_and_resuming(make_tool, org_member, places):
     assert resumed.json()["status"] == "active"
 
 
-def test_space_selection_and_uninstall(make_tool, org_member, places):
+def test_space_selection_and_uninstall(make_tool, org_admin, places):
     make_tool("private")
-    client = api_client(org_member)
+    client = api_client(org_admin)
     space = places["acme"]["space"]
     installation_id = client.post(
         install_url("organization", places["acme"]),
@@ -384,9 +405,9 @@ def test_space_selection_and_uninstall(make_tool, org_member, places):
     assert not Installation.objects.exists()
 
 
-def test_deliveries_of_an_installation_filtered_by_status(make_tool, org_member, places):
+def test_deliveries_of_an_installation_filtered_by_status(make_tool, org_admin, places):
     make_tool("private")
-    client = api_client(org_member)
+    client = api_client(org_admin)
     installation_id = client.post(
         install_url("organization", places["acme"]), {"integration": "tool"}
     ).json()["id"]
@@ -440,12 +461,12 @@ BAD_INSTALL_BODIES = [
         ([{"integration": "tool"}], ["non_field_errors"]),
     ],
 )
-def test_bad_organization_install_bodies(make_tool, org_member, places, body, attrs):
+def test_bad_organization_install_bodies(make_tool, org_admin, places, body, attrs):
     make_tool("private")
     if isinstance(body, dict) and body.get("selectedSpaces") == ["{globex_space}"]:
         body = {**body, "selectedSpaces": [places["globex"]["space"].id]}
     before = row_counts()
-    response = api_client(org_member).post(install_url("organization", places["acme"]), body)
+    response = api_client(org_admin).post(install_url("organization", places["acme"]), body)
     assert response.status_code == 400
     assert error_attrs(response) == attrs
     assert row_counts() == before
@@ -459,18 +480,18 @@ def test_bad_organization_install_bodies(make_tool, org_member, places, body, at
         ({"integration": "tool", "configuration": {"theme": "neon"}}, ["configuration.theme"]),
     ],
 )
-def test_bad_space_and_site_install_bodies(make_tool, org_member, places, level, body, attrs):
+def test_bad_space_and_site_install_bodies(make_tool, org_admin, places, level, body, attrs):
     make_tool("private")
     before = row_counts()
-    response = api_client(org_member).post(install_url(level, places["acme"]), body)
+    response = api_client(org_admin).post(install_url(level, places["acme"]), body)
     assert response.status_code == 400
     assert error_attrs(response) == attrs
     assert row_counts() == before
 
 
-def test_installing_twice_is_a_field_error(make_tool, org_member, places):
+def test_installing_twice_is_a_field_error(make_tool, org_admin, places):
     make_tool("private")
-    client = api_client(org_member)
+    client = api_client(org_admin)
     assert (
         client.post(install_url("space", places["acme"]), {"integration": "tool"}).status_code
         == 201

@@ -12,6 +12,7 @@ from django.utils import timezone
 from docplatform.events.models import Delivery
 from docplatform.gitsync.models import GitSync
 from docplatform.services import api_token_create
+from docplatform.teams.models import Invitation
 from docplatform.urls import api_v1
 from integrations.services.installations import installation_create
 from tests.api_helpers import api_client
@@ -97,6 +98,14 @@ def world(publish, org_admin, org_member, organization):
         "property_name": "tracking_id",
         "component_id": "settings",
         "token_id": api_token_create(user=org_member, name="world")[0].pk,
+        "username": org_member.username,
+        "invitation_id": Invitation.objects.create(
+            organization=organization,
+            email="erin@example.com",
+            role="member",
+            token_hash=Invitation.hash_token(Invitation.generate_token()),
+            expires_at=timezone.now() + timedelta(days=7),
+        ).pk,
         "event_type": "page_feedback",
         "sync_id": GitSync.objects.create(
             space=space, direction="export", url="/srv/git/docs", branch="main"

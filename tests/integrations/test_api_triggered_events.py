@@ -7,6 +7,7 @@ import pytest
 from django.conf import settings
 
 from docplatform import events
+from docplatform.access import Action, refusal
 from docplatform.events.models import Delivery, Event
 from integrations.services.installations import installation_create, installation_pause
 from tests.api_helpers import API, NOT_FOUND, api_client, error_attrs
@@ -105,7 +106,7 @@ def test_admins_send_members_list_others_see_nothing(
     SpaceFactory(organization=organization)
     member = send(org_member, installation, type="space_content_updated")
     assert member.status_code == 403
-    assert member.json()["errors"][0]["detail"] == "only the organization's admins send test events"
+    assert member.json()["errors"][0]["detail"] == refusal(Action.SEND_TEST_EVENTS)
     listed = api_client(org_member).get(f"{API}/installations/{installation.pk}/test-events/")
     assert listed.status_code == 200
     stranger = send(outsider, installation, type="space_content_updated")
@@ -121,7 +122,7 @@ def test_a_paused_installation_or_one_without_spaces_is_refused(
     assert "reaches no space yet" in nowhere.json()["errors"][0]["detail"]
 
     SpaceFactory(organization=organization)
-    installation_pause(installation=installation)
+    installation_pause(user=org_admin, installation=installation)
     paused = send(org_admin, installation, type="space_content_updated")
     assert (paused.status_code, error_attrs(paused)) == (400, ["status"])
     assert paused.json()["errors"][0]["detail"] == "the installation is paused"

@@ -42,11 +42,11 @@ def analytics(publish, org_admin):
     )
 
 
-def test_install_configure_pause_resume_uninstall(analytics, org_member, organization):
+def test_install_configure_pause_resume_uninstall(analytics, org_admin, organization):
     site = SiteFactory(organization=organization)
     out = run(
         "integration", "install", "analytics", "--org", "acme", "--site", site.id,
-        "--set", "rate=12.5", "--as", org_member.username,
+        "--set", "rate=12.5", "--as", org_admin.username,
     )  # fmt: skip
     installation = Installation.objects.get(level="site")
     assert out.splitlines() == [
@@ -57,29 +57,29 @@ def test_install_configure_pause_resume_uninstall(analytics, org_member, organiz
 
     out = run(
         "integration", "configure", installation.id, "--set", "tracking_id=UA-9",
-        "--set", "anonymize=yes", "--as", org_member.username,
+        "--set", "anonymize=yes", "--as", org_admin.username,
     )  # fmt: skip
     assert out.strip() == f"{installation.id} active"
     installation.refresh_from_db()
     assert installation.configuration == {"rate": 12.5, "tracking_id": "UA-9", "anonymize": True}
 
-    assert run("integration", "pause", installation.id, "--as", org_member.username).strip() == (
+    assert run("integration", "pause", installation.id, "--as", org_admin.username).strip() == (
         f"{installation.id} paused"
     )
-    assert run("integration", "resume", installation.id, "--as", org_member.username).strip() == (
+    assert run("integration", "resume", installation.id, "--as", org_admin.username).strip() == (
         f"{installation.id} active"
     )
-    run("integration", "uninstall", installation.id, "--as", org_member.username)
+    run("integration", "uninstall", installation.id, "--as", org_admin.username)
     assert not Installation.objects.filter(pk=installation.pk).exists()
 
 
-def test_bad_values_are_refused_with_the_field_named(analytics, org_member, organization):
+def test_bad_values_are_refused_with_the_field_named(analytics, org_admin, organization):
     site = SiteFactory(organization=organization)
     out = io.StringIO()
     with pytest.raises(CommandError, match="install was refused") as error:
         call_command(
             "integration", "install", "analytics", "--org", "acme", "--site", site.id,
-            "--set", "rate=fast", "--set", "anonymize=perhaps", "--as", org_member.username,
+            "--set", "rate=fast", "--set", "anonymize=perhaps", "--as", org_admin.username,
             stdout=out,
         )  # fmt: skip
     assert error.value.returncode == 1
@@ -90,8 +90,8 @@ def test_bad_values_are_refused_with_the_field_named(analytics, org_member, orga
     assert not Installation.objects.exists()
 
 
-def test_another_organizations_installation_is_not_found(analytics, org_member, organization):
-    run("integration", "install", "analytics", "--org", "acme", "--as", org_member.username)
+def test_another_organizations_installation_is_not_found(analytics, org_admin, organization):
+    run("integration", "install", "analytics", "--org", "acme", "--as", org_admin.username)
     installation = Installation.objects.get()
     stranger = MembershipFactory(organization=OrganizationFactory(subdomain="globex")).user
     for action in ["pause", "resume", "uninstall"]:

@@ -11,6 +11,7 @@ from docplatform_sdk.cli.installing import CONFIGURATION_LEVELS
 from docplatform.services import api_token_create
 from integrations.environment import installation_public_endpoint
 from integrations.models import Installation, Integration, IntegrationVersion
+from integrations.operators import OPERATOR
 from integrations.services.installations import installation_uninstall
 from tests.factories import MembershipFactory, OrganizationFactory, SiteFactory, SpaceFactory
 from tests.integrations.cli_support import Author
@@ -153,7 +154,7 @@ def test_unpublish_a_version_or_the_integration_never_what_installations_run(
     assert (missing.returncode, missing.stdout) == (1, "version: hello has no version 7\n")
     assert author.run("unpublish", "hello", "--version", "0").returncode == 2
 
-    installation_uninstall(installation=installation)
+    installation_uninstall(user=OPERATOR, installation=installation)
     only = author.run("unpublish", "hello", "--version", "2")
     assert only.returncode == 1
     assert only.stdout == "version: version 2 is the only one: unpublish hello\n"
@@ -184,7 +185,7 @@ def test_only_the_owning_admins_unpublish(
         "unpublish", "hello", "--api", live_server.url + "/api/v1", "--token", token
     )
     assert refused.returncode == 1
-    assert refused.stdout == "only the admins of organization 'acme' manage hello\n"
+    assert refused.stdout == "Only the organization's admins may publish its integrations.\n"
     assert Integration.objects.filter(name="hello").exists()
 
 

@@ -174,7 +174,7 @@ def test_rollback_releases_an_older_version_and_installations_revalidate(
         "rollback", "1", "--name", "hello", "--api", live_server.url + "/api/v1", "--token", token
     )
     assert refused.returncode == 1
-    assert refused.stdout == "only the admins of organization 'acme' manage hello\n"
+    assert refused.stdout == "Only the organization's admins may publish its integrations.\n"
     assert Integration.objects.get(name="hello").released_version.number == 2
 
 

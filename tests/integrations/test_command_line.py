@@ -23,11 +23,11 @@ def integration(*args: str) -> subprocess.CompletedProcess:
 
 @pytest.mark.django_db(transaction=True)
 def test_install_and_configure_with_set_then_pause_resume_uninstall(
-    publish, org_admin, org_member, organization
+    publish, org_admin, organization
 ):
     publish(org_admin, name="analytics", configurations=SITE_CONFIG, scopes=["site:views:read"])
     site = SiteFactory(organization=organization)
-    who = ("--as", org_member.username)
+    who = ("--as", org_admin.username)
 
     installed = integration(
         "install", "analytics", "--org", "acme", "--site", site.id, "--set", "rate=12.5", *who

@@ -7,6 +7,7 @@ import pytest
 from django.urls import reverse
 
 from integrations.models import Installation
+from integrations.operators import OPERATOR
 from integrations.services import integration_publish_folder
 from integrations.services.installations import installation_create, installation_pause
 from tests.api_helpers import API, NOT_FOUND, api_client
@@ -103,31 +104,31 @@ def publish_completing(org_admin, write_integration):
 
 
 @pytest.fixture
-def installation(publish_completing, org_member, organization) -> Installation:
+def installation(publish_completing, org_admin, organization) -> Installation:
     integration = publish_completing(COMPLETED)
-    return installation_create(user=org_member, integration=integration, organization=organization)
+    return installation_create(user=org_admin, integration=integration, organization=organization)
 
 
 def options_url(installation, name: str) -> str:
     return f"{API}/installations/{installation.pk}/configuration/{name}/options/"
 
 
-def test_the_options_come_from_the_integration(completing_runtime, installation, org_member):
-    response = api_client(org_member).get(options_url(installation, "region"))
+def test_the_options_come_from_the_integration(completing_runtime, installation, org_admin):
+    response = api_client(org_admin).get(options_url(installation, "region"))
     assert response.status_code == 200, response.content
     assert response.json() == {
         "options": [{"value": "eu-1", "label": "Europe 1"}, {"value": "us-1", "label": "US 1"}]
     }
     # A GET of {publicEndpoint}{completion_url}, in the installation's environment.
-    echo = api_client(org_member).get(options_url(installation, "echo"))
+    echo = api_client(org_admin).get(options_url(installation, "echo"))
     assert echo.json() == {"options": [{"value": "GET", "label": installation.pk}]}
 
 
 @pytest.mark.parametrize("name", sorted(FAILURES))
 def test_a_failing_integration_or_a_bad_answer_is_a_clear_502(
-    completing_runtime, installation, org_member, name
+    completing_runtime, installation, org_admin, name
 ):
-    response = api_client(org_member).get(options_url(installation, name))
+    response = api_client(org_admin).get(options_url(installation, name))
     assert response.status_code == 502
     body = response.json()
     assert body["type"] == "server_error"
@@ -137,37 +138,35 @@ def test_a_failing_integration_or_a_bad_answer_is_a_clear_502(
     assert "Traceback" not in response.content.decode()
 
 
-def test_a_runtime_that_cannot_be_reached_is_a_502(installation, org_member, settings):
+def test_a_runtime_that_cannot_be_reached_is_a_502(installation, org_admin, settings):
     settings.RUNTIME_URL = "http://127.0.0.1:9"
-    response = api_client(org_member).get(options_url(installation, "region"))
+    response = api_client(org_admin).get(options_url(installation, "region"))
     assert response.status_code == 502
     assert response.json()["errors"][0]["code"] == "runtime_unavailable"
     assert "cannot be reached" in response.json()["errors"][0]["detail"]
 
 
-def test_a_paused_installation_is_not_asked(installation, org_member):
-    installation_pause(installation=installation)
-    response = api_client(org_member).get(options_url(installation, "region"))
+def test_a_paused_installation_is_not_asked(installation, org_admin):
+    installation_pause(user=OPERATOR, installation=installation)
+    response = api_client(org_admin).get(options_url(installation, "region"))
     assert response.status_code == 503  # the gateway's one status for a paused installation
     assert response.json()["errors"][0]["code"] == "installation_paused"
     assert response.json()["errors"][0]["detail"] == "the installation is paused"
 
 
-def test_a_property_without_completion_url_is_a_400(installation, org_member):
-    response = api_client(org_member).get(options_url(installation, "plain"))
+def test_a_property_without_completion_url_is_a_400(installation, org_admin):
+    response = api_client(org_admin).get(options_url(installation, "plain"))
     assert response.status_code == 400
     [error] = response.json()["errors"]
     assert error["attr"] == "property"
     assert "has no completion_url" in error["detail"]
 
 
-def test_only_members_of_the_installing_organization_see_options(
-    installation, org_member, outsider
-):
+def test_only_members_of_the_installing_organization_see_options(installation, org_admin, outsider):
     assert api_client(outsider).get(options_url(installation, "region")).json() == NOT_FOUND
-    unknown_property = api_client(org_member).get(options_url(installation, "nope"))
+    unknown_property = api_client(org_admin).get(options_url(installation, "nope"))
     assert unknown_property.status_code == 404
-    unknown_installation = api_client(org_member).get(
+    unknown_installation = api_client(org_admin).get(
         f"{API}/installations/zzzzzzzzzzzz/configuration/region/options/"
     )
     assert unknown_installation.status_code == 404
@@ -182,15 +181,15 @@ def page_url(installation) -> str:
 
 
 @pytest.fixture
-def page_installation(publish_completing, org_member, organization) -> Installation:
+def page_installation(publish_completing, org_admin, organization) -> Installation:
     integration = publish_completing({"region": "/regions", "boom": "/boom"})
-    return installation_create(user=org_member, integration=integration, organization=organization)
+    return installation_create(user=org_admin, integration=integration, organization=organization)
 
 
 def test_the_form_shows_the_options_as_a_dropdown(
-    completing_runtime, page_installation, client, org_member
+    completing_runtime, page_installation, client, org_admin
 ):
-    client.force_login(org_member)
+    client.force_login(org_admin)
     content = client.get(page_url(page_installation)).content.decode()
     assert '<select name="configuration-region"' in content
     assert '<option value="eu-1">Europe 1</option>' in content
@@ -209,20 +208,20 @@ def test_the_form_shows_the_options_as_a_dropdown(
 
 
 def test_a_value_no_longer_offered_stays_selected(
-    completing_runtime, page_installation, client, org_member
+    completing_runtime, page_installation, client, org_admin
 ):
     page_installation.configuration = {"region": "ap-1"}
     page_installation.save()
-    client.force_login(org_member)
+    client.force_login(org_admin)
     content = client.get(page_url(page_installation)).content.decode()
     assert '<option value="ap-1" selected>ap-1 (no longer offered)</option>' in content
 
 
 def test_without_a_runtime_the_form_falls_back_to_text_inputs(
-    page_installation, client, org_member, settings
+    page_installation, client, org_admin, settings
 ):
     settings.RUNTIME_URL = "http://127.0.0.1:9"
-    client.force_login(org_member)
+    client.force_login(org_admin)
     response = client.get(page_url(page_installation))
     assert response.status_code == 200
     content = response.content.decode()

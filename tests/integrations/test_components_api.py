@@ -104,7 +104,9 @@ def test_a_failing_component_gives_a_clear_error_and_keeps_its_state(space_insta
     increment = {"action": "increment"}
     render(client, space_installation, "counter", instance="first", action=increment)
     # A step that is not a number: the integration's code raises on the next increment.
-    installation_configure(installation=space_installation, changes={"step": "lots"})
+    installation_configure(
+        user=org_admin, installation=space_installation, changes={"step": "lots"}
+    )
     failed = render(client, space_installation, "counter", instance="first", action=increment)
     assert failed.status_code == 502
     assert failed.json() == {
@@ -191,7 +193,7 @@ def test_what_is_refused(space_installation, org_admin):
 
     from integrations.services.installations import installation_pause
 
-    installation_pause(installation=space_installation.parent)
+    installation_pause(user=org_admin, installation=space_installation.parent)
     paused = render(client, space_installation, "counter", instance="x")
     assert paused.status_code == 503  # the gateway's one status for a paused installation
     assert paused.json()["errors"][0]["code"] == "installation_paused"

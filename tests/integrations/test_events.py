@@ -66,17 +66,19 @@ def test_a_space_event_reaches_exactly_the_installations_that_should_get_it(
     install(publish(org_admin, name="in-space", **scoped), space=space)
     install(publish(org_admin, name="org-wide", **scoped))
     selected = install(publish(org_admin, name="org-selected", **scoped))
-    installation_select_spaces(installation=selected, space_selection="selected", spaces=[space])
+    installation_select_spaces(
+        user=org_admin, installation=selected, space_selection="selected", spaces=[space]
+    )
     not_selected = install(publish(org_admin, name="org-elsewhere", **scoped))
     installation_select_spaces(
-        installation=not_selected, space_selection="selected", spaces=[other_space]
+        user=org_admin, installation=not_selected, space_selection="selected", spaces=[other_space]
     )
     install(publish(org_admin, name="other-space", **scoped), space=other_space)
     install(publish(org_admin, name="no-scope", scopes=["space:metadata:read"]), space=space)
     paused = install(publish(org_admin, name="paused", **scoped), space=space)
-    installation_pause(installation=paused)
+    installation_pause(user=org_admin, installation=paused)
     parent_paused = install(publish(org_admin, name="parent-paused", **scoped), space=space)
-    installation_pause(installation=parent_paused.parent)
+    installation_pause(user=org_admin, installation=parent_paused.parent)
     pending = publish(
         org_admin,
         name="pending",
@@ -93,6 +95,7 @@ def test_a_space_event_reaches_exactly_the_installations_that_should_get_it(
     both = publish(org_admin, name="both", **scoped)
     install(both, space=space)
     installation_select_spaces(
+        user=org_admin,
         installation=Installation.objects.get(integration=both, level="organization"),
         space_selection="all",
     )
@@ -120,7 +123,9 @@ def test_site_events_reach_site_installations_and_organizations_covering_its_spa
     install(publish(org_admin, name="on-other-site", **scoped), site=other_site)
     install(publish(org_admin, name="org-wide", **scoped))
     covering = install(publish(org_admin, name="org-covering", **scoped))
-    installation_select_spaces(installation=covering, space_selection="selected", spaces=[space])
+    installation_select_spaces(
+        user=org_admin, installation=covering, space_selection="selected", spaces=[space]
+    )
     install(publish(org_admin, name="no-scope", scopes=["page:feedback:read"]), site=site)
 
     site_view_record(site=site, visitor=VISITOR, url="https://docs.acme.test/a", referrer="")

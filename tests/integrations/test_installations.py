@@ -69,10 +69,10 @@ def setup_events(installation):
 
 
 def test_installing_into_a_site_starts_pending_with_reasons(
-    analytics, org_member, organization, site
+    analytics, org_admin, organization, site
 ):
     installation = installation_create(
-        user=org_member, integration=analytics, organization=organization, site=site
+        user=org_admin, integration=analytics, organization=organization, site=site
     )
     assert installation.level == "site"
     assert installation.status == "pending"
@@ -92,15 +92,17 @@ def test_installing_into_a_site_starts_pending_with_reasons(
 
 
 def test_a_valid_edit_makes_it_active_and_every_edit_fires_installation_setup(
-    analytics, org_member, organization, site
+    analytics, org_admin, organization, site
 ):
     installation = installation_create(
-        user=org_member, integration=analytics, organization=organization, site=site
+        user=org_admin, integration=analytics, organization=organization, site=site
     )
-    installation = installation_configure(installation=installation, changes={"sample_rate": 50})
+    installation = installation_configure(
+        user=org_admin, installation=installation, changes={"sample_rate": 50}
+    )
     assert installation.status == "pending"
     installation = installation_configure(
-        installation=installation, changes={"tracking_id": "UA-1", "region": "us"}
+        user=org_admin, installation=installation, changes={"tracking_id": "UA-1", "region": "us"}
     )
     assert installation.status == "active"
     assert installation.status_reasons == []
@@ -116,7 +118,9 @@ def test_a_valid_edit_makes_it_active_and_every_edit_fires_installation_setup(
         ),
     ]
     # Unsetting a required value goes back to pending.
-    installation = installation_configure(installation=installation, changes={"tracking_id": None})
+    installation = installation_configure(
+        user=org_admin, installation=installation, changes={"tracking_id": None}
+    )
     assert installation.status == "pending"
 
 
@@ -131,15 +135,15 @@ def test_a_valid_edit_makes_it_active_and_every_edit_fires_installation_setup(
     ],
 )
 def test_a_bad_value_is_refused_and_nothing_is_written(
-    analytics, org_member, organization, site, changes, field, message
+    analytics, org_admin, organization, site, changes, field, message
 ):
     installation = installation_create(
-        user=org_member, integration=analytics, organization=organization, site=site
+        user=org_admin, integration=analytics, organization=organization, site=site
     )
     before = (installation.configuration, Event.objects.count())
     with pytest.raises(ValidationError) as error:
         installation_configure(
-            installation=installation, changes={"tracking_id": "UA-1", **changes}
+            user=org_admin, installation=installation, changes={"tracking_id": "UA-1", **changes}
         )
     assert list(error.value.message_dict) == [field]
     assert error.value.message_dict[field][0].startswith(message)
@@ -149,21 +153,23 @@ def test_a_bad_value_is_refused_and_nothing_is_written(
 
 
 def test_button_credentials_are_encrypted_and_kept_out_of_the_configuration(
-    analytics, org_member, organization
+    analytics, org_admin, organization
 ):
     installation = installation_create(
-        user=org_member, integration=analytics, organization=organization
+        user=org_admin, integration=analytics, organization=organization
     )
     for value in ({"access_token": "xoxb-typed-in"}, {"token": "x"}, None):
         with pytest.raises(ValidationError) as error:  # only the OAuth connect flow writes it
-            installation_configure(installation=installation, changes={"slack": value})
+            installation_configure(
+                user=org_admin, installation=installation, changes={"slack": value}
+            )
         assert "Connect" in error.value.message_dict["configuration.slack"][0]
     with pytest.raises(ValidationError) as error:
-        connect(installation, member=org_member, property_name="slack", credentials={"token": "x"})
+        connect(installation, member=org_admin, property_name="slack", credentials={"token": "x"})
     assert "configuration.slack.access_token" in error.value.message_dict
     installation = connect(
         installation,
-        member=org_member,
+        member=org_admin,
         property_name="slack",
         credentials={"access_token": "xoxb-very-secret"},
     )
@@ -179,22 +185,24 @@ def test_button_credentials_are_encrypted_and_kept_out_of_the_configuration(
 
 
 def test_pausing_keeps_paused_through_edits_and_resuming_revalidates(
-    analytics, org_member, organization, site
+    analytics, org_admin, organization, site
 ):
     installation = installation_create(
-        user=org_member, integration=analytics, organization=organization, site=site
+        user=org_admin, integration=analytics, organization=organization, site=site
     )
-    installation_pause(installation=installation)
-    installation = installation_configure(installation=installation, changes={"tracking_id": "T"})
+    installation_pause(user=org_admin, installation=installation)
+    installation = installation_configure(
+        user=org_admin, installation=installation, changes={"tracking_id": "T"}
+    )
     assert installation.status == "paused"
     assert installation.status_reasons == []
     # A paused installation receives no setup event either.
     assert [kind for kind, _ in setup_events(installation)] == ["site_installation_setup"]
-    installation = installation_resume(installation=installation)
+    installation = installation_resume(user=org_admin, installation=installation)
     assert installation.status == "active"
-    installation_configure(installation=installation, changes={"tracking_id": None})
-    installation_pause(installation=installation)
-    assert installation_resume(installation=installation).status == "pending"
+    installation_configure(user=org_admin, installation=installation, changes={"tracking_id": None})
+    installation_pause(user=org_admin, installation=installation)
+    assert installation_resume(user=org_admin, installation=installation).status == "pending"
 
 
 def test_private_integrations_install_only_in_their_own_organization(
@@ -202,7 +210,7 @@ def test_private_integrations_install_only_in_their_own_organization(
 ):
     private = publish(org_admin, name="internal-tool", visibility="private")
     installation_create(user=org_admin, integration=private, organization=organization)
-    stranger = MembershipFactory(organization=OrganizationFactory(subdomain="globex"))
+    stranger = MembershipFactory(organization=OrganizationFactory(subdomain="globex"), role="admin")
     with pytest.raises(Http404):
         installation_create(
             user=stranger.user, integration=private, organization=stranger.organization
@@ -211,7 +219,7 @@ def test_private_integrations_install_only_in_their_own_organization(
 
 def test_unlisted_integrations_install_elsewhere_only_through_the_link(publish, org_admin):
     unlisted = publish(org_admin, name="partner", visibility="unlisted")
-    stranger = MembershipFactory(organization=OrganizationFactory(subdomain="globex"))
+    stranger = MembershipFactory(organization=OrganizationFactory(subdomain="globex"), role="admin")
     kwargs = {"user": stranger.user, "integration": unlisted, "organization": stranger.organization}
     with pytest.raises(Http404):
         installation_create(**kwargs)
@@ -228,7 +236,7 @@ def test_public_integrations_install_anywhere_but_only_for_your_own_organization
     publish, org_admin, organization
 ):
     public = publish(org_admin, name="public-one", visibility="public")
-    stranger = MembershipFactory(organization=OrganizationFactory(subdomain="globex"))
+    stranger = MembershipFactory(organization=OrganizationFactory(subdomain="globex"), role="admin")
     installation_create(user=stranger.user, integration=public, organization=stranger.organization)
     with pytest.raises(Http404):  # acting for an organization you are not a member of
         installation_create(user=stranger.user, integration=public, organization=organization)
@@ -272,5 +280,5 @@ def test_uninstalling_the_organization_installation_removes_those_under_it(
     child = installation_create(
         user=org_admin, integration=analytics, organization=organization, site=site
     )
-    installation_uninstall(installation=child.parent)
+    installation_uninstall(user=org_admin, installation=child.parent)
     assert not Installation.objects.exists()

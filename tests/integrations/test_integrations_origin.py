@@ -19,6 +19,7 @@ from integrations.environment import (
     integration_public_endpoint,
 )
 from integrations.models import Integration
+from integrations.operators import OPERATOR
 from integrations.services.installations import installation_create, installation_pause
 from tests.factories import IntegrationFactory
 
@@ -30,11 +31,11 @@ def integrations_host() -> str:
 
 
 @pytest.fixture
-def installation(organization, org_member):
+def installation(organization, org_admin):
     integration = IntegrationFactory(
         name="greeter", organization=organization, visibility=Integration.Visibility.PRIVATE
     )
-    return installation_create(user=org_member, integration=integration, organization=organization)
+    return installation_create(user=org_admin, integration=integration, organization=organization)
 
 
 def test_public_endpoints_are_urls_on_the_integrations_origin(installation, settings):
@@ -59,7 +60,7 @@ def test_public_endpoints_are_urls_on_the_integrations_origin(installation, sett
 @pytest.mark.django_db
 @pytest.mark.parametrize("host", ["testserver", "localhost", "localhost:8000"])
 def test_the_platform_host_does_not_serve_endpoints(client, installation, host):
-    installation_pause(installation=installation)  # answered 503 where the view runs
+    installation_pause(user=OPERATOR, installation=installation)  # answered 503 where the view runs
     for path in (
         f"/installations/{installation.pk}/",
         f"/installations/{installation.pk}/oauth",
@@ -103,7 +104,7 @@ def test_the_integrations_host_serves_the_endpoint_views(client, installation):
     assert (missing.status_code, missing.json()["message"]) == (404, "no such installation")
     unknown = client.get("/integrations/no-such-thing/", HTTP_HOST=host)
     assert unknown.json()["message"] == "no such integration endpoint"
-    installation_pause(installation=installation)
+    installation_pause(user=OPERATOR, installation=installation)
     paused = client.get(f"/installations/{installation.pk}/hello?x=1", HTTP_HOST=host)
     assert (paused.status_code, paused.json()["error"]) == (503, "installation_paused")
 
@@ -112,7 +113,7 @@ def test_the_integrations_host_serves_the_endpoint_views(client, installation):
 def test_no_session_csrf_or_authentication_runs_on_the_integrations_host(
     client, org_admin, installation
 ):
-    installation_pause(installation=installation)
+    installation_pause(user=org_admin, installation=installation)
     client.get("/marketplace/login/")  # the platform sets its CSRF cookie
     client.force_login(org_admin)
     assert {"sessionid", "csrftoken"} <= set(client.cookies)

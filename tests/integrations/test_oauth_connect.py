@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from docplatform.events.models import Event
+from docplatform.models import Membership
 from integrations.environment import installation_public_endpoint
 from integrations.models import Installation, Integration, OAuthState
 from integrations.services.installations import installation_create
@@ -50,22 +51,22 @@ def integration(organization):
 
 
 @pytest.fixture
-def installation(integration, organization, org_member):
-    return installation_create(user=org_member, integration=integration, organization=organization)
+def installation(integration, organization, org_admin):
+    return installation_create(user=org_admin, integration=integration, organization=organization)
 
 
 @pytest.fixture
 def other_installation(integration, outsider):
     """The same integration installed by another organization."""
-    membership = MembershipFactory(user=outsider)
+    membership = MembershipFactory(user=outsider, role="admin")
     return installation_create(
         user=outsider, integration=integration, organization=membership.organization
     )
 
 
 @pytest.fixture
-def member_api(org_member):
-    return api_client(org_member)
+def member_api(org_admin):
+    return api_client(org_admin)
 
 
 def token_api(installation: Installation):
@@ -107,8 +108,8 @@ def snapshot(installation) -> tuple:
 # --- The Connect button ---------------------------------------------------------------------
 
 
-def test_the_page_shows_connect_buttons_and_never_the_token(client, org_member, installation):
-    client.force_login(org_member)
+def test_the_page_shows_connect_buttons_and_never_the_token(client, org_admin, installation):
+    client.force_login(org_admin)
     url = reverse("marketplace:installation", args=["acme", installation.pk])
     content = client.get(url).content.decode()
     assert content.count("Not connected") == 2
@@ -119,19 +120,19 @@ def test_the_page_shows_connect_buttons_and_never_the_token(client, org_member, 
     # No link to the endpoint itself: only a state the member is issued starts the flow.
     assert installation_public_endpoint(installation) not in content
 
-    state = press_connect(api_client(org_member), installation)
+    state = press_connect(api_client(org_admin), installation)
     assert complete(installation, state).status_code == 200
     content = client.get(url).content.decode()
     assert content.count("Not connected") == 1
-    assert f"by {org_member.username}," in content
+    assert f"by {org_admin.username}," in content
     assert "Reconnect</button>" in content and "Disconnect</button>" in content
     assert "tok-secret-123" not in content and "ref-456" not in content
 
 
 def test_pressing_connect_issues_a_state_to_the_member_and_opens_the_callback_url(
-    client, org_member, installation, settings
+    client, org_admin, installation, settings
 ):
-    client.force_login(org_member)
+    client.force_login(org_admin)
     response = client.post(
         reverse("marketplace:installation-connect", args=["acme", installation.pk]),
         {"property": "tracker"},
@@ -147,7 +148,7 @@ def test_pressing_connect_issues_a_state_to_the_member_and_opens_the_callback_ur
     assert (issued.installation, issued.property_name, issued.issued_to) == (
         installation,
         "tracker",
-        org_member,
+        org_admin,
     )
     assert issued.consumed_at is None
     expected_expiry = timezone.now() + timedelta(seconds=settings.OAUTH_STATE_MAX_AGE)
@@ -170,13 +171,13 @@ def test_connect_in_the_api_answers_the_state_and_the_url(member_api, installati
 
 @pytest.mark.parametrize("property_name", ["project", "nosuch", ""])
 def test_connect_refuses_what_is_not_a_button_property(
-    client, member_api, org_member, installation, property_name
+    client, member_api, org_admin, installation, property_name
 ):
     response = member_api.post(
         f"{API}/installations/{installation.pk}/oauth/connect/", {"property": property_name}
     )
     assert error_attrs(response) == ["property"]
-    client.force_login(org_member)
+    client.force_login(org_admin)
     page = client.post(
         reverse("marketplace:installation-connect", args=["acme", installation.pk]),
         {"property": property_name},
@@ -203,9 +204,7 @@ def test_only_members_of_the_installing_organization_press_connect(client, outsi
 # --- The flow starts only from a member's state, and uses it up ------------------------------
 
 
-def test_completing_the_flow_connects_and_records_who_and_when(
-    member_api, org_member, installation
-):
+def test_completing_the_flow_connects_and_records_who_and_when(member_api, org_admin, installation):
     state = press_connect(member_api, installation)
     assert check(installation, state).json() == {"property": "tracker"}
     response = complete(installation, state, {"tracker": CREDENTIALS, "project": "docs"})
@@ -218,12 +217,12 @@ def test_completing_the_flow_connects_and_records_who_and_when(
     setup = Event.objects.filter(type="installation_setup").latest("created_at")
     assert setup.payload == {"status": "active", "changed": ["project", "tracker"]}
     used = OAuthState.objects.get()
-    assert used.issued_to == org_member and used.consumed_at is not None
+    assert used.issued_to == org_admin and used.consumed_at is not None
 
     shown = member_api.get(f"{API}/installations/{installation.pk}/").json()["configuration"]
     assert shown["tracker"] == {
         "connected": True,
-        "connectedBy": org_member.username,
+        "connectedBy": org_admin.username,
         "connectedAt": used.consumed_at.isoformat(),
     }
     assert "tok-secret-123" not in response.content.decode()
@@ -250,6 +249,20 @@ def test_a_flow_with_no_state_at_all_is_refused(installation):
         f"{API}/installation/oauth/complete", {"configuration": {"tracker": CREDENTIALS}}
     )
     assert error_attrs(response) == ["state"]
+    assert snapshot(installation) == before
+
+
+def test_a_state_issued_to_an_admin_since_made_a_reader_is_refused(
+    member_api, org_admin, installation
+):
+    """The flow configures the installation: it goes on only while the person who pressed
+    Connect may still configure it."""
+    state = press_connect(member_api, installation)
+    Membership.objects.filter(user=org_admin).update(role="reader")
+    before = snapshot(installation)
+    for response in (check(installation, state), complete(installation, state)):
+        assert response.status_code == 400
+        assert "may no longer configure" in response.json()["errors"][0]["detail"]
     assert snapshot(installation) == before
 
 
@@ -370,10 +383,10 @@ def test_installing_with_a_button_value_is_refused(member_api, integration, orga
 
 
 def test_a_member_disconnects_and_installation_setup_fires(
-    client, member_api, org_member, installation
+    client, member_api, org_admin, installation
 ):
     assert complete(installation, press_connect(member_api, installation)).status_code == 200
-    client.force_login(org_member)
+    client.force_login(org_admin)
     response = client.post(
         reverse("marketplace:installation-disconnect", args=["acme", installation.pk]),
         {"property": "tracker"},

@@ -95,12 +95,12 @@ def publish_example(org_admin, provider_url):
 
 
 @pytest.fixture
-def install(runtime, org_member, organization, provider_user):
+def install(runtime, org_admin, organization, provider_user):
     """Install an integration and register the platform at the provider for it."""
 
     def install_(integration) -> Installation:
         installation = installation_create(
-            user=org_member, integration=integration, organization=organization
+            user=org_admin, integration=integration, organization=organization
         )
         Application.objects.create(
             name="Docs platform",
@@ -122,14 +122,14 @@ def installation(publish_example, install) -> Installation:
 
 
 @pytest.fixture
-def browser(live_server, org_member) -> requests.Session:
+def browser(live_server, org_admin) -> requests.Session:
     """A browser signed in at the platform as the installing organization's member."""
     session = requests.Session()
     session.trust_env = False
     login = session.get(f"{live_server.url}/marketplace/login/", timeout=10)
-    signed_in = submit(session, login, username=org_member.username, password="password")
+    signed_in = submit(session, login, username=org_admin.username, password="password")
     assert signed_in.status_code == 302, signed_in.text
-    session.member = org_member.username
+    session.member = org_admin.username
     return session
 
 
@@ -299,15 +299,15 @@ def test_without_a_members_state_the_flow_never_starts(browser, installation):
     assert not AccessToken.objects.exists()
 
 
-def test_another_installations_state_never_starts_a_flow(browser, installation, org_member):
+def test_another_installations_state_never_starts_a_flow(browser, installation, org_admin):
     other_org = OrganizationFactory(subdomain="globex")
-    other_member = MembershipFactory(organization=other_org).user
+    other_member = MembershipFactory(organization=other_org, role="admin").user
     integration = Integration.objects.get(pk=installation.integration_id)
     integration.visibility = Integration.Visibility.PUBLIC
     integration.save(update_fields=["visibility"])
     other = installation_create(user=other_member, integration=integration, organization=other_org)
     theirs = oauth_connect_start(user=other_member, installation=other, property_name="tasks")
-    ours = oauth_connect_start(user=org_member, installation=installation, property_name="tasks")
+    ours = oauth_connect_start(user=org_admin, installation=installation, property_name="tasks")
     for target, start in ((installation, theirs), (other, ours)):
         url = installation_public_endpoint(target) + "/oauth?" + urlencode({"state": start.state})
         page = browser.get(url, allow_redirects=False, timeout=20)

@@ -112,7 +112,7 @@ def test_settling_writes_each_result_and_one_statement_per_distinct_result(deliv
 def test_a_delivery_its_router_no_longer_wants_is_cancelled_at_claim(
     deliveries, org_admin, organization
 ):
-    installation_pause(installation=deliveries[0].installation)
+    installation_pause(user=org_admin, installation=deliveries[0].installation)
     assert delivery_start(deliveries[0].pk) is None
     deliveries[0].refresh_from_db()
     assert (deliveries[0].status, deliveries[0].outcome) == ("cancelled", "installation paused")

@@ -11,6 +11,7 @@ from django.urls import reverse
 from docplatform.events.models import Delivery, Event
 from integrations import policies
 from integrations.models import Installation, Integration
+from integrations.operators import OPERATOR
 from integrations.services.installations import (
     installation_configure,
     installation_create,
@@ -77,12 +78,14 @@ def test_editing_a_site_installation_under_a_paused_organization_installation_se
     integration = publish(org_admin, name="analytics", configurations={"site": COUNTER["account"]})
     site = SiteFactory(organization=organization)
     installation = installation_create(
-        user=org_member, integration=integration, organization=organization, site=site
+        user=org_admin, integration=integration, organization=organization, site=site
     )
-    installation_pause(installation=installation.parent)
+    installation_pause(user=org_admin, installation=installation.parent)
     before = Delivery.objects.filter(installation=installation).count()
 
-    installation = installation_configure(installation=installation, changes={"count": 3})
+    installation = installation_configure(
+        user=org_admin, installation=installation, changes={"count": 3}
+    )
 
     assert installation.configuration == {"count": 3}
     assert Delivery.objects.filter(installation=installation).count() == before
@@ -110,7 +113,7 @@ def space_under_a_pending_organization(publish, org_admin, org_member, organizat
     integration = publish(org_admin, name="tokened", configurations=NEEDS_AN_ACCOUNT_TOKEN)
     space = SpaceFactory(organization=organization)
     installation = installation_create(
-        user=org_member, integration=integration, organization=organization, space=space
+        user=org_admin, integration=integration, organization=organization, space=space
     )
     assert installation.status == "active"
     assert installation.parent.status == "pending"
@@ -166,18 +169,18 @@ def test_a_space_installation_under_a_paused_organization_installation_shows_pau
     space_under_a_pending_organization,
 ):
     installation = space_under_a_pending_organization
-    installation_pause(installation=installation.parent)
+    installation_pause(user=OPERATOR, installation=installation.parent)
     installation.refresh_from_db()
     shown = policies.effective_status(installation)
     assert (shown.status, shown.reasons[0]["path"]) == ("paused", "parent")
 
 
 def test_the_webhook_integration_installed_at_organization_level_does_not_show_active(
-    org_member, organization, client
+    org_admin, org_member, organization, client
 ):
     webhook = Integration.objects.get(name="webhook")
     installation = installation_create(
-        user=org_member, integration=webhook, organization=organization
+        user=org_admin, integration=webhook, organization=organization
     )
     assert installation.status == "active"  # it holds the space and site installations
 
@@ -194,7 +197,7 @@ def test_the_webhook_integration_installed_at_organization_level_does_not_show_a
 
     # Once a space installation hangs under it, it is what lets that one send.
     installation_create(
-        user=org_member,
+        user=org_admin,
         integration=webhook,
         organization=organization,
         space=SpaceFactory(organization=organization),
@@ -213,7 +216,7 @@ def test_publishing_a_version_that_adds_a_required_property_makes_installations_
     publish(org_admin, name="counter", configurations=COUNTER)
     integration = Integration.objects.get(name="counter")
     installation = installation_create(
-        user=org_member, integration=integration, organization=organization
+        user=org_admin, integration=integration, organization=organization
     )
     assert installation.status == "active"
 
@@ -245,7 +248,7 @@ def test_publishing_a_version_that_drops_a_property_makes_installations_valid_ag
     publish(org_admin, name="counter", configurations=COUNTER)
     integration = Integration.objects.get(name="counter")
     installation = installation_create(
-        user=org_member,
+        user=org_admin,
         integration=integration,
         organization=organization,
         configuration={"count": 5},
@@ -275,7 +278,7 @@ def test_an_installation_left_pending_by_a_dropped_property_is_valid_after_the_n
     publish(org_admin, name="counter", configurations=counter_with(label="string"))
     integration = Integration.objects.get(name="counter")
     installation = installation_create(
-        user=org_member, integration=integration, organization=organization
+        user=org_admin, integration=integration, organization=organization
     )
     Installation.objects.filter(pk=installation.pk).update(
         configuration={"count": 5},
@@ -298,9 +301,9 @@ def test_republishing_leaves_a_paused_installation_paused(
     publish(org_admin, name="counter", configurations=COUNTER)
     integration = Integration.objects.get(name="counter")
     installation = installation_create(
-        user=org_member, integration=integration, organization=organization
+        user=org_admin, integration=integration, organization=organization
     )
-    installation_pause(installation=installation)
+    installation_pause(user=org_admin, installation=installation)
     configurations = {"account": {**counter_with(token="string")["account"], "required": ["token"]}}
     publish(org_admin, name="counter", configurations=configurations)
     installation.refresh_from_db()
@@ -316,11 +319,11 @@ def test_a_null_clears_a_property_the_definition_no_longer_has(
     publish(org_admin, name="counter", configurations=counter_with(label="string"))
     integration = Integration.objects.get(name="counter")
     installation = installation_create(
-        user=org_member, integration=integration, organization=organization
+        user=org_admin, integration=integration, organization=organization
     )
     Installation.objects.filter(pk=installation.pk).update(configuration={"count": 5})
 
-    response = api_client(org_member).patch(
+    response = api_client(org_admin).patch(
         f"{API}/installations/{installation.pk}/configuration/", {"count": None}
     )
 
@@ -329,7 +332,7 @@ def test_a_null_clears_a_property_the_definition_no_longer_has(
     installation.refresh_from_db()
     assert installation.configuration == {}
     # An unknown property with a value is still refused, naming it.
-    response = api_client(org_member).patch(
+    response = api_client(org_admin).patch(
         f"{API}/installations/{installation.pk}/configuration/", {"count": 1}
     )
     assert response.status_code == 400
@@ -368,15 +371,17 @@ def test_changing_a_spaces_visibility_in_the_django_admin_fires_space_visibility
 # --- May see, install, manage; the runnable version ---------------------------------------------
 
 
-def test_who_may_install_is_one_rule(organization, org_member, outsider):
+def test_who_may_install_is_one_rule(organization, org_admin, outsider):
+    """Visibility (its own, public, unlisted through its link) and the roles' table together;
+    the whole table, at every door, is ``test_role_doors``."""
     other = OrganizationFactory()
     own = IntegrationFactory(organization=organization, visibility="private")
     unlisted = IntegrationFactory(organization=other, visibility="unlisted")
     public = IntegrationFactory(organization=other, visibility="public")
-    assert policies.may_install(org_member, own, organization)
-    assert policies.may_install(org_member, public, organization)
-    assert not policies.may_install(org_member, unlisted, organization)
-    assert policies.may_install(org_member, unlisted, organization, unlisted.install_link_token)
+    assert policies.may_install(org_admin, own, organization)
+    assert policies.may_install(org_admin, public, organization)
+    assert not policies.may_install(org_admin, unlisted, organization)
+    assert policies.may_install(org_admin, unlisted, organization, unlisted.install_link_token)
     assert not policies.may_install(outsider, public, organization)
     # The query form agrees.
     visible = set(
@@ -387,13 +392,42 @@ def test_who_may_install_is_one_rule(organization, org_member, outsider):
     assert {own.pk, public.pk} <= visible and unlisted.pk not in visible
 
 
-def test_only_members_may_manage_an_installation(publish, org_admin, org_member, organization):
+def test_every_scope_but_a_read_scope_writes():
+    assert not policies.scope_writes("space:content:read")
+    assert not policies.scope_writes("page:feedback:read")
+    writing = ["space:content:write", "space:git:sync", "site:visitor:auth", "conversations:ingest"]
+    assert all(policies.scope_writes(scope) for scope in writing)
+    reading = IntegrationFactory(scopes=["space:content:read", "site:views:read"])
+    assert not policies.integration_writes(reading)
+    assert policies.integration_writes(IntegrationFactory(scopes=["openapi:write"]))
+
+
+def test_an_installation_token_reads_and_configures_its_own_installation_only(
+    publish, org_admin, organization
+):
+    from docplatform.access import Action
+    from integrations.authentication import InstallationPrincipal
+
     integration = publish(org_admin, name="counter", configurations=COUNTER)
     installation = installation_create(
-        user=org_member, integration=integration, organization=organization
+        user=org_admin, integration=integration, organization=organization
     )
-    assert policies.may_manage(org_member, installation)
-    assert not policies.may_manage(MembershipFactory().user, installation)
+    other = installation_create(
+        user=org_admin,
+        integration=publish(org_admin, name="other", configurations=COUNTER),
+        organization=organization,
+    )
+    token = InstallationPrincipal(installation)
+    assert policies.may_act(token, Action.CONFIGURE, installation)
+    assert policies.may_act(token, Action.READ, installation)
+    assert not policies.may_act(token, Action.CONFIGURE, other)
+    assert not any(
+        policies.may_act(token, action, installation)
+        for action in Action
+        if action not in (Action.READ, Action.CONFIGURE)
+    )
+    assert policies.may_act(OPERATOR, Action.UNINSTALL, installation)
+    assert not policies.may_act(MembershipFactory().user, Action.READ, installation)
 
 
 def test_a_version_without_a_script_is_not_runnable():

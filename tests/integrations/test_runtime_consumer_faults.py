@@ -18,6 +18,7 @@ from django.db import connection, transaction
 from docplatform.events.models import Delivery
 from docplatform.services import space_content_update
 from integrations.models import IntegrationLog
+from integrations.operators import OPERATOR
 from integrations.services import integration_publish_folder
 from integrations.services.installations import installation_create, installation_pause
 from integrations.services.runtime_deliveries import runtime_deliver
@@ -112,7 +113,7 @@ def test_a_hanging_integration_holds_up_no_other_integrations_deliveries(
     # The hanging call is cut at the host's time limit (3 s here); its delivery fails with
     # the reason; the rest of the burst, paused meanwhile, is cancelled.
     for _, installation in hanging:
-        installation_pause(installation=installation)
+        installation_pause(user=OPERATOR, installation=installation)
     wait_until(
         lambda: not content_deliveries(status__in=Delivery.OPEN_STATUSES).exists(), timeout=10
     )

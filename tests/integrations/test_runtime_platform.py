@@ -8,6 +8,7 @@ import requests
 
 from docplatform.events.models import Delivery
 from docplatform.services import space_content_update
+from integrations.operators import OPERATOR
 from integrations.services.installations import installation_create, installation_pause
 from tests.conftest import wait_until
 from tests.factories import SpaceFactory
@@ -131,7 +132,7 @@ def test_unknown_or_paused_installations_and_big_bodies(runtime, installed, sett
     settings.PUBLIC_ENDPOINT_MAX_BODY = 100
     too_big = requests.post(endpoint(installation), data=b"x" * 101, timeout=10)
     assert too_big.status_code == 413 and too_big.json()["error"] == "body_too_large"
-    installation_pause(installation=installation)
+    installation_pause(user=OPERATOR, installation=installation)
     paused = requests.get(endpoint(installation), timeout=10)
     assert paused.status_code == 503 and paused.json()["error"] == "installation_paused"
 

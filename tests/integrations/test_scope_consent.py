@@ -7,6 +7,7 @@ from django.core.management import call_command
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
+from docplatform.access import Action, refusal
 from docplatform.events.models import Delivery, Event
 from docplatform.services import space_content_update
 from integrations.models import Installation
@@ -67,10 +68,10 @@ def edit(space) -> None:
 
 
 def test_installing_records_the_scopes_the_organization_granted(
-    bot, org_member, organization, space
+    bot, org_admin, org_member, organization, space
 ):
     integration = bot(METADATA_AND_CONTENT)
-    installation = install(integration, org_member, organization, space=space)
+    installation = install(integration, org_admin, organization, space=space)
     assert installation.granted_scopes == METADATA_AND_CONTENT
     assert installation.parent.granted_scopes == METADATA_AND_CONTENT
     body = shown(installation, org_member)
@@ -82,7 +83,7 @@ def test_installing_records_the_scopes_the_organization_granted(
 def test_more_scopes_do_not_widen_the_installation_token_until_an_admin_approves(
     bot, org_admin, org_member, organization, space
 ):
-    installation = install(bot(METADATA), org_member, organization)
+    installation = install(bot(METADATA), org_admin, organization)
     token = api_client(token=installation.api_token)
     pages = f"{API}/spaces/{space.id}/pages/"
     assert token.get(f"{API}/spaces/{space.id}/").status_code == 200
@@ -104,7 +105,7 @@ def test_more_scopes_do_not_widen_the_installation_token_until_an_admin_approves
     approve = f"{API}/installations/{installation.id}/approve-scopes/"
     by_member = api_client(org_member).post(approve)
     assert by_member.status_code == 403
-    assert "only its admins approve new permissions" in by_member.json()["errors"][0]["detail"]
+    assert by_member.json()["errors"][0]["detail"] == refusal(Action.APPROVE_SCOPES)
     assert token.get(pages).status_code == 403
 
     setups_before = Event.objects.filter(type="installation_setup").count()
@@ -130,7 +131,7 @@ def test_more_scopes_do_not_widen_the_installation_token_until_an_admin_approves
 def test_events_needing_a_scope_not_yet_granted_are_not_delivered_until_approval(
     bot, org_admin, org_member, organization, space
 ):
-    installation = install(bot(METADATA), org_member, organization)
+    installation = install(bot(METADATA), org_admin, organization)
     bot(METADATA_AND_CONTENT)
     edit(space)
     assert content_deliveries(installation) == 0
@@ -145,7 +146,7 @@ def test_events_needing_a_scope_not_yet_granted_are_not_delivered_until_approval
 def test_fewer_scopes_apply_at_once_and_asking_again_needs_a_new_approval(
     bot, org_admin, org_member, organization, space
 ):
-    installation = install(bot(METADATA_AND_CONTENT), org_member, organization)
+    installation = install(bot(METADATA_AND_CONTENT), org_admin, organization)
     token = api_client(token=installation.api_token)
     assert token.get(f"{API}/spaces/{space.id}/pages/").status_code == 200
 
@@ -165,14 +166,14 @@ def test_fewer_scopes_apply_at_once_and_asking_again_needs_a_new_approval(
 def test_an_approval_covers_the_space_installations_and_a_new_one_waits_too(
     bot, org_admin, org_member, organization, space
 ):
-    first = install(bot(METADATA), org_member, organization, space=space)
+    first = install(bot(METADATA), org_admin, organization, space=space)
     organization_level = first.parent
     bot(METADATA_AND_CONTENT)
 
     # Installing into another space now grants what the organization holds, no more.
     other = SpaceFactory(organization=organization)
     integration = Installation.objects.get(pk=first.pk).integration
-    second = install(integration, org_member, organization, space=other)
+    second = install(integration, org_admin, organization, space=other)
     assert second.granted_scopes == METADATA
     assert shown(second, org_member)["scopesAwaitingApproval"] == ["space:content:read"]
 
@@ -194,7 +195,7 @@ def test_an_approval_covers_the_space_installations_and_a_new_one_waits_too(
 def test_approving_part_of_the_new_scopes_and_refusals_name_the_field(
     bot, org_admin, org_member, organization
 ):
-    installation = install(bot(METADATA), org_member, organization)
+    installation = install(bot(METADATA), org_admin, organization)
     approve = f"{API}/installations/{installation.id}/approve-scopes/"
     admin = api_client(org_admin)
 
@@ -221,8 +222,8 @@ def test_approving_part_of_the_new_scopes_and_refusals_name_the_field(
     assert partial.json()["permissionsNotice"] == "asks for new permissions: space:content:write"
 
 
-def test_another_organization_cannot_see_or_approve(bot, org_member, organization):
-    installation = install(bot(METADATA), org_member, organization)
+def test_another_organization_cannot_see_or_approve(bot, org_admin, organization):
+    installation = install(bot(METADATA), org_admin, organization)
     bot(METADATA_AND_CONTENT)
     stranger = MembershipFactory(organization=OrganizationFactory(), role="admin").user
     response = api_client(stranger).post(f"{API}/installations/{installation.id}/approve-scopes/")
@@ -237,13 +238,13 @@ def test_an_integration_made_private_or_unlisted_keeps_existing_installations_wo
     """globex's public integration installed by acme; globex makes it private, then unlisted."""
     globex = OrganizationFactory(subdomain="globex")
     publisher = MembershipFactory(organization=globex, role="admin").user
-    acme_member = MembershipFactory(organization=space.organization, role="member").user
+    acme_admin = MembershipFactory(organization=space.organization, role="admin").user
     integration = publish(
         publisher, name="reader", organization="globex", scopes=METADATA_AND_CONTENT
     )
-    installation = install(integration, acme_member, space.organization)
+    installation = install(integration, acme_admin, space.organization)
     token = api_client(token=installation.api_token)
-    member = api_client(acme_member)
+    member = api_client(acme_admin)
     page = member.get(f"/marketplace/orgs/acme/installations/{installation.id}/")
     assert "/marketplace/orgs/acme/integrations/reader/" in page.content.decode()
 
@@ -282,7 +283,7 @@ def test_an_integration_made_private_or_unlisted_keeps_existing_installations_wo
 def test_the_marketplace_shows_new_permissions_and_an_admin_approves_them(
     client, bot, org_admin, org_member, organization
 ):
-    installation = install(bot(METADATA), org_member, organization)
+    installation = install(bot(METADATA), org_admin, organization)
     bot(METADATA_AND_CONTENT)
     page_url = f"/marketplace/orgs/acme/installations/{installation.id}/"
     approve_url = page_url + "approve-scopes/"
@@ -316,7 +317,7 @@ def test_the_marketplace_approves_only_what_the_page_showed(
     client, bot, org_admin, org_member, organization
 ):
     """A version published between showing the page and pressing Approve asks again."""
-    installation = install(bot(METADATA), org_member, organization)
+    installation = install(bot(METADATA), org_admin, organization)
     bot(METADATA_AND_CONTENT)
     client.force_login(org_admin)
     bot([*METADATA_AND_CONTENT, "space:content:write"])  # published meanwhile
@@ -329,8 +330,8 @@ def test_the_marketplace_approves_only_what_the_page_showed(
     assert shown(installation, org_member)["scopesAwaitingApproval"] == ["space:content:write"]
 
 
-def test_the_admin_shows_new_permissions(client, bot, org_member, organization, django_user_model):
-    installation = install(bot(METADATA), org_member, organization)
+def test_the_admin_shows_new_permissions(client, bot, org_admin, organization, django_user_model):
+    installation = install(bot(METADATA), org_admin, organization)
     bot(METADATA_AND_CONTENT)
     operator = django_user_model.objects.create_superuser("operator", "op@example.com", "pw")
     client.force_login(operator)

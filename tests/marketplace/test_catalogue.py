@@ -106,10 +106,10 @@ def test_the_catalogue_filters_and_searches(member_client, notifier, acme_privat
 
 
 def test_the_catalogue_marks_installed_integrations(
-    member_client, org_member, organization, notifier
+    admin_client, org_admin, organization, notifier
 ):
-    install(member_client, organization, notifier, {"level": "organization"})
-    response = member_client.get(reverse("marketplace:catalogue", args=["acme"]))
+    install(admin_client, organization, notifier, {"level": "organization"})
+    response = admin_client.get(reverse("marketplace:catalogue", args=["acme"]))
     assert b"Installed" in response.content
     assert b"status-pending" in response.content
 
@@ -123,8 +123,8 @@ def test_a_member_of_several_organizations_switches_between_them(member_client, 
     assert member_client.get(reverse("marketplace:catalogue", args=["globex"])).status_code == 200
 
 
-def test_the_integration_page(member_client, organization, notifier):
-    response = member_client.get(integration_url(organization, notifier))
+def test_the_integration_page(admin_client, organization, notifier):
+    response = admin_client.get(integration_url(organization, notifier))
     assert response.status_code == 200
     content = response.content.decode()
     assert '<h3 id="overview">Overview' in content
@@ -147,92 +147,92 @@ def test_a_private_integration_of_another_organization_is_a_404(
 
 
 def test_an_unlisted_integration_is_reachable_only_through_its_install_link(
-    member_client, organization, globex_unlisted
+    admin_client, organization, globex_unlisted
 ):
     link = reverse("marketplace:install-link", args=[globex_unlisted.name])
-    assert member_client.get(integration_url(organization, globex_unlisted)).status_code == 404
-    assert member_client.get(link).status_code == 404
-    assert member_client.get(link + "?token=wrong").status_code == 404
+    assert admin_client.get(integration_url(organization, globex_unlisted)).status_code == 404
+    assert admin_client.get(link).status_code == 404
+    assert admin_client.get(link + "?token=wrong").status_code == 404
 
     with_token = f"{link}?token={globex_unlisted.install_link_token}"
-    response = member_client.get(with_token)
+    response = admin_client.get(with_token)
     assert response.status_code == 200
     assert b"through its install link" in response.content
     icon = IntegrationAsset.objects.get(version=globex_unlisted.latest_version)
     icon_url = reverse("marketplace:asset", args=[icon.pk])
-    assert member_client.get(icon_url).status_code == 404
+    assert admin_client.get(icon_url).status_code == 404
     assert (
-        member_client.get(f"{icon_url}?token={globex_unlisted.install_link_token}").status_code
+        admin_client.get(f"{icon_url}?token={globex_unlisted.install_link_token}").status_code
         == 200
     )
 
     token = f"?token={globex_unlisted.install_link_token}"
     assert f'action="{install_url(organization, globex_unlisted)}"' in response.content.decode()
     assert (
-        install(member_client, organization, globex_unlisted, {"level": "organization"}).status_code
+        install(admin_client, organization, globex_unlisted, {"level": "organization"}).status_code
         == 404
     )
     response = install(
-        member_client, organization, globex_unlisted, {"level": "organization"}, token
+        admin_client, organization, globex_unlisted, {"level": "organization"}, token
     )
     assert response.status_code == 302
     installation = Installation.objects.get(integration=globex_unlisted)
     assert installation.organization == organization
     # Once installed, its page and icon are the organization's to see.
-    assert member_client.get(response["Location"]).status_code == 200
-    assert member_client.get(icon_url).status_code == 200
+    assert admin_client.get(response["Location"]).status_code == 200
+    assert admin_client.get(icon_url).status_code == 200
 
 
 def test_the_install_link_acts_for_the_chosen_organization(
-    member_client, org_member, globex_unlisted
+    admin_client, org_admin, globex_unlisted
 ):
     other = OrganizationFactory(subdomain="initech")
-    MembershipFactory(organization=other, user=org_member)
+    MembershipFactory(organization=other, user=org_admin, role=Membership.Role.ADMIN)
     link = reverse("marketplace:install-link", args=[globex_unlisted.name])
     token = globex_unlisted.install_link_token
-    page = member_client.get(f"{link}?token={token}&org=initech").content.decode()
+    page = admin_client.get(f"{link}?token={token}&org=initech").content.decode()
     assert f'action="{install_url(other, globex_unlisted)}"' in page
     assert f'name="token" value="{token}"' in page
     response = install(
-        member_client, other, globex_unlisted, {"level": "organization"}, f"?token={token}"
+        admin_client, other, globex_unlisted, {"level": "organization"}, f"?token={token}"
     )
     assert response.status_code == 302
     assert Installation.objects.get(integration=globex_unlisted).organization == other
 
 
-def test_installing_in_the_organization(member_client, org_member, organization, notifier):
-    response = install(member_client, organization, notifier, {"level": "organization"})
+def test_installing_in_the_organization(admin_client, org_admin, organization, notifier):
+    response = install(admin_client, organization, notifier, {"level": "organization"})
     installation = Installation.objects.get(integration=notifier)
     assert response["Location"] == reverse(
         "marketplace:installation", args=["acme", installation.pk]
     )
     assert installation.level == "organization"
     assert installation.organization == organization
-    assert installation.created_by == org_member
+    assert installation.created_by == org_admin
     assert installation.status == "pending"
 
-    response = install(member_client, organization, notifier, {"level": "organization"})
+    response = install(admin_client, organization, notifier, {"level": "organization"})
     assert response.status_code == 400
     assert b"already installed" in response.content
     assert Installation.objects.count() == 1
 
 
-def test_installing_into_a_space(member_client, organization, acme_private, acme_space):
+def test_installing_into_a_space(admin_client, organization, acme_private, acme_space):
     response = install(
-        member_client, organization, acme_private, {"level": "space", "space": acme_space.pk}
+        admin_client, organization, acme_private, {"level": "space", "space": acme_space.pk}
     )
     assert response.status_code == 302
     installation = Installation.objects.get(level="space")
     assert installation.space == acme_space
     assert installation.parent.level == "organization"
     # The space is now taken: the install form offers no space any more.
-    response = member_client.get(integration_url(organization, acme_private))
+    response = admin_client.get(integration_url(organization, acme_private))
     assert b"Installed in every space already" in response.content
 
 
-def test_installing_into_a_site(member_client, organization, notifier, acme_site):
+def test_installing_into_a_site(admin_client, organization, notifier, acme_site):
     response = install(
-        member_client, organization, notifier, {"level": "site", "site": acme_site.pk}
+        admin_client, organization, notifier, {"level": "site", "site": acme_site.pk}
     )
     assert response.status_code == 302
     installation = Installation.objects.get(level="site")
@@ -244,13 +244,13 @@ def test_installing_into_a_site(member_client, organization, notifier, acme_site
 
 
 def test_the_target_decides_where_an_integration_installs(
-    member_client, organization, acme_private, acme_site
+    admin_client, organization, acme_private, acme_site
 ):
-    page = member_client.get(integration_url(organization, acme_private)).content.decode()
+    page = admin_client.get(integration_url(organization, acme_private)).content.decode()
     assert 'name="space"' in page
     assert 'name="site"' not in page
     response = install(
-        member_client, organization, acme_private, {"level": "site", "site": acme_site.pk}
+        admin_client, organization, acme_private, {"level": "site", "site": acme_site.pk}
     )
     assert response.status_code == 400
     assert b"installs into: space" in response.content
@@ -270,12 +270,12 @@ def test_the_target_decides_where_an_integration_installs(
     ],
 )
 def test_tampered_install_requests_are_refused_without_writing(
-    member_client, organization, notifier, acme_space, globex_space, globex_site, data
+    admin_client, organization, notifier, acme_space, globex_space, globex_site, data
 ):
     replacements = {"GLOBEX_SPACE": globex_space.pk, "GLOBEX_SITE": globex_site.pk}
     data = {key: replacements.get(value, value) for key, value in data.items()}
-    assert member_client.get(install_url(organization, notifier), data).status_code == 400
-    response = install(member_client, organization, notifier, data)
+    assert admin_client.get(install_url(organization, notifier), data).status_code == 400
+    response = install(admin_client, organization, notifier, data)
     assert response.status_code == 400
     assert not Installation.objects.exists()
 
@@ -314,10 +314,10 @@ def test_odd_queries_never_fail(member_client, notifier, globex_unlisted, url):
     assert member_client.get(url).status_code in (200, 404)
 
 
-def test_odd_install_posts_never_fail(member_client, organization, notifier):
+def test_odd_install_posts_never_fail(admin_client, organization, notifier):
     for data in ({"level": "space", "space": "\x00"}, {"level": "\x00"}):
-        assert member_client.get(install_url(organization, notifier), data).status_code == 400
-        assert install(member_client, organization, notifier, data).status_code == 400
+        assert admin_client.get(install_url(organization, notifier), data).status_code == 400
+        assert install(admin_client, organization, notifier, data).status_code == 400
 
 
 @pytest.mark.parametrize(

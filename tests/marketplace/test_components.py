@@ -10,6 +10,7 @@ import yaml
 from django.urls import reverse
 
 from integrations.models import ComponentState
+from integrations.operators import OPERATOR
 from integrations.services import integration_publish_folder
 from integrations.services.installations import installation_create, installation_pause
 from tests.factories import SpaceFactory
@@ -218,7 +219,7 @@ def test_markup_is_escaped_and_failures_are_shown(admin_client, hostile_installa
     assert "The &#x27;go&#x27; action failed: the integration raised an error." in page
     assert ComponentState.objects.get().state == {}
 
-    installation_pause(installation=hostile_installation)
+    installation_pause(user=OPERATOR, installation=hostile_installation)
     page = admin_client.get(page_url(hostile_installation)).content.decode()
     assert "could not be shown: the installation is paused." in page
 

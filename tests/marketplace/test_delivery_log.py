@@ -14,6 +14,7 @@ from django.utils import timezone
 from docplatform.events.leases import Result, delivery_claim, delivery_redeliver, delivery_settle
 from docplatform.events.models import Delivery
 from integrations.models import Integration
+from integrations.operators import OPERATOR
 from integrations.services.installations import installation_create, installation_pause
 from tests.conftest import wait_until
 from tests.marketplace.conftest import messages_of, url
@@ -66,11 +67,11 @@ def listed(response) -> list[int]:
 
 
 def test_only_the_organizations_admins_see_the_log(
-    admin_client, member_client, hook, globex_member, notifier, org_member, organization
+    admin_client, member_client, hook, globex_member, notifier, org_admin, organization
 ):
     assert admin_client.get(url("deliveries", hook)).status_code == 200
     assert member_client.get(url("deliveries", hook)).status_code == 403
-    ping = webhook_ping_send(installation=hook)
+    ping = webhook_ping_send(user=OPERATOR, installation=hook)
     assert member_client.get(url("delivery", hook, ping.pk)).status_code == 403
     assert member_client.post(url("delivery-resend", hook, ping.pk)).status_code == 403
     assert member_client.post(url("delivery-test-event", hook)).status_code == 403
@@ -84,12 +85,12 @@ def test_only_the_organizations_admins_see_the_log(
     assert outsider.get(url("deliveries", hook, organization="globex")).status_code == 404
 
     # Another integration's installation has no delivery log.
-    other = installation_create(user=org_member, integration=notifier, organization=organization)
+    other = installation_create(user=org_admin, integration=notifier, organization=organization)
     assert admin_client.get(url("deliveries", other)).status_code == 404
 
 
 def test_a_delivery_of_another_installation_is_404(admin_client, hook, site_hook):
-    theirs = webhook_ping_send(installation=site_hook)
+    theirs = webhook_ping_send(user=OPERATOR, installation=site_hook)
     assert admin_client.get(url("delivery", hook, theirs.pk)).status_code == 404
     assert admin_client.post(url("delivery-resend", hook, theirs.pk)).status_code == 404
     assert admin_client.get(url("delivery", site_hook, theirs.pk)).status_code == 200
@@ -97,13 +98,14 @@ def test_a_delivery_of_another_installation_is_404(admin_client, hook, site_hook
 
 
 def test_the_installation_page_links_admins_to_the_log(admin_client, member_client, hook):
-    ping = webhook_ping_send(installation=hook)
+    ping = webhook_ping_send(user=OPERATOR, installation=hook)
     links = [f'href="{url("deliveries", hook)}"', f'href="{url("delivery", hook, ping.pk)}"']
     admin_page = admin_client.get(url("installation", hook)).content.decode()
     member_page = member_client.get(url("installation", hook)).content.decode()
     for link in links:
         assert link in admin_page and link not in member_page
-    assert str(ping.event_uuid) in member_page  # members still see the recent deliveries
+    # The recent deliveries are the delivery log's latest rows: admins' too.
+    assert str(ping.event_uuid) in admin_page and str(ping.event_uuid) not in member_page
 
 
 # --- The list ----------------------------------------------------------------------------------
@@ -112,11 +114,11 @@ def test_the_installation_page_links_admins_to_the_log(admin_client, member_clie
 def test_filters_by_status_event_type_and_time(admin_client, hook, acme_space):
     from docplatform.services import space_content_update
 
-    ok = finished(webhook_ping_send(installation=hook), "succeeded")
-    failed = finished(webhook_ping_send(installation=hook), "failed")
+    ok = finished(webhook_ping_send(user=OPERATOR, installation=hook), "succeeded")
+    failed = finished(webhook_ping_send(user=OPERATOR, installation=hook), "failed")
     space_content_update(space=acme_space, pages=[{"path": "p", "title": "P", "body": "b"}])
     update = Delivery.objects.get(installation=hook, event__type="space_content_updated")
-    old = webhook_ping_send(installation=hook)
+    old = webhook_ping_send(user=OPERATOR, installation=hook)
     Delivery.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(days=2))
 
     response = admin_client.get(url("deliveries", hook))
@@ -150,7 +152,7 @@ def test_filters_by_status_event_type_and_time(admin_client, hook, acme_space):
 
 
 def test_each_row_shows_attempts_and_the_last_status_code(admin_client, hook):
-    delivery = finished(webhook_ping_send(installation=hook), "succeeded")
+    delivery = finished(webhook_ping_send(user=OPERATOR, installation=hook), "succeeded")
     Delivery.objects.filter(pk=delivery.pk).update(attempts=2)
     for number, code in [(1, 503), (2, 201)]:
         DeliveryAttempt.objects.create(
@@ -168,8 +170,10 @@ def test_each_row_shows_attempts_and_the_last_status_code(admin_client, hook):
 
 
 def test_pages_of_25_keep_the_filters(admin_client, hook, settings):
-    deliveries = [finished(webhook_ping_send(installation=hook), "failed") for _ in range(30)]
-    webhook_ping_send(installation=hook)  # pending: filtered out
+    deliveries = [
+        finished(webhook_ping_send(user=OPERATOR, installation=hook), "failed") for _ in range(30)
+    ]
+    webhook_ping_send(user=OPERATOR, installation=hook)  # pending: filtered out
     newest_first = [d.pk for d in reversed(deliveries)]
 
     first = admin_client.get(url("deliveries", hook), {"status": "failed"})
@@ -204,7 +208,7 @@ def test_pages_of_25_keep_the_filters(admin_client, hook, settings):
     ],
 )
 def test_bad_filter_values_say_which_field_and_why(admin_client, hook, query, field, message):
-    webhook_ping_send(installation=hook)
+    webhook_ping_send(user=OPERATOR, installation=hook)
     response = admin_client.get(url("deliveries", hook), query)
     assert response.status_code == 400
     page = response.content.decode()
@@ -216,7 +220,7 @@ def test_bad_filter_values_say_which_field_and_why(admin_client, hook, query, fi
 
 
 def test_the_delivery_page_shows_each_attempts_request_and_response(admin_client, hook):
-    delivery = finished(webhook_ping_send(installation=hook), "succeeded")
+    delivery = finished(webhook_ping_send(user=OPERATOR, installation=hook), "succeeded")
     signature = "t=1700000000,v1=" + "ab" * 32
     common = {
         "delivery": delivery,
@@ -260,7 +264,7 @@ def test_the_delivery_page_shows_each_attempts_request_and_response(admin_client
 
 
 def test_the_delivery_page_shows_a_standard_webhooks_signature_too(admin_client, hook):
-    delivery = finished(webhook_ping_send(installation=hook), "succeeded")
+    delivery = finished(webhook_ping_send(user=OPERATOR, installation=hook), "succeeded")
     signature = "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4="
     DeliveryAttempt.objects.create(
         delivery=delivery,
@@ -278,7 +282,7 @@ def test_the_delivery_page_shows_a_standard_webhooks_signature_too(admin_client,
 
 
 def test_an_attempt_without_recorded_headers_says_so(admin_client, hook):
-    delivery = finished(webhook_ping_send(installation=hook), "failed")
+    delivery = finished(webhook_ping_send(user=OPERATOR, installation=hook), "failed")
     DeliveryAttempt.objects.create(
         delivery=delivery,
         number=1,
@@ -294,13 +298,13 @@ def test_an_attempt_without_recorded_headers_says_so(admin_client, hook):
 
 
 def test_redeliver_from_the_delivery_page(admin_client, hook):
-    open_one = webhook_ping_send(installation=hook)
+    open_one = webhook_ping_send(user=OPERATOR, installation=hook)
     page = admin_client.get(url("delivery", hook, open_one.pk)).content.decode()
     assert url("delivery-resend", hook, open_one.pk) not in page
     response = admin_client.post(url("delivery-resend", hook, open_one.pk), follow=True)
     assert messages_of(response) == ["Not redelivered: the delivery is still in progress."]
 
-    done = finished(webhook_ping_send(installation=hook), "failed")
+    done = finished(webhook_ping_send(user=OPERATOR, installation=hook), "failed")
     response = admin_client.post(url("delivery-resend", hook, done.pk), follow=True)
     assert response.redirect_chain[-1][0] == url("delivery", hook, done.pk)
     assert messages_of(response) == [f"Delivery {done.pk} is on its way again."]
@@ -345,7 +349,7 @@ def test_a_test_event_of_a_type_it_does_not_receive_is_refused(admin_client, sit
 
 
 def test_a_paused_installation_gets_no_test_event(admin_client, hook):
-    installation_pause(installation=hook)
+    installation_pause(user=OPERATOR, installation=hook)
     response = admin_client.post(
         url("delivery-test-event", hook), {"event_type": "space_content_updated"}, follow=True
     )
@@ -442,9 +446,13 @@ def test_resend_failed_is_bounded_and_refuses_a_second_while_one_runs(
 ):
     settings.WEBHOOK_BULK_REDELIVERY_LIMIT = 3
     long_ago = timezone.now() - timedelta(days=2)
-    old_failure = finished(webhook_ping_send(installation=hook), "failed", at=long_ago)
-    failures = [finished(webhook_ping_send(installation=hook), "failed") for _ in range(4)]
-    finished(webhook_ping_send(installation=hook), "succeeded")
+    old_failure = finished(
+        webhook_ping_send(user=OPERATOR, installation=hook), "failed", at=long_ago
+    )
+    failures = [
+        finished(webhook_ping_send(user=OPERATOR, installation=hook), "failed") for _ in range(4)
+    ]
+    finished(webhook_ping_send(user=OPERATOR, installation=hook), "succeeded")
     since = (timezone.now() - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M")
 
     with django_capture_on_commit_callbacks() as callbacks:  # the task is not run here
@@ -470,7 +478,7 @@ def test_resend_failed_is_bounded_and_refuses_a_second_while_one_runs(
 @pytest.mark.usefixtures("celery_worker")
 def test_resend_failed_sends_them_again_and_shows_progress(admin_client, hook, receiver):
     receiver.respond(410)  # fails at once, no retry
-    failures = [webhook_ping_send(installation=hook) for _ in range(5)]
+    failures = [webhook_ping_send(user=OPERATOR, installation=hook) for _ in range(5)]
     ids = [f.pk for f in failures]
     wait_until(lambda: Delivery.objects.filter(pk__in=ids, status="failed").count() == 5)
     receiver.respond(200)
@@ -519,9 +527,11 @@ def test_the_chart_counts_succeeded_and_failed_per_hour(admin_client, hook):
     ]:
         for _ in range(count):
             finished(
-                webhook_ping_send(installation=hook), status, at=now - timedelta(hours=hours_ago)
+                webhook_ping_send(user=OPERATOR, installation=hook),
+                status,
+                at=now - timedelta(hours=hours_ago),
             )
-    webhook_ping_send(installation=hook)  # still open: not counted
+    webhook_ping_send(user=OPERATOR, installation=hook)  # still open: not counted
 
     chart = admin_client.get(url("deliveries", hook)).context["chart"]
     bars = chart["bars"]
@@ -577,7 +587,7 @@ def test_admins_see_the_disabled_endpoint_banner_and_re_enable_it(
 
 
 def test_a_disabled_endpoint_gets_no_test_event_nor_resend(admin_client, hook):
-    finished(webhook_ping_send(installation=hook), "failed")
+    finished(webhook_ping_send(user=OPERATOR, installation=hook), "failed")
     endpoint_disable(installation=hook, reason="failing")
     response = admin_client.post(
         url("delivery-test-event", hook), {"event_type": "ping"}, follow=True
@@ -600,7 +610,7 @@ def test_a_member_refused_the_delivery_log_gets_a_page_that_says_why_and_links_b
     assert response.status_code == 403
     page = response.content.decode()
     assert "You cannot open this page" in page
-    assert "only the organization&#x27;s admins see the delivery log" in page
+    assert "Only the organization&#x27;s admins may read delivery and integration logs." in page
     assert 'href="/marketplace/"' in page
 
 
@@ -614,7 +624,7 @@ def test_an_unknown_address_gets_a_page_that_links_back(member_client):
 def test_a_delivery_settled_without_an_attempt_is_not_offered_again(admin_client, hook):
     """Nothing was sent (the integration had nothing to run): a redelivery would settle it the
     same way, so neither page offers it and the service refuses it, saying why."""
-    delivery = webhook_ping_send(installation=hook)
+    delivery = webhook_ping_send(user=OPERATOR, installation=hook)
     Delivery.objects.filter(pk=delivery.pk).update(
         status="succeeded", attempts=0, outcome="the integration has no script: nothing to run"
     )
@@ -638,7 +648,7 @@ def test_a_delivery_settled_without_an_attempt_is_not_offered_again(admin_client
 def test_the_installation_page_counts_attempts_as_the_log_does_and_says_why_one_failed(
     admin_client, hook
 ):
-    delivery = webhook_ping_send(installation=hook)
+    delivery = webhook_ping_send(user=OPERATOR, installation=hook)
     Delivery.objects.filter(pk=delivery.pk).update(
         status="failed", attempts=1, chain=2, last_error="HTTP 410 Gone: the receiver refused it"
     )

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from docplatform.events.models import Delivery
 from integrations.models import Integration
+from integrations.operators import OPERATOR
 from integrations.services.installations import installation_create
 from tests.conftest import wait_until
 from tests.factories import MembershipFactory, OrganizationFactory, SpaceFactory
@@ -72,9 +73,9 @@ def test_the_list_filters_and_a_deliverys_attempts(
     receiver,
 ):
     receiver.respond((503, {"X-Trace": "trace-1"}, b"busy, try later"), 200)
-    retried = settled(webhook_ping_send(installation=hook))
+    retried = settled(webhook_ping_send(user=OPERATOR, installation=hook))
     receiver.respond(410)
-    gone = settled(webhook_ping_send(installation=hook))
+    gone = settled(webhook_ping_send(user=OPERATOR, installation=hook))
     assert (retried.status, gone.status) == ("succeeded", "failed")
 
     page = browser_page
@@ -170,7 +171,7 @@ def test_resend_all_failed_shows_its_progress(
     receiver,
 ):
     receiver.respond(410)
-    failed = [webhook_ping_send(installation=hook) for _ in range(6)]
+    failed = [webhook_ping_send(user=OPERATOR, installation=hook) for _ in range(6)]
     for delivery in failed:
         assert settled(delivery).status == "failed"
     receiver.respond((200, {}, b"", 0.2))  # slow enough to watch the progress
@@ -239,7 +240,7 @@ def test_the_admins_attempt_table_fits_the_page(
     from django.contrib.auth import get_user_model
 
     receiver.respond((503, {"X-Long": "v" * 600}, b"x" * 1000), 200)
-    delivery = settled(webhook_ping_send(installation=hook))
+    delivery = settled(webhook_ping_send(user=OPERATOR, installation=hook))
     DeliveryAttempt.objects.filter(delivery=delivery).update(
         url="https://hooks.example.com/" + "a" * 400, error="e" * 450
     )

@@ -52,10 +52,10 @@ def install_url(integration, **query):
     ],
 )
 def test_the_consent_page_says_what_it_may_do_and_installs_nothing(
-    member_client, org_admin, tmp_path, network, shown
+    admin_client, org_admin, tmp_path, network, shown
 ):
     integration = publish_caller(org_admin, tmp_path, network)
-    response = member_client.get(install_url(integration, level="organization"))
+    response = admin_client.get(install_url(integration, level="organization"))
     assert response.status_code == 200
     page = response.content.decode()
     assert "Install Caller?" in page
@@ -68,20 +68,20 @@ def test_the_consent_page_says_what_it_may_do_and_installs_nothing(
 
 
 def test_the_integration_pages_install_buttons_lead_to_the_consent_page(
-    member_client, org_admin, tmp_path
+    admin_client, org_admin, tmp_path
 ):
     integration = publish_caller(org_admin, tmp_path)
-    page = member_client.get(reverse("marketplace:integration", args=["acme", integration.name]))
+    page = admin_client.get(reverse("marketplace:integration", args=["acme", integration.name]))
     consent = reverse("marketplace:install", args=["acme", integration.name])
     assert f'<form method="get" action="{consent}"' in page.content.decode()
 
 
 def test_a_post_without_confirmation_installs_nothing_and_says_so(
-    member_client, org_admin, tmp_path
+    admin_client, org_admin, tmp_path
 ):
     integration = publish_caller(org_admin, tmp_path, ["*"])
     for unconfirmed in ({}, {"confirm": ""}, {"confirm": "no"}):
-        response = member_client.post(
+        response = admin_client.post(
             install_url(integration), {"level": "organization", **unconfirmed}
         )
         assert response.status_code == 400
@@ -90,7 +90,7 @@ def test_a_post_without_confirmation_installs_nothing_and_says_so(
         assert "any public address on the internet" in page
     assert not Installation.objects.exists()
 
-    response = member_client.post(
+    response = admin_client.post(
         install_url(integration), {"level": "organization", "confirm": "yes"}
     )
     installation = Installation.objects.get(integration=integration)
@@ -100,21 +100,21 @@ def test_a_post_without_confirmation_installs_nothing_and_says_so(
 
 
 def test_consenting_to_a_space_installs_into_that_space(
-    member_client, org_admin, tmp_path, acme_space
+    admin_client, org_admin, tmp_path, acme_space
 ):
     integration = publish_caller(org_admin, tmp_path)
-    page = member_client.get(install_url(integration, level="space", space=acme_space.pk))
+    page = admin_client.get(install_url(integration, level="space", space=acme_space.pk))
     assert "Into: Space · Product guide" in page.content.decode()
     assert f'name="space" value="{acme_space.pk}"' in page.content.decode()
-    member_client.post(
+    admin_client.post(
         install_url(integration), {"level": "space", "space": acme_space.pk, "confirm": "yes"}
     )
     assert Installation.objects.get(level="space").space == acme_space
 
 
-def test_an_integration_without_code_states_no_network_access(member_client, org_admin, tmp_path):
+def test_an_integration_without_code_states_no_network_access(admin_client, org_admin, tmp_path):
     integration = publish_caller(org_admin, tmp_path, script=False)
-    page = member_client.get(install_url(integration, level="organization")).content.decode()
+    page = admin_client.get(install_url(integration, level="organization")).content.decode()
     assert "Read the content of your spaces" in page
     assert "Network access" not in page
 
@@ -123,10 +123,10 @@ def test_an_integration_without_code_states_no_network_access(member_client, org
     "query", [{}, {"level": "galaxy"}, {"level": "space"}, {"level": "space", "space": "nope"}]
 )
 def test_a_consent_page_for_nowhere_is_the_integration_page_with_the_problem(
-    member_client, org_admin, tmp_path, query
+    admin_client, org_admin, tmp_path, query
 ):
     integration = publish_caller(org_admin, tmp_path)
-    response = member_client.get(install_url(integration, **query))
+    response = admin_client.get(install_url(integration, **query))
     assert response.status_code == 400
     assert b"Install Caller?" not in response.content
     assert not Installation.objects.exists()

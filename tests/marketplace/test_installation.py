@@ -13,8 +13,8 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def installation(org_member, organization, notifier):
-    return installation_create(user=org_member, integration=notifier, organization=organization)
+def installation(org_admin, organization, notifier):
+    return installation_create(user=org_admin, integration=notifier, organization=organization)
 
 
 def page_url(installation, name="marketplace:installation"):
@@ -29,8 +29,8 @@ def setup_events():
     return list(Event.objects.filter(type="installation_setup").order_by("created_at"))
 
 
-def test_the_form_has_a_field_per_property_type(member_client, installation):
-    response = member_client.get(page_url(installation))
+def test_the_form_has_a_field_per_property_type(admin_client, installation):
+    response = admin_client.get(page_url(installation))
     assert response.status_code == 200
     # Required properties first, then by title, on every database.
     assert list(response.context["form"].fields) == [
@@ -53,20 +53,20 @@ def test_the_form_has_a_field_per_property_type(member_client, installation):
     assert "Channel is required" in content  # the status reason, in the form's words
 
 
-def test_the_list_shows_every_level(member_client, org_member, organization, notifier, acme_site):
+def test_the_list_shows_every_level(admin_client, org_admin, organization, notifier, acme_site):
     installation_create(
-        user=org_member, integration=notifier, organization=organization, site=acme_site
+        user=org_admin, integration=notifier, organization=organization, site=acme_site
     )
-    response = member_client.get(reverse("marketplace:installations", args=["acme"]))
+    response = admin_client.get(reverse("marketplace:installations", args=["acme"]))
     assert response.status_code == 200
     levels = sorted(row["installation"].level for row in response.context["rows"])
     assert levels == ["organization", "site"]
     assert b"Site \xc2\xb7 Acme docs" in response.content
 
 
-def test_a_valid_save_makes_the_installation_active(member_client, installation):
+def test_a_valid_save_makes_the_installation_active(admin_client, installation):
     before = len(setup_events())
-    response = member_client.post(
+    response = admin_client.post(
         page_url(installation),
         configuration_data(channel="#docs", region="eu", sample_rate="100", mention_authors="on"),
     )
@@ -84,12 +84,12 @@ def test_a_valid_save_makes_the_installation_active(member_client, installation)
     assert len(events) == before + 1
     # Only the properties that changed reach the setup flow.
     assert events[-1].payload["changed"] == ["channel", "mention_authors"]
-    page = member_client.get(page_url(installation))
+    page = admin_client.get(page_url(installation))
     assert b"Saved. The installation is active." in page.content
 
 
-def test_numbers_and_unset_values_are_stored_as_json(member_client, installation):
-    member_client.post(
+def test_numbers_and_unset_values_are_stored_as_json(admin_client, installation):
+    admin_client.post(
         page_url(installation), configuration_data(channel="#docs", region="", sample_rate="12.5")
     )
     installation.refresh_from_db()
@@ -97,9 +97,9 @@ def test_numbers_and_unset_values_are_stored_as_json(member_client, installation
     assert "region" not in installation.configuration
 
 
-def test_saving_nothing_changed_writes_nothing(member_client, installation):
+def test_saving_nothing_changed_writes_nothing(admin_client, installation):
     before = len(setup_events())
-    response = member_client.post(
+    response = admin_client.post(
         page_url(installation), configuration_data(region="eu", sample_rate="100")
     )
     assert response.status_code == 302
@@ -115,10 +115,10 @@ def test_saving_nothing_changed_writes_nothing(member_client, installation):
     ],
 )
 def test_an_invalid_value_is_refused_next_to_its_field_and_nothing_is_written(
-    member_client, installation, data, field, message
+    admin_client, installation, data, field, message
 ):
     before = len(setup_events())
-    response = member_client.post(page_url(installation), configuration_data(**data))
+    response = admin_client.post(page_url(installation), configuration_data(**data))
     assert response.status_code == 400
     assert message in response.context["form"].errors[field][0]
     assert message.replace("'", "&#x27;") in response.content.decode()
@@ -132,46 +132,46 @@ def test_an_invalid_value_is_refused_next_to_its_field_and_nothing_is_written(
     assert len(setup_events()) == before
 
 
-def test_pause_and_resume(member_client, installation):
+def test_pause_and_resume(admin_client, installation):
     assert (
-        member_client.get(page_url(installation, "marketplace:installation-pause")).status_code
+        admin_client.get(page_url(installation, "marketplace:installation-pause")).status_code
         == 405
     )
-    response = member_client.post(page_url(installation, "marketplace:installation-pause"))
+    response = admin_client.post(page_url(installation, "marketplace:installation-pause"))
     assert response.status_code == 302
     installation.refresh_from_db()
     assert installation.status == "paused"
-    assert b"Resume" in member_client.get(page_url(installation)).content
+    assert b"Resume" in admin_client.get(page_url(installation)).content
 
-    member_client.post(page_url(installation, "marketplace:installation-resume"))
+    admin_client.post(page_url(installation, "marketplace:installation-resume"))
     installation.refresh_from_db()
     assert installation.status == "pending"
 
 
 def test_uninstall_asks_for_confirmation(
-    member_client, org_member, organization, notifier, installation, acme_site
+    admin_client, org_admin, organization, notifier, installation, acme_site
 ):
     installation_create(
-        user=org_member, integration=notifier, organization=organization, site=acme_site
+        user=org_admin, integration=notifier, organization=organization, site=acme_site
     )
     url = page_url(installation, "marketplace:installation-uninstall")
-    response = member_client.get(url)
+    response = admin_client.get(url)
     assert response.status_code == 200
     assert b"Uninstall Notifier?" in response.content
     assert b"Acme docs" in response.content  # the site installation goes too
     assert Installation.objects.count() == 2
 
-    response = member_client.post(url)
+    response = admin_client.post(url)
     assert response["Location"] == reverse("marketplace:installations", args=["acme"])
     assert not Installation.objects.exists()
-    assert member_client.get(page_url(installation)).status_code == 404
+    assert admin_client.get(page_url(installation)).status_code == 404
 
 
 def test_choosing_the_spaces_of_an_organization_installation(
-    member_client, installation, acme_space, globex_space
+    admin_client, installation, acme_space, globex_space
 ):
     url = page_url(installation, "marketplace:installation-spaces")
-    response = member_client.post(url, {"space_selection": "selected", "spaces": [acme_space.pk]})
+    response = admin_client.post(url, {"space_selection": "selected", "spaces": [acme_space.pk]})
     assert response.status_code == 302
     installation.refresh_from_db()
     assert installation.space_selection == "selected"
@@ -182,7 +182,7 @@ def test_choosing_the_spaces_of_an_organization_installation(
         {"space_selection": "some"},
         {"spaces": ["nonsense"]},
     ):
-        response = member_client.post(url, data)
+        response = admin_client.post(url, data)
         assert response.status_code == 400, data
     installation.refresh_from_db()
     assert installation.space_selection == "selected"
@@ -190,18 +190,18 @@ def test_choosing_the_spaces_of_an_organization_installation(
 
 
 def test_a_space_installation_has_its_own_configuration_and_no_space_selection(
-    member_client, org_member, organization, acme_private, acme_space
+    admin_client, org_admin, organization, acme_private, acme_space
 ):
     installation = installation_create(
-        user=org_member, integration=acme_private, organization=organization, space=acme_space
+        user=org_admin, integration=acme_private, organization=organization, space=acme_space
     )
-    response = member_client.get(page_url(installation))
+    response = admin_client.get(page_url(installation))
     content = response.content.decode()
     assert 'name="configuration-max_entries"' in content
     assert "configuration-channel" not in content
     assert response.context["spaces_form"] is None
     assert (
-        member_client.post(
+        admin_client.post(
             page_url(installation, "marketplace:installation-spaces"), {"space_selection": "all"}
         ).status_code
         == 400
@@ -209,26 +209,26 @@ def test_a_space_installation_has_its_own_configuration_and_no_space_selection(
 
 
 def test_an_integration_that_renders_its_own_configuration_screen(
-    member_client, org_member, organization
+    admin_client, org_admin, organization
 ):
     integration = IntegrationFactory(
         organization=organization, configurations={"account": {"componentId": "settings"}}
     )
     installation = installation_create(
-        user=org_member, integration=integration, organization=organization
+        user=org_admin, integration=integration, organization=organization
     )
-    response = member_client.get(page_url(installation))
+    response = admin_client.get(page_url(installation))
     # Rendered by the integration's code, which this one has none of.
     assert b"could not be shown: the integration has no code to run." in response.content
     assert b"configuration-form" not in response.content
 
 
-def test_recent_deliveries_are_listed(member_client, installation, acme_space):
-    member_client.post(page_url(installation), configuration_data(channel="#docs"))
+def test_recent_deliveries_are_listed(admin_client, installation, acme_space):
+    admin_client.post(page_url(installation), configuration_data(channel="#docs"))
     platform_services.space_content_update(
         space=acme_space, pages=[{"path": "index", "title": "Home"}]
     )
-    response = member_client.get(page_url(installation))
+    response = admin_client.get(page_url(installation))
     types = [delivery.event.type for delivery in response.context["deliveries"]]
     assert "space_content_updated" in types
     assert "installation_setup" in types
@@ -255,11 +255,11 @@ def test_another_organizations_installation_is_a_404(
 
 
 def test_a_member_of_both_organizations_cannot_reach_an_installation_through_the_other(
-    member_client, org_member, globex, installation
+    admin_client, org_admin, globex, installation
 ):
-    MembershipFactory(organization=globex, user=org_member)
+    MembershipFactory(organization=globex, user=org_admin)
     assert (
-        member_client.get(
+        admin_client.get(
             reverse("marketplace:installation", args=["globex", installation.pk])
         ).status_code
         == 404
@@ -267,19 +267,19 @@ def test_a_member_of_both_organizations_cannot_reach_an_installation_through_the
 
 
 @pytest.mark.parametrize("installation_id", ["nope", "0" * 32, "%00", "a" * 500])
-def test_bad_installation_ids_are_404(member_client, installation_id):
-    response = member_client.get(f"/marketplace/orgs/acme/installations/{installation_id}/")
+def test_bad_installation_ids_are_404(admin_client, installation_id):
+    response = admin_client.get(f"/marketplace/orgs/acme/installations/{installation_id}/")
     assert response.status_code == 404
 
 
-def test_odd_configuration_posts_never_fail(member_client, installation, acme_space):
+def test_odd_configuration_posts_never_fail(admin_client, installation, acme_space):
     for data in (
         configuration_data(channel="a\x00b"),
         configuration_data(sample_rate="\x00"),
         configuration_data(region="\x00"),
     ):
-        assert member_client.post(page_url(installation), data).status_code == 400
-    response = member_client.post(
+        assert admin_client.post(page_url(installation), data).status_code == 400
+    response = admin_client.post(
         page_url(installation, "marketplace:installation-spaces"),
         {"space_selection": "selected", "spaces": ["\x00"]},
     )

@@ -13,6 +13,7 @@ from django.core.management import call_command
 from docplatform.events.models import Delivery
 from docplatform.models import Space
 from integrations.models import Installation, Integration
+from integrations.operators import OPERATOR
 from integrations.services.installations import installation_create
 from tests.marketplace.test_browser import browser_page  # noqa: F401 - the fixture
 from tests.webhooks.conftest import receiver, webhook_settings  # noqa: F401 - fixtures
@@ -35,7 +36,7 @@ def webhook_with_a_delivery(receiver_url: str) -> Installation:
         space=space,
         configuration={"url": receiver_url, "space_content_updated": True},
     )
-    webhook_ping_send(installation=webhook)
+    webhook_ping_send(user=OPERATOR, installation=webhook)
     return webhook
 
 

@@ -8,6 +8,7 @@ import pytest
 from django.utils import timezone
 
 from docplatform.services import space_content_update
+from integrations.operators import OPERATOR
 from integrations.services.installations import installation_pause, installation_resume
 from tests.marketplace.test_browser import browser_page  # noqa: F401 - the fixture
 from tests.marketplace.test_delivery_log_browser import admin, hook, sign_in  # noqa: F401
@@ -70,9 +71,9 @@ def test_a_test_events_page_follows_it_until_it_succeeds(live_server, page, hook
 
 
 def test_a_replays_progress_follows_it_until_it_is_done(live_server, page, hook):  # noqa: F811
-    installation_pause(installation=hook)
+    installation_pause(user=OPERATOR, installation=hook)
     space_content_update(space=hook.space, pages=[{"path": "p", "title": "P", "body": "b"}])
-    installation_resume(installation=hook)
+    installation_resume(user=OPERATOR, installation=hook)
     page.goto(f"{live_server.url}/marketplace/orgs/acme/installations/{hook.pk}/deliveries/")
     now = timezone.now()
     page.fill("input[name=replay-since]", (now - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M"))

@@ -127,7 +127,7 @@ def test_blocks_that_cannot_render_show_a_box_and_the_page_still_reads(
     assert "is not installed on this space" in html
     assert "has no block &#x27;gone&#x27;" in html
 
-    installation_pause(installation=installation)
+    installation_pause(user=org_admin, installation=installation)
     html = member.get(f"/s/{space.pk}/intro").content.decode()
     assert "is paused" in html
     assert "Count: 0" not in html

@@ -8,6 +8,7 @@ from django.utils import timezone
 
 from docplatform.events.models import Delivery
 from docplatform.services import space_content_update
+from integrations.operators import OPERATOR
 from integrations.services.installations import (
     installation_pause,
     installation_resume,
@@ -23,10 +24,10 @@ FORMAT = "%Y-%m-%dT%H:%M"
 
 
 def missed(hook, space, count):
-    installation_pause(installation=hook)
+    installation_pause(user=OPERATOR, installation=hook)
     for _ in range(count):
         space_content_update(space=space, pages=PAGES)
-    installation_resume(installation=hook)
+    installation_resume(user=OPERATOR, installation=hook)
 
 
 def the_last_hour() -> dict:

@@ -14,17 +14,17 @@ NO_CODE = "This integration runs no code."
 
 
 def test_the_pages_of_an_integration_without_code_say_it_does_nothing(
-    member_client, org_member, organization, notifier
+    admin_client, org_admin, organization, notifier
 ):
     assert not notifier.latest_version.script_path
-    page = member_client.get(
+    page = admin_client.get(
         reverse("marketplace:integration", args=["acme", notifier.name])
     ).content.decode()
     assert NO_CODE in page
     installation = installation_create(
-        user=org_member, integration=notifier, organization=organization
+        user=org_admin, integration=notifier, organization=organization
     )
-    page = member_client.get(
+    page = admin_client.get(
         reverse("marketplace:installation", args=["acme", installation.pk])
     ).content.decode()
     assert NO_CODE in page

@@ -9,6 +9,7 @@ from docplatform.events.leases import Result, delivery_claim, delivery_settle
 from docplatform.events.models import Delivery
 from docplatform.services import space_content_update
 from integrations.models import Installation
+from integrations.operators import OPERATOR
 from integrations.services.installations import (
     installation_create,
     installation_pause,
@@ -67,8 +68,8 @@ def messages_of(response) -> list[str]:
 
 
 def test_the_delivery_log_filters_and_searches(operator_client, hook, space):
-    ping = webhook_ping_send(installation=hook)
-    failed = delivery_claim(webhook_ping_send(installation=hook).pk)
+    ping = webhook_ping_send(user=OPERATOR, installation=hook)
+    failed = delivery_claim(webhook_ping_send(user=OPERATOR, installation=hook).pk)
     delivery_settle(failed, Result.failed(error="", outcome="HTTP 404"))
     space_content_update(space=space, pages=[{"path": "p", "title": "P", "body": "b"}])
     update = Delivery.objects.get(event__type="space_content_updated")
@@ -98,7 +99,7 @@ def test_the_delivery_log_filters_and_searches(operator_client, hook, space):
 @pytest.mark.usefixtures("celery_worker")
 def test_a_delivery_page_shows_its_attempts_and_no_secret(operator_client, hook, receiver):
     receiver.respond((500, {"X-Trace": "t-1"}, b"busy"), 200)
-    delivery = webhook_ping_send(installation=hook)
+    delivery = webhook_ping_send(user=OPERATOR, installation=hook)
     receiver.wait_for(2)
     wait_until(lambda: Delivery.objects.get(pk=delivery.pk).status == "succeeded")
 
@@ -121,7 +122,7 @@ def test_a_delivery_page_shows_its_attempts_and_no_secret(operator_client, hook,
 
 
 def test_the_attempt_table_stays_within_the_page_and_delays_show_to_a_tenth(operator_client, hook):
-    delivery = webhook_ping_send(installation=hook)
+    delivery = webhook_ping_send(user=OPERATOR, installation=hook)
     long_url = "https://hooks.example.com/" + "a" * 300
     DeliveryAttempt.objects.create(
         delivery=delivery,
@@ -150,7 +151,7 @@ def test_the_attempt_table_stays_within_the_page_and_delays_show_to_a_tenth(oper
 
 @pytest.mark.usefixtures("celery_worker")
 def test_the_redeliver_action_sends_again_with_the_same_event_id(operator_client, hook, receiver):
-    delivery = webhook_ping_send(installation=hook)
+    delivery = webhook_ping_send(user=OPERATOR, installation=hook)
     (first,) = receiver.wait_for(1)
     wait_until(lambda: Delivery.objects.get(pk=delivery.pk).status == "succeeded")
 
@@ -163,7 +164,7 @@ def test_the_redeliver_action_sends_again_with_the_same_event_id(operator_client
 
 
 def test_a_delivery_in_progress_is_not_redelivered(operator_client, hook):
-    delivery = webhook_ping_send(installation=hook)  # pending: no worker runs here
+    delivery = webhook_ping_send(user=OPERATOR, installation=hook)  # pending: no worker runs here
     response = run_action(operator_client, DELIVERIES, "redeliver", [delivery])
     assert f"{delivery.pk}: the delivery is still in progress" in messages_of(response)
     assert Delivery.objects.get(pk=delivery.pk).chain == 1
@@ -171,9 +172,9 @@ def test_a_delivery_in_progress_is_not_redelivered(operator_client, hook):
 
 def test_the_ping_action_pings_each_installation_once(operator_client, hook, install_webhook, site):
     other = install_webhook(site=site, url=hook.configuration["url"], page_feedback=True)
-    rows = [webhook_ping_send(installation=hook) for _ in range(2)]
-    rows.append(webhook_ping_send(installation=other))
-    installation_pause(installation=other)
+    rows = [webhook_ping_send(user=OPERATOR, installation=hook) for _ in range(2)]
+    rows.append(webhook_ping_send(user=OPERATOR, installation=other))
+    installation_pause(user=OPERATOR, installation=other)
 
     response = run_action(operator_client, DELIVERIES, "send_test_ping", rows)
     messages = messages_of(response)

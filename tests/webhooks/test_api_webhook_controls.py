@@ -8,9 +8,12 @@ import pytest
 from django.utils import timezone
 from docplatform_sdk.receiver import verify_signature
 
+from docplatform import access
+from docplatform.access import Action
 from docplatform.events.leases import Result, delivery_claim, delivery_settle
 from docplatform.events.models import Delivery
 from integrations.models import Installation
+from integrations.operators import OPERATOR
 from integrations.services.installations import installation_create, installation_pause
 from tests.api_helpers import API, NOT_FOUND, api_client, error_attrs
 from tests.conftest import wait_until
@@ -20,15 +23,16 @@ from webhooks.services.signing_secrets import signing_secret_current
 
 pytestmark = pytest.mark.usefixtures("webhook_settings")
 
-CALLERS = ["anonymous", "other-organization", "member", "admin"]
+CALLERS = ["anonymous", "other-organization", "reader", "member", "admin"]
 
 
 @pytest.fixture
-def callers(org_member, org_admin):
+def callers(organization, org_member, org_admin):
     other = MembershipFactory(organization=OrganizationFactory(subdomain="globex"), role="admin")
     return {
         "anonymous": None,
         "other-organization": other.user,
+        "reader": MembershipFactory(organization=organization, role="reader").user,
         "member": org_member,
         "admin": org_admin,
     }
@@ -49,29 +53,36 @@ def finished(delivery_id):
 
 # --- Who may call what ------------------------------------------------------------------------
 
-# endpoint: (method, url template, status for a member, status for an admin)
+# endpoint: (method, url template, its action, the status for whoever may)
 ENDPOINTS = {
-    "delivery": ("get", "/deliveries/{delivery}/", 200, 200),
-    "redeliver": ("post", "/deliveries/{delivery}/redeliver/", 202, 202),
-    "ping": ("post", "/installations/{installation}/webhook/ping/", 202, 202),
-    "secret": ("get", "/installations/{installation}/webhook/secret/", 403, 200),
-    "rotate": ("post", "/installations/{installation}/webhook/secret/rotate/", 403, 200),
+    "delivery": ("get", "/deliveries/{delivery}/", Action.READ_LOGS, 200),
+    "redeliver": ("post", "/deliveries/{delivery}/redeliver/", Action.REDELIVER, 202),
+    "ping": ("post", "/installations/{installation}/webhook/ping/", Action.PING, 202),
+    "secret": ("get", "/installations/{installation}/webhook/secret/", Action.ROTATE_SECRET, 200),
+    "rotate": (
+        "post",
+        "/installations/{installation}/webhook/secret/rotate/",
+        Action.ROTATE_SECRET,
+        200,
+    ),
 }
 
 
 @pytest.mark.parametrize("endpoint", list(ENDPOINTS))
 @pytest.mark.parametrize("caller", CALLERS)
 def test_who_may_call_each_endpoint(callers, hook, caller, endpoint):
-    delivery = delivery_claim(webhook_ping_send(installation=hook).pk)  # as a worker does
+    delivery = delivery_claim(
+        webhook_ping_send(user=OPERATOR, installation=hook).pk
+    )  # as a worker does
     delivery_settle(delivery, Result.succeeded(outcome="HTTP 200", attempts=1))
-    method, template, member_status, admin_status = ENDPOINTS[endpoint]
+    method, template, action, allowed = ENDPOINTS[endpoint]
     url = API + template.format(delivery=delivery.pk, installation=hook.pk)
     secret = signing_secret_current(hook)
 
     response = getattr(api_client(callers[caller]), method)(url)
 
     expected = {"anonymous": 401, "other-organization": 404}
-    expected |= {"member": member_status, "admin": admin_status}
+    expected |= {role: allowed if role in access.TABLE[action] else 403 for role in access.ROLES}
     assert response.status_code == expected[caller], response.content
     if caller == "other-organization":
         assert response.json() == NOT_FOUND
@@ -93,8 +104,8 @@ def test_an_installation_token_cannot_use_the_controls(hook):
 
 
 @pytest.mark.usefixtures("celery_worker")
-def test_a_ping_is_a_delivery_of_type_ping_that_reaches_the_receiver(org_member, hook, receiver):
-    client = api_client(org_member)
+def test_a_ping_is_a_delivery_of_type_ping_that_reaches_the_receiver(org_admin, hook, receiver):
+    client = api_client(org_admin)
     response = client.post(f"{API}/installations/{hook.pk}/webhook/ping/")
     assert response.status_code == 202
     answer = response.json()
@@ -117,10 +128,10 @@ def test_a_ping_is_a_delivery_of_type_ping_that_reaches_the_receiver(org_member,
 
 
 def test_a_ping_is_refused_when_it_could_not_be_delivered(
-    org_admin, org_member, organization, hook, install_webhook, site, webhook_integration
+    org_admin, organization, hook, install_webhook, site, webhook_integration
 ):
-    client = api_client(org_member)
-    installation_pause(installation=hook)
+    client = api_client(org_admin)
+    installation_pause(user=org_admin, installation=hook)
     paused = client.post(f"{API}/installations/{hook.pk}/webhook/ping/")
     assert paused.status_code == 400 and error_attrs(paused) == ["status"]
     assert "paused" in paused.json()["errors"][0]["detail"]
@@ -151,9 +162,9 @@ def test_a_ping_is_refused_when_it_could_not_be_delivered(
 
 
 @pytest.mark.usefixtures("celery_worker")
-def test_a_redelivery_keeps_the_event_id_and_starts_chain_2(org_member, hook, receiver):
+def test_a_redelivery_keeps_the_event_id_and_starts_chain_2(org_admin, hook, receiver):
     receiver.respond(404, 200)
-    client = api_client(org_member)
+    client = api_client(org_admin)
     delivery_id = client.post(f"{API}/installations/{hook.pk}/webhook/ping/").json()["id"]
     assert finished(delivery_id).status == "failed"
 
@@ -173,9 +184,9 @@ def test_a_redelivery_keeps_the_event_id_and_starts_chain_2(org_member, hook, re
     ]
 
 
-def test_a_delivery_in_progress_is_not_redelivered(org_member, hook):
-    delivery = webhook_ping_send(installation=hook)  # pending: no worker runs here
-    response = api_client(org_member).post(f"{API}/deliveries/{delivery.pk}/redeliver/")
+def test_a_delivery_in_progress_is_not_redelivered(org_admin, hook):
+    delivery = webhook_ping_send(user=OPERATOR, installation=hook)  # pending: no worker runs here
+    response = api_client(org_admin).post(f"{API}/deliveries/{delivery.pk}/redeliver/")
     assert response.status_code == 400 and error_attrs(response) == ["status"]
     assert Delivery.objects.get(pk=delivery.pk).chain == 1
 
@@ -184,8 +195,8 @@ def test_a_delivery_in_progress_is_not_redelivered(org_member, hook):
 
 
 @pytest.mark.usefixtures("celery_worker")
-def test_every_delivery_state_shows_and_filters(org_member, hook, receiver, settings):
-    client = api_client(org_member)
+def test_every_delivery_state_shows_and_filters(org_admin, hook, receiver, settings):
+    client = api_client(org_admin)
     ping_url = f"{API}/installations/{hook.pk}/webhook/ping/"
     receiver.respond(200)
     succeeded = finished(client.post(ping_url).json()["id"])
@@ -195,7 +206,7 @@ def test_every_delivery_state_shows_and_filters(org_member, hook, receiver, sett
     receiver.respond(503)
     retrying = client.post(ping_url).json()["id"]
     wait_until(lambda: Delivery.objects.get(pk=retrying).status == "retrying")
-    installation_pause(installation=hook)
+    installation_pause(user=OPERATOR, installation=hook)
     client.post(f"{API}/deliveries/{succeeded.pk}/redeliver/")  # the worker cancels it
     assert finished(succeeded.pk).status == "cancelled"
 
@@ -216,10 +227,12 @@ def test_every_delivery_state_shows_and_filters(org_member, hook, receiver, sett
     assert error_attrs(client.get(listing, {"status": "lost"})) == ["status"]
 
 
-def test_a_pending_delivery_is_listed_as_pending(org_member, hook):
-    delivery = webhook_ping_send(installation=hook)  # no worker here: it stays pending
+def test_a_pending_delivery_is_listed_as_pending(org_admin, hook):
+    delivery = webhook_ping_send(
+        user=OPERATOR, installation=hook
+    )  # no worker here: it stays pending
     listing = f"{API}/installations/{hook.pk}/deliveries/"
-    rows = api_client(org_member).get(listing, {"status": "pending", "type": "ping"}).json()
+    rows = api_client(org_admin).get(listing, {"status": "pending", "type": "ping"}).json()
     assert [row["id"] for row in rows["results"]] == [delivery.pk]
     assert "attemptLog" not in rows["results"][0]  # the attempts are on the delivery's page
 

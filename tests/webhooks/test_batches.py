@@ -14,6 +14,7 @@ from docplatform.events.models import Delivery, DrainRequest
 from docplatform.events.outbox import deliveries_sweep
 from docplatform.models import Revision
 from docplatform.services import space_content_update
+from integrations.operators import OPERATOR
 from integrations.services.installations import installation_pause
 from tests.conftest import broker_unreachable
 from tests.factories import SpaceFactory
@@ -78,7 +79,7 @@ def test_one_batch_settles_each_delivery_by_its_own_outcome(
     with transaction.atomic():
         for space, _ in spaces.values():
             update(space)
-    installation_pause(installation=spaces["/paused"][1])
+    installation_pause(user=OPERATOR, installation=spaces["/paused"][1])
     private_broker.empty()
 
     assert webhook_deliver_due() == 4

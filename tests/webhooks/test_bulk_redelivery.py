@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from docplatform.events.leases import Result, delivery_claim, delivery_settle
 from docplatform.events.models import Delivery
+from integrations.operators import OPERATOR
 from tests.conftest import broker_unreachable
 from webhooks.models import BulkRedelivery
 from webhooks.services.ping import webhook_ping_send
@@ -25,7 +26,7 @@ def hook(install_webhook, space, receiver):
 
 
 def failed_ping(hook) -> Delivery:
-    delivery = delivery_claim(webhook_ping_send(installation=hook).pk)
+    delivery = delivery_claim(webhook_ping_send(user=OPERATOR, installation=hook).pk)
     delivery_settle(delivery, Result.failed(error="HTTP 500", outcome="HTTP 500"))
     return delivery
 

@@ -11,6 +11,7 @@ from docplatform.events import Visitor
 from docplatform.events.leases import delivery_redeliver
 from docplatform.events.models import Delivery
 from docplatform.services import page_feedback_record, site_view_record, space_content_update
+from integrations.operators import OPERATOR
 from integrations.services.installations import installation_pause
 from tests.conftest import wait_until
 from tests.factories import SpaceFactory
@@ -233,7 +234,7 @@ def test_pausing_cancels_a_delivery_waiting_for_its_retry(
     update(space)
     receiver.wait_for(1)
     wait_until(lambda: Delivery.objects.filter(status="retrying").exists())
-    installation_pause(installation=installation)
+    installation_pause(user=OPERATOR, installation=installation)
     (delivery,) = finished()
     assert delivery.status == "cancelled"
     assert len(receiver.requests) == 1

@@ -15,6 +15,7 @@ from django.utils import timezone
 from docplatform.events.leases import delivery_claim
 from docplatform.events.models import Delivery
 from docplatform.services import space_content_update
+from integrations.operators import OPERATOR
 from tests.api_helpers import API, NOT_FOUND, api_client, error_attrs
 from tests.conftest import wait_until
 from tests.factories import MembershipFactory, OrganizationFactory
@@ -40,7 +41,7 @@ def site_hook(install_webhook, site, receiver):
 
 def attempt(installation, *, days_ago: float, outcome="failed", status_code=503, error=""):
     """A logged attempt of a new ping of the installation, ``days_ago`` days ago."""
-    delivery = webhook_ping_send(installation=installation)
+    delivery = webhook_ping_send(user=OPERATOR, installation=installation)
     Delivery.objects.filter(pk=delivery.pk).update(status="failed")
     return DeliveryAttempt.objects.create(
         delivery=delivery,
@@ -138,8 +139,8 @@ def test_firing_to_an_enabled_endpoint_asks_nothing_about_endpoints(hook, space)
 def test_open_deliveries_are_cancelled_with_the_reason_and_new_events_make_none(
     hook, space, django_capture_on_commit_callbacks
 ):
-    waiting = webhook_ping_send(installation=hook)
-    held = webhook_ping_send(installation=hook)
+    waiting = webhook_ping_send(user=OPERATOR, installation=hook)
+    held = webhook_ping_send(user=OPERATOR, installation=hook)
     assert delivery_claim(held.pk) is not None  # a worker is on it
     with django_capture_on_commit_callbacks(execute=True):
         endpoint_disable(installation=hook, reason="every attempt failed")
@@ -161,7 +162,7 @@ def test_open_deliveries_are_cancelled_with_the_reason_and_new_events_make_none(
         installation=hook, event__type="space_content_updated"
     ).exists()
     with pytest.raises(ValidationError) as raised:
-        webhook_ping_send(installation=hook)
+        webhook_ping_send(user=OPERATOR, installation=hook)
     assert "endpoint" in raised.value.message_dict
 
 

@@ -24,6 +24,7 @@ from django.utils import timezone
 from docplatform.events.models import Delivery
 from docplatform.models import Revision
 from docplatform.services import space_content_update
+from integrations.operators import OPERATOR
 from integrations.services.installations import installation_configure
 from tests.factories import SpaceFactory
 from tests.processes import database_url
@@ -288,10 +289,14 @@ def test_invalid_limits_are_configuration_errors(install_webhook, space, countin
         "message": "must be a number above 0",
     } in installation.status_reasons
     with pytest.raises(ValidationError) as refused:
-        installation_configure(installation=installation, changes={"max_in_flight": "ten"})
+        installation_configure(
+            user=OPERATOR, installation=installation, changes={"max_in_flight": "ten"}
+        )
     assert "max_in_flight" in str(refused.value)
     installation = installation_configure(
-        installation=installation, changes={"max_in_flight": 3, "max_per_second": 0.5}
+        user=OPERATOR,
+        installation=installation,
+        changes={"max_in_flight": 3, "max_per_second": 0.5},
     )
     assert installation.status == "active"
     assert limits.limits_of(installation.configuration) == limits.Limits(3, 0.5)

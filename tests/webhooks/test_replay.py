@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from docplatform.events.models import Delivery, Event
 from docplatform.services import space_content_update
+from integrations.operators import OPERATOR
 from integrations.services.installations import installation_pause, installation_resume
 from tests.api_helpers import API, NOT_FOUND, api_client, error_attrs
 from tests.conftest import wait_until
@@ -84,9 +85,9 @@ def test_a_replay_sends_what_a_paused_or_disabled_endpoint_missed_once_and_again
     delivered = fire(space, 2)
     receiver.wait_for(2)  # settled before the endpoint is disabled, which cancels what is open
     wait_until(lambda: Delivery.objects.filter(installation=hook, status="succeeded").count() == 2)
-    installation_pause(installation=hook)
+    installation_pause(user=org_admin, installation=hook)
     missed = fire(space, 3)  # paused: no delivery is made
-    installation_resume(installation=hook)
+    installation_resume(user=org_admin, installation=hook)
     endpoint_disable(installation=hook, reason="failing")
     missed += fire(space, 1)  # disabled: none either
     endpoint_reenable(installation=hook, by=org_admin)
@@ -135,9 +136,9 @@ def test_a_replay_sends_what_a_paused_or_disabled_endpoint_missed_once_and_again
 @pytest.mark.usefixtures("celery_worker")
 def test_cancel_stops_a_replay(hook, space, receiver, org_admin, settings):
     settings.WEBHOOK_REPLAY_BATCH = 2
-    installation_pause(installation=hook)
+    installation_pause(user=org_admin, installation=hook)
     missed = fire(space, 6)
-    installation_resume(installation=hook)
+    installation_resume(user=org_admin, installation=hook)
     receiver.respond((200, {}, b"", 1.5))  # slow: the first batch is still being sent
     client = api_client(org_admin)
     response = client.post(replays_url(hook), last_hour())
@@ -161,9 +162,9 @@ def test_cancel_stops_a_replay(hook, space, receiver, org_admin, settings):
 
 
 def test_one_replay_at_a_time(hook, space, org_admin, django_capture_on_commit_callbacks):
-    installation_pause(installation=hook)
+    installation_pause(user=org_admin, installation=hook)
     fire(space, 2)
-    installation_resume(installation=hook)
+    installation_resume(user=org_admin, installation=hook)
     client = api_client(org_admin)
     with django_capture_on_commit_callbacks() as callbacks:  # no worker runs it
         first = client.post(replays_url(hook), last_hour())
@@ -177,9 +178,9 @@ def test_the_replay_is_bounded(
     hook, space, org_admin, settings, django_capture_on_commit_callbacks
 ):
     settings.WEBHOOK_REPLAY_LIMIT = 3
-    installation_pause(installation=hook)
+    installation_pause(user=org_admin, installation=hook)
     missed = fire(space, 5)
-    installation_resume(installation=hook)
+    installation_resume(user=org_admin, installation=hook)
     with django_capture_on_commit_callbacks():
         job = api_client(org_admin).post(replays_url(hook), last_hour()).json()
     assert (job["matched"], job["found"]) == (5, 3)
@@ -190,7 +191,7 @@ def test_the_replay_is_bounded(
 
 
 def test_bad_input_answers_field_errors_and_writes_nothing(hook, space, org_admin):
-    installation_pause(installation=hook)
+    installation_pause(user=org_admin, installation=hook)
     fire(space, 2)
     now = timezone.now()
     client = api_client(org_admin)
@@ -207,7 +208,7 @@ def test_bad_input_answers_field_errors_and_writes_nothing(hook, space, org_admi
         response = client.post(replays_url(hook), body)
         assert response.status_code == 400, body
         assert error_attrs(response) == attrs, body
-    installation_resume(installation=hook)
+    installation_resume(user=org_admin, installation=hook)
     endpoint_disable(installation=hook, reason="failing")
     response = client.post(replays_url(hook), last_hour())
     assert response.status_code == 400 and error_attrs(response) == ["endpoint"]
@@ -264,9 +265,9 @@ def test_the_stable_id_is_the_same_for_the_same_event_and_endpoint():
 
 @pytest.mark.usefixtures("celery_worker")
 def test_the_command_replays_and_waits(hook, space, receiver):
-    installation_pause(installation=hook)
+    installation_pause(user=OPERATOR, installation=hook)
     missed = fire(space, 2)
-    installation_resume(installation=hook)
+    installation_resume(user=OPERATOR, installation=hook)
     since = (timezone.now() - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%S")
 
     done = manage_py("webhooks", "replay", hook.pk, "--since", since, "--wait", timeout=90)

@@ -4,6 +4,7 @@ import socket
 
 import pytest
 
+from integrations.operators import OPERATOR
 from integrations.services.installations import installation_configure
 from webhooks.transport.outbound import UnsafeURL, check_url
 
@@ -17,7 +18,7 @@ def test_no_event_selected_keeps_it_pending(install_webhook, space, receiver, we
         {"path": "configuration", "message": "select at least one event (space_content_updated)"}
     ]
     installation = installation_configure(
-        installation=installation, changes={"space_content_updated": True}
+        user=OPERATOR, installation=installation, changes={"space_content_updated": True}
     )
     assert installation.status == "active"
 

@@ -119,7 +119,9 @@ def test_switching_scheme_keeps_the_secret_and_shows_whsec_only_for_standard_web
     shown = secret_api(org_admin, installation)
     assert shown == {"secret": stored, "signature": "service", "previous": []}
 
-    installation = installation_configure(installation=installation, changes=STANDARD)
+    installation = installation_configure(
+        user=org_admin, installation=installation, changes=STANDARD
+    )
     shown = secret_api(org_admin, installation)
     assert shown["signature"] == "standard-webhooks"
     # The same key: the stored secret's UTF-8 bytes, as whsec_ + standard base64.

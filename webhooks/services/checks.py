@@ -1,14 +1,14 @@
 """The checks before the webhook controls people use (REST API, marketplace, Django admin):
-the installation sends webhooks, it receives now, its endpoint is enabled, and who may act.
+the installation sends webhooks, it receives now, its endpoint is enabled.
 
-Who may act: any member of the installing organization pings (``ping``); only its admins read
-or rotate the signing secret (``signing_secrets``), and see and act on the delivery log and the
-endpoint's state. Callers have already found the installation among the user's own.
+Who may act is the roles' table (``integrations.policies.act_check``): everything about an
+endpoint (its URL, its signing secret and rotation, its deliveries, redelivery, pings,
+replays, its state) is for the installing organization's admins, and operators at their
+doors. Callers have already found the installation among the user's own.
 """
 
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 
-from docplatform import access
 from integrations.models import Installation
 from integrations.policies import not_receiving_reason
 
@@ -40,12 +40,3 @@ def webhook_endpoint_enabled_check(installation: Installation) -> None:
                 ]
             }
         )
-
-
-def webhook_admin_check(
-    user, installation: Installation, action="see and rotate the signing secret"
-) -> None:
-    """Refuse anyone but an admin of the installing organization (the webhook controls'
-    rule: the signing secret, the delivery log and its actions, the endpoint's state)."""
-    if not access.may(user, access.Action.READ_LOGS, installation):
-        raise PermissionDenied(f"only the organization's admins {action}")

@@ -17,14 +17,16 @@ from django.db import transaction
 from django.db.models import Max, Min
 from django.utils import timezone
 
+from docplatform.access import Action
 from docplatform.events.leases import Result, delivery_claim, delivery_settle
 from docplatform.events.models import Delivery
 from integrations.models import Installation
+from integrations.operators import acting
+from integrations.policies import act_check
 
 from ..models import DeliveryAttempt, EndpointState
 from ..rules import WEBHOOK_CONSUMER, wants_event
 from ..selectors import disabled_endpoints_forget, is_endpoint_disabled, maybe_disabled_endpoints
-from .checks import webhook_admin_check
 
 logger = logging.getLogger(__name__)
 
@@ -142,6 +144,7 @@ def endpoint_reenable(*, installation: Installation, by=None) -> EndpointState:
 
 
 def webhook_endpoint_reenable(*, user, installation: Installation) -> EndpointState:
-    """Re-enable the endpoint, for an admin of the installing organization."""
-    webhook_admin_check(user, installation, "re-enable an endpoint")
-    return endpoint_reenable(installation=installation, by=user)
+    """Re-enable the endpoint, for an admin of the installing organization: re-enabling
+    resumes its deliveries (``Action.PAUSE``, pause and resume)."""
+    act_check(user, Action.PAUSE, installation)
+    return endpoint_reenable(installation=installation, by=acting(user))

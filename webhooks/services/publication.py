@@ -5,7 +5,9 @@ from pathlib import Path
 
 from django.contrib.auth import get_user_model
 
-from docplatform.models import Membership, Organization
+from docplatform.access import ADMIN
+from docplatform.models import Organization
+from docplatform.teams.services import membership_ensure
 from integrations.services import integration_publish_folder
 from integrations.services.publishing import OlderReleaseCode
 from integrations.services.releases import integration_release
@@ -31,9 +33,7 @@ def webhook_integration_publish() -> None:
     if created:
         publisher.set_unusable_password()
         publisher.save(update_fields=["password"])
-    Membership.objects.get_or_create(
-        organization=organization, user=publisher, defaults={"role": Membership.Role.ADMIN}
-    )
+    membership_ensure(organization=organization, user=publisher, role=ADMIN)
     try:
         integration_publish_folder(path=MANIFEST_FOLDER, publisher=publisher, env={})
     except OlderReleaseCode as older:

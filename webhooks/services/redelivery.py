@@ -16,14 +16,17 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from docplatform.access import Action
 from docplatform.events.leases import delivery_redeliver
 from docplatform.events.models import Delivery
 from docplatform.events.publisher import BrokerUnavailable, publish
 from integrations.models import Installation
+from integrations.operators import acting
+from integrations.policies import act_check
 
 from ..models import BulkRedelivery
 from ..selectors import failed_deliveries_since, latest_bulk_redelivery
-from .checks import webhook_admin_check, webhook_installation_check, webhook_receiving_check
+from .checks import webhook_installation_check, webhook_receiving_check
 
 logger = logging.getLogger(__name__)
 REDELIVER_TASK = "webhooks.tasks.redeliver_failed"
@@ -32,7 +35,7 @@ REDELIVER_TASK = "webhooks.tasks.redeliver_failed"
 def bulk_redelivery_request(*, user, installation: Installation, since: datetime) -> BulkRedelivery:
     """Ask to send again the installation's deliveries that failed since ``since`` (an admin
     of the installing organization); a task sends them after commit."""
-    webhook_admin_check(user, installation, "resend deliveries")
+    act_check(user, Action.REDELIVER, installation)
     webhook_installation_check(installation)
     webhook_receiving_check(installation)
     if since > timezone.now():
@@ -53,7 +56,7 @@ def bulk_redelivery_request(*, user, installation: Installation, since: datetime
                 {"since": [f"no delivery failed since {since:%d %b %Y %H:%M} UTC"]}
             )
         job = BulkRedelivery.objects.create(
-            installation=installation, since=since, delivery_ids=ids, requested_by=user
+            installation=installation, since=since, delivery_ids=ids, requested_by=acting(user)
         )
         transaction.on_commit(lambda: _queue(job.pk))
     return job

@@ -21,11 +21,14 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from docplatform.access import Action
 from docplatform.events.leases import Result, deliveries_settle
 from docplatform.events.models import Delivery
 from docplatform.events.outbox import deliveries_add, deliveries_send_again
 from docplatform.events.publisher import BrokerUnavailable, publish
 from integrations.models import Installation
+from integrations.operators import acting
+from integrations.policies import act_check
 
 from ..models import Replay
 from ..rules import WEBHOOK_CONSUMER, replay_event_uuid
@@ -35,7 +38,7 @@ from ..selectors import (
     replay_events,
     replay_has_open_deliveries,
 )
-from .checks import webhook_admin_check, webhook_installation_check, webhook_receiving_check
+from .checks import webhook_installation_check, webhook_receiving_check
 
 logger = logging.getLogger(__name__)
 REPLAY_TASK = "webhooks.tasks.replay"
@@ -71,10 +74,9 @@ def replay_request(
     until: datetime,
     include_delivered: bool = False,
 ) -> Replay:
-    """Ask for a replay (an admin of the installing organization; ``user`` None: an operator,
-    from the command line); a task queues it after commit."""
-    if user is not None:
-        webhook_admin_check(user, installation, "replay events")
+    """Ask for a replay (an admin of the installing organization, or an operator from the
+    command line, ``operators.OPERATOR``); a task queues it after commit."""
+    act_check(user, Action.REPLAY, installation)
     webhook_installation_check(installation)
     until = replay_range_check(since, until, now=timezone.now())
     webhook_receiving_check(installation)
@@ -103,7 +105,7 @@ def replay_request(
             include_delivered=include_delivered,
             matched=matched,
             event_ids=chosen,
-            requested_by=user,
+            requested_by=acting(user),
         )
         if not chosen:
             job.status, job.finished_at = Replay.Status.DONE, timezone.now()
@@ -175,11 +177,10 @@ def _sendable_again(delivery: Delivery, *, include_delivered: bool) -> bool:
 
 
 def replay_cancel(*, user, installation: Installation, job: Replay) -> Replay:
-    """Stop a replay (an admin; ``user`` None: an operator): no further batch is queued, and
-    what it queued that is still waiting, held by no worker, is cancelled (what a worker
-    is sending now ends as it ends)."""
-    if user is not None:
-        webhook_admin_check(user, installation, "cancel replays")
+    """Stop a replay (an admin, or an operator): no further batch is queued, and what it
+    queued that is still waiting, held by no worker, is cancelled (what a worker is sending
+    now ends as it ends)."""
+    act_check(user, Action.REPLAY, installation)
     with transaction.atomic():
         job = Replay.objects.select_for_update().get(pk=job.pk)
         if not job.is_active:

@@ -1,6 +1,7 @@
 """The webhook installations' signing secrets: the current one, made on first use, and the
 previous ones, which keep signing for 24 hours after a rotation; an admin reads and rotates
-them (``webhook_secret_read``, ``webhook_secret_rotate``)."""
+them (``webhook_secret_read``, ``webhook_secret_rotate``: the audit log records who rotated
+it, never the secret)."""
 
 from collections import defaultdict
 from datetime import timedelta
@@ -9,12 +10,15 @@ from django.db import transaction
 from django.db.models.functions import Now
 from django.utils import timezone
 
+from docplatform.access import Action
 from docplatform.queries import Prepared, stand_in_values, stand_ins
 from integrations.models import Installation
+from integrations.policies import act_check
+from integrations.services.audit import installation_audit
 
 from ..models import SigningSecret, new_signing_secret
 from ..transport.signatures import secret_shown
-from .checks import webhook_admin_check, webhook_installation_check
+from .checks import webhook_installation_check
 
 ROTATION_OVERLAP = timedelta(hours=24)
 
@@ -83,14 +87,17 @@ def signing_secret_rotate(installation: Installation) -> str:
 def webhook_secret_read(*, user, installation: Installation) -> str:
     """The current signing secret, for an admin of the installing organization, in the form
     its endpoint's signature scheme takes (``signatures.secret_shown``)."""
-    webhook_admin_check(user, installation)
+    act_check(user, Action.ROTATE_SECRET, installation)
     webhook_installation_check(installation)
     return secret_shown(installation.configuration, signing_secret_current(installation))
 
 
+@transaction.atomic
 def webhook_secret_rotate(*, user, installation: Installation) -> str:
-    """A new signing secret, for an admin, shown as ``webhook_secret_read`` shows it; the old
-    one keeps signing for 24 hours."""
-    webhook_admin_check(user, installation)
+    """A new signing secret, for an admin (or an operator), shown as ``webhook_secret_read``
+    shows it; the old one keeps signing for 24 hours."""
+    act_check(user, Action.ROTATE_SECRET, installation)
     webhook_installation_check(installation)
-    return secret_shown(installation.configuration, signing_secret_rotate(installation))
+    secret = signing_secret_rotate(installation)
+    installation_audit(action="webhook.secret_rotated", user=user, installation=installation)
+    return secret_shown(installation.configuration, secret)

@@ -1,5 +1,10 @@
 """``python manage.py integration ACTION``: the integration command line.
 
+Every action that changes something acts as the person named by ``--as``, under the same
+rules as the marketplace and the REST API (the roles' table: publishing, installing,
+configuring, pausing, resuming and uninstalling are for the organization's admins), and the
+audit log records that person.
+
 Exit codes: 0 success (warnings may be printed), 1 the manifest or request was refused,
 2 a usage error (bad arguments, a path or env file that does not exist).
 """
@@ -67,12 +72,16 @@ class Command(BaseCommand):
         where.add_argument("--site", help="Install into this site (id).")
         install.add_argument("--token", help="The install link token of an unlisted integration.")
         self._add_set_argument(install)
-        self._add_user_argument(install, "The installing user (a member of --org).")
+        self._add_user_argument(
+            install,
+            "The installing user: an admin of --org (a member, for an integration whose "
+            "scopes write nothing, when --org lets members install).",
+        )
 
         configure = actions.add_parser("configure", help="Edit an installation's configuration.")
         configure.add_argument("installation", help="The installation id.")
         self._add_set_argument(configure)
-        self._add_user_argument(configure, "The user making the edit.")
+        self._add_user_argument(configure, "The user making the edit (an admin).")
 
         for action, text in [
             ("pause", "Pause an installation: no events reach it."),
@@ -81,7 +90,7 @@ class Command(BaseCommand):
         ]:
             parser = actions.add_parser(action, help=text)
             parser.add_argument("installation", help="The installation id.")
-            self._add_user_argument(parser, "The user acting.")
+            self._add_user_argument(parser, "The user acting (an admin).")
 
     @staticmethod
     def _add_user_argument(parser, text):
@@ -173,28 +182,32 @@ class Command(BaseCommand):
         self._print_installation(installation)
 
     def handle_configure(self, *, installation, values, username, **options):
-        installation = self._installation(installation, username)
+        user = self._user(username)
+        installation = self._installation(installation, user)
         definition = configuration_definition(installation)
         if not values:
             raise usage_error("give at least one --set KEY=VALUE")
         installation = installation_configure(
-            installation=installation, changes=self._changes(definition, values)
+            user=user,
+            installation=installation,
+            changes=self._changes(definition, values),
         )
         self._print_installation(installation)
 
     def handle_pause(self, *, installation, username, **options):
-        self._print_installation(
-            installation_pause(installation=self._installation(installation, username))
-        )
+        user = self._user(username)
+        row = self._installation(installation, user)
+        self._print_installation(installation_pause(user=user, installation=row))
 
     def handle_resume(self, *, installation, username, **options):
-        self._print_installation(
-            installation_resume(installation=self._installation(installation, username))
-        )
+        user = self._user(username)
+        row = self._installation(installation, user)
+        self._print_installation(installation_resume(user=user, installation=row))
 
     def handle_uninstall(self, *, installation, username, **options):
-        row = self._installation(installation, username)
-        installation_uninstall(installation=row)
+        user = self._user(username)
+        row = self._installation(installation, user)
+        installation_uninstall(user=user, installation=row)
         self.stdout.write(f"uninstalled {row.integration.name} ({installation})")
 
     # --- helpers ----------------------------------------------------------------------------
@@ -205,9 +218,10 @@ class Command(BaseCommand):
         for reason in shown.reasons:
             self.stdout.write(f"  {reason['path']}: {reason['message']}")
 
-    def _installation(self, installation_id: str, username: str):
+    @staticmethod
+    def _installation(installation_id: str, user):
         installation = (
-            installations_visible_to(self._user(username))
+            installations_visible_to(user)
             .select_related("integration")
             .filter(pk=installation_id)
             .first()

@@ -8,12 +8,15 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from docplatform.models import Membership, Organization, Page, Revision, Site, Space
+from docplatform.teams.selectors import invitations_to
+from docplatform.teams.services import invitation_create, invitation_revoke, membership_ensure
 from integrations.services import integration_publish_folder
 
 DEMO_INTEGRATIONS = Path(__file__).resolve().parents[2] / "demo" / "integrations"
 # Demo values for the demo manifests' ${{ env.NAME }} secrets; they reach no real provider.
 DEMO_SECRETS_ENV = {"SLACK_CLIENT_ID": "demo-client-id", "SLACK_CLIENT_SECRET": "demo-secret"}
 DEMO_PASSWORD = "demo-password"  # noqa: S105 - local demo accounts only, printed for the user
+DEMO_INVITEE = "erin@example.com"  # invited to acme as a member; the link is printed
 
 
 class Command(BaseCommand):
@@ -24,14 +27,11 @@ class Command(BaseCommand):
             users = self._users()
             acme = self._organization("acme", "Acme Inc.", admin=users["alice"])
             globex = self._organization("globex", "Globex Corporation", admin=users["bob"])
-            Membership.objects.get_or_create(
-                organization=acme, user=users["carol"], defaults={"role": Membership.Role.MEMBER}
-            )
-            Membership.objects.get_or_create(
-                organization=acme, user=users["dave"], defaults={"role": Membership.Role.READER}
-            )
+            membership_ensure(organization=acme, user=users["carol"], role=Membership.Role.MEMBER)
+            membership_ensure(organization=acme, user=users["dave"], role=Membership.Role.READER)
             self._content(acme, users["alice"])
             self._content(globex, users["bob"])
+            invitation_link = self._invitation(acme, inviter=users["alice"])
         publishers = {"acme": users["alice"], "globex": users["bob"]}
         for folder in sorted(DEMO_INTEGRATIONS.iterdir()):
             organization = "globex" if folder.name == "partner-search" else "acme"
@@ -45,7 +45,8 @@ class Command(BaseCommand):
                 f"Demo data ready. Sign in at {web}/admin/ as 'admin', "
                 f"password '{DEMO_PASSWORD}'. Users alice (acme admin), carol (acme member), "
                 "dave (acme reader) and bob (globex admin) have the same password and sign "
-                f"in to the marketplace at {web}/marketplace/ (their spaces: {web}/s/)."
+                f"in to the marketplace at {web}/marketplace/ (their spaces: {web}/s/). "
+                + invitation_link
             )
         )
         for site in Site.objects.filter(organization__subdomain__in=["acme", "globex"]):
@@ -75,10 +76,30 @@ class Command(BaseCommand):
         organization, _ = Organization.objects.get_or_create(
             subdomain=subdomain, defaults={"title": title}
         )
-        Membership.objects.get_or_create(
-            organization=organization, user=admin, defaults={"role": Membership.Role.ADMIN}
-        )
+        membership_ensure(organization=organization, user=admin, role=Membership.Role.ADMIN)
         return organization
+
+    @staticmethod
+    def _invitation(organization, *, inviter) -> str:
+        """One open invitation to ``DEMO_INVITEE`` (a new link each run: only its hash is
+        kept, so an earlier one cannot be shown again and is revoked), until it is accepted.
+        No mail is sent: the link is printed."""
+        sent = invitations_to(organization, DEMO_INVITEE)
+        if any(invitation.state == "accepted" for invitation in sent):
+            return f"{DEMO_INVITEE} accepted the demo invitation to {organization.subdomain}."
+        for invitation in sent:
+            invitation_revoke(invitation=invitation, actor=None)
+        made = invitation_create(
+            organization=organization,
+            email=DEMO_INVITEE,
+            role=Membership.Role.MEMBER,
+            invited_by=inviter,
+            notify=False,
+        )
+        return (
+            f"{DEMO_INVITEE} is invited to {organization.subdomain} as a member: open "
+            f"{made.url} to accept."
+        )
 
     @staticmethod
     def _content(organization, author):
@@ -97,7 +118,9 @@ class Command(BaseCommand):
             space.current_revision = revision
             space.save(update_fields=["current_revision"])
             spaces.append(space)
-        site = Site.objects.create(organization=organization, title=f"{organization.title} docs")
+        site = Site.objects.create(
+            organization=organization, title=f"{organization.title} docs", published=True
+        )
         site.spaces.set(spaces)
 
 

@@ -433,7 +433,7 @@ def test_a_paused_installations_block_shows_a_box_saying_so(
         pages=[{"path": "intro", "title": "Intro", "body": f"Before.\n\n{fence}\nAfter.\n"}],
         author=alice,
     )
-    installation_pause(installation=installation)
+    installation_pause(installation=installation, user=alice)
     page = browser_page
     sign_in(page, live_server, alice, then="/s/")
 

@@ -1,4 +1,8 @@
-"""``python manage.py webhooks ACTION``: operators' view of webhook installations."""
+"""``python manage.py webhooks ACTION``: operators' view of webhook installations.
+
+It acts as the operator, whoever holds the shell (``operators.OPERATOR``: no organization's
+roles apply, and the audit log records "operator" for a rotated secret). An organization's
+admins do the same through the marketplace and the REST API."""
 
 import time
 from datetime import UTC, datetime
@@ -8,20 +12,23 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from docplatform.events.leases import delivery_redeliver
 from docplatform.events.models import Delivery
 from integrations.models import Installation
+from integrations.operators import OPERATOR
+from integrations.services.deliveries import installation_delivery_redeliver
 from webhooks.models import Replay
 from webhooks.rules import WEBHOOK_INTEGRATION
 from webhooks.selectors import replay_progress
 from webhooks.services.ping import webhook_ping
 from webhooks.services.replay import replay_request
-from webhooks.services.signing_secrets import signing_secret_current, signing_secret_rotate
-from webhooks.transport.signatures import secret_shown
+from webhooks.services.signing_secrets import webhook_secret_read, webhook_secret_rotate
 
 
 class Command(BaseCommand):
-    help = "Webhook signing secrets, deliveries, redelivery, replays and test pings."
+    help = (
+        "Webhook signing secrets, deliveries, redelivery, replays and test pings, as the "
+        "operator (no organization's roles apply; the audit log records the operator)."
+    )
 
     def add_arguments(self, parser):
         actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
@@ -56,15 +63,11 @@ class Command(BaseCommand):
 
     def handle_secret(self, *, installation, **options):
         installation = self._installation(installation)
-        self.stdout.write(
-            secret_shown(installation.configuration, signing_secret_current(installation))
-        )
+        self.stdout.write(webhook_secret_read(user=OPERATOR, installation=installation))
 
     def handle_rotate_secret(self, *, installation, **options):
         installation = self._installation(installation)
-        self.stdout.write(
-            secret_shown(installation.configuration, signing_secret_rotate(installation))
-        )
+        self.stdout.write(webhook_secret_rotate(user=OPERATOR, installation=installation))
 
     def handle_ping(self, *, installation, **options):
         event = webhook_ping(installation=self._installation(installation))
@@ -89,7 +92,7 @@ class Command(BaseCommand):
         if row is None:
             raise CommandError(f"{delivery}: no such webhook delivery", returncode=2)
         try:
-            row = delivery_redeliver(row)
+            row = installation_delivery_redeliver(user=OPERATOR, delivery=row)
         except ValidationError as exc:
             raise CommandError(exc.messages[0], returncode=1) from exc
         self.stdout.write(f"delivery {row.pk} queued again (attempt chain {row.chain})")
@@ -97,7 +100,7 @@ class Command(BaseCommand):
     def handle_replay(self, *, installation, since, until, include_delivered, wait, **options):
         try:
             job = replay_request(
-                user=None,
+                user=OPERATOR,
                 installation=self._installation(installation),
                 since=since,
                 until=until or timezone.now(),

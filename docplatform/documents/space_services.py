@@ -1,0 +1,86 @@
+"""Writes of spaces themselves: an organization's members create them, its admins rename
+them, set their visibility and delete them (who may is the access module's table, asked by
+the doors: the REST API and the pages). Each leaves one row in the organization's audit log,
+in the same transaction."""
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from .. import services
+from ..audit.services import audit_record
+from ..models import Organization, Space
+
+
+def _visibility_problem(visibility) -> str | None:
+    if visibility not in Space.Visibility.values:
+        return f"must be one of {', '.join(Space.Visibility.values)}"
+    return None
+
+
+@transaction.atomic
+def space_create(
+    *, organization: Organization, title: str, visibility: str = Space.Visibility.PRIVATE, actor
+) -> Space:
+    """A new, empty space of the organization (private unless said). ValidationError naming
+    ``title`` or ``visibility``, with nothing written."""
+    errors = {}
+    try:
+        title = services.clean_title(title, model=Space)
+    except ValidationError as error:
+        errors.update(error.message_dict)
+    if problem := _visibility_problem(visibility):
+        errors["visibility"] = [problem]
+    if errors:
+        raise ValidationError(errors)
+    space = Space.objects.create(organization=organization, title=title, visibility=visibility)
+    audit_record(
+        action="space.created",
+        actor=actor,
+        target=space,
+        details={"title": title, "visibility": visibility},
+    )
+    return space
+
+
+@transaction.atomic
+def space_update(*, space: Space, actor, title=None, visibility=None) -> Space:
+    """Rename the space and set its visibility (None leaves either as it is);
+    ``space_visibility_updated`` fires when the visibility changed. One audit row naming what
+    changed, from what to what (none when nothing did). ``actor``: a person, or the machine
+    principal of an installation's token with ``space:metadata:write``."""
+    errors = {}
+    if title is not None:
+        try:
+            title = services.clean_title(title, model=Space)
+        except ValidationError as error:
+            errors.update(error.message_dict)
+    if visibility is not None and (problem := _visibility_problem(visibility)):
+        errors["visibility"] = [problem]
+    if errors:
+        raise ValidationError(errors)
+    changes = {}
+    if title is not None and title != space.title:
+        changes["title"] = {"from": space.title, "to": title}
+        space.title = title
+        space.save(update_fields=["title"])
+    if visibility is not None and visibility != space.visibility:
+        changes["visibility"] = {"from": space.visibility, "to": visibility}
+        services.space_visibility_set(space=space, visibility=visibility)
+    if changes:
+        audit_record(action="space.changed", actor=actor, target=space, details=changes)
+    return space
+
+
+@transaction.atomic
+def space_delete(*, space: Space, actor) -> None:
+    """Delete the space with everything that is only its own: its pages and revisions, its
+    Git connection and syncs, its places on sites, the visitors' feedback, and the
+    integrations installed into it (the database's cascade). Its events stay in the
+    organization's log, no longer pointing at it."""
+    audit_record(
+        action="space.deleted",
+        actor=actor,
+        target=space,
+        details={"title": space.title, "visibility": space.visibility},
+    )
+    space.delete()

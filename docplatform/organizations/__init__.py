@@ -1,0 +1,1 @@
+"""Organizations by their people: started by a person, set by its admins."""

@@ -1,0 +1,131 @@
+"""Writes of sites themselves, by an organization's admins (who may is the access module's
+table, asked by the doors: the REST API and the Sites page): create one, change its title and
+the spaces it publishes in their order, publish or unpublish it (an unpublished site answers
+404 on ``SITES_URL``), delete it. Each change leaves one row in the organization's audit log,
+in the same transaction."""
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from .. import services
+from ..audit.services import audit_record
+from ..models import Organization, Site, Space
+from .models import SiteSpace
+from .selectors import site_space_ids
+
+MAX_SPACES = 200
+
+
+def _space_ids_problem(organization: Organization, space_ids) -> str | None:
+    """Why ``space_ids`` is not an ordered list of the organization's spaces, or None."""
+    if not isinstance(space_ids, list | tuple) or not all(isinstance(i, str) for i in space_ids):
+        return "must be a list of space ids"
+    if len(space_ids) > MAX_SPACES:
+        return f"at most {MAX_SPACES} spaces"
+    if len(set(space_ids)) != len(space_ids):
+        return "lists a space twice"
+    known = set(
+        Space.objects.filter(organization=organization, pk__in=space_ids).values_list(
+            "pk", flat=True
+        )
+    )
+    unknown = [space_id for space_id in space_ids if space_id not in known]
+    if unknown:
+        return f"no space of this organization has the id {', '.join(unknown)}"
+    return None
+
+
+def _checked(organization: Organization, *, title, space_ids, published) -> dict:
+    """The fields given (None: not given), cleaned; ValidationError naming every wrong one."""
+    errors = {}
+    cleaned = {"title": title, "space_ids": space_ids, "published": published}
+    if title is not None:
+        try:
+            cleaned["title"] = services.clean_title(title, model=Site)
+        except ValidationError as error:
+            errors.update(error.message_dict)
+    if space_ids is not None and (problem := _space_ids_problem(organization, space_ids)):
+        errors["spaces"] = [problem]
+    if published is not None and not isinstance(published, bool):
+        errors["published"] = ["must be true or false"]
+    if errors:
+        raise ValidationError(errors)
+    return cleaned
+
+
+def _place(site: Site, space_ids: list[str]) -> None:
+    SiteSpace.objects.filter(site=site).delete()
+    SiteSpace.objects.bulk_create(
+        SiteSpace(site=site, space_id=space_id, position=position)
+        for position, space_id in enumerate(space_ids)
+    )
+
+
+@transaction.atomic
+def site_create(*, organization: Organization, title, space_ids, published=False, actor) -> Site:
+    """A site of the organization publishing ``space_ids`` (its spaces, in that order);
+    served on ``SITES_URL`` once ``published``. ValidationError naming ``title``, ``spaces``
+    or ``published``, with nothing written."""
+    fields = _checked(
+        organization,
+        title=title if title is not None else "",
+        space_ids=space_ids if space_ids is not None else [],
+        published=False if published is None else published,
+    )
+    site = Site.objects.create(
+        organization=organization, title=fields["title"], published=fields["published"]
+    )
+    _place(site, fields["space_ids"])
+    audit_record(
+        action="site.created",
+        actor=actor,
+        target=site,
+        details={
+            "title": site.title,
+            "spaces": fields["space_ids"],
+            "published": site.published,
+        },
+    )
+    return site
+
+
+@transaction.atomic
+def site_update(*, site: Site, actor, title=None, space_ids=None, published=None) -> Site:
+    """Change the site's title, the spaces it publishes and their order, and whether it is
+    published (None leaves a field as it is). A publication changed is its own audit row
+    (``site.published``, ``site.unpublished``); the rest is one ``site.changed`` row naming
+    what changed, from what to what."""
+    fields = _checked(site.organization, title=title, space_ids=space_ids, published=published)
+    changes = {}
+    if fields["title"] is not None and fields["title"] != site.title:
+        changes["title"] = {"from": site.title, "to": fields["title"]}
+        site.title = fields["title"]
+    if fields["space_ids"] is not None:
+        before = site_space_ids(site)
+        if before != fields["space_ids"]:
+            changes["spaces"] = {"from": before, "to": fields["space_ids"]}
+            _place(site, fields["space_ids"])
+    publication = fields["published"] is not None and fields["published"] != site.published
+    if publication:
+        site.published = fields["published"]
+    if changes or publication:
+        site.save(update_fields=["title", "published"])
+    if changes:
+        audit_record(action="site.changed", actor=actor, target=site, details=changes)
+    if publication:
+        action = "site.published" if site.published else "site.unpublished"
+        audit_record(action=action, actor=actor, target=site)
+    return site
+
+
+@transaction.atomic
+def site_delete(*, site: Site, actor) -> None:
+    """Delete the site, with the integrations installed into it and the feedback given on
+    it (the database's cascade); the spaces it published stay."""
+    audit_record(
+        action="site.deleted",
+        actor=actor,
+        target=site,
+        details={"title": site.title, "spaces": site_space_ids(site)},
+    )
+    site.delete()
