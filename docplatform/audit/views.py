@@ -30,7 +30,7 @@ def _value_in_words(value) -> str:
     if isinstance(value, list):
         return ", ".join(_value_in_words(item) for item in value) or "none"
     if isinstance(value, dict):
-        parts = (f"{_words(key)} {_value_in_words(item)}" for key, item in value.items())
+        parts = (f"{_words(key)} {_value_in_words(value[key])}" for key in sorted(value))
         return ", ".join(parts) or "none"
     if isinstance(value, str) and _TIME.fullmatch(value):  # a time the writer kept as ISO 8601
         return _time_in_words(value)
@@ -48,8 +48,9 @@ def _time_in_words(value: str) -> str:
 def details_in_words(details: dict) -> str:
     """A row's details as a sentence an admin reads at a glance: ``{"properties": ["url"],
     "role": {"from": "member", "to": "admin"}, "expiresAt": "2026-03-08T10:00:00+00:00"}`` is
-    "properties: url; role: from member, to admin; expires at: 8 Mar 2026, 10:00 UTC"."""
-    return "; ".join(f"{_words(key)}: {_value_in_words(value)}" for key, value in details.items())
+    "expires at: 8 Mar 2026, 10:00 UTC; properties: url; role: from member, to admin". Keys go
+    in alphabetical order: PostgreSQL's jsonb keeps no order of its own."""
+    return "; ".join(f"{_words(key)}: {_value_in_words(details[key])}" for key in sorted(details))
 
 
 def _query_without_page(request) -> str:

@@ -57,8 +57,8 @@ def test_details_read_as_words_times_included(org_admin, organization):
     audit_record(action="member.role_changed", actor=org_admin, target=org_admin,
                  organization=organization, details=details)  # fmt: skip
     assert (
-        "role: from member, to admin; expires at: 8 Mar 2026, 10:00 UTC; published: yes; "
-        "spaces: none; not a time: 2026-13-45T99:99Z"
+        "expires at: 8 Mar 2026, 10:00 UTC; not a time: 2026-13-45T99:99Z; published: yes; "
+        "role: from member, to admin; spaces: none"
     ) in signed_in(org_admin).get(PAGE).content.decode()
 
 
