@@ -238,10 +238,11 @@ class WorkerPing(models.Model):
         return f"ping {self.pk}"
 
 
-# The models of the outbox, the sites, Git sync, the audit log and the invitations live with
-# them (docplatform.events, .sites, .gitsync, .audit, .teams) and are registered with this app
-# here, where Django looks for an app's models.
+# The models of the outbox, the sites, Git sync, the audit log, the invitations and the
+# editor's presence live with them (docplatform.events, .sites, .gitsync, .audit, .teams,
+# .documents) and are registered with this app here, where Django looks for an app's models.
 from .audit.models import AuditEntry  # noqa: E402, F401
+from .documents.models import PagePresence  # noqa: E402, F401
 from .events.models import Delivery, DrainRequest, Event  # noqa: E402, F401
 from .gitsync.models import GitConnection, GitSync  # noqa: E402, F401
 from .sites.models import PageFeedback, SiteSpace, SiteVisit  # noqa: E402, F401

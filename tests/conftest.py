@@ -23,8 +23,25 @@ def org_member(organization):
 
 
 @pytest.fixture
+def org_reader(organization):
+    return MembershipFactory(organization=organization, role="reader").user
+
+
+@pytest.fixture
 def outsider(db):
     return UserFactory()
+
+
+@pytest.fixture
+def people(org_admin, org_member, org_reader):
+    """acme's admin, member and reader, and an admin of another organization (globex)."""
+    stranger = MembershipFactory(organization=OrganizationFactory(subdomain="globex"), role="admin")
+    return {
+        "admin": org_admin,
+        "member": org_member,
+        "reader": org_reader,
+        "outsider": stranger.user,
+    }
 
 
 @pytest.fixture(scope="session")

@@ -15,15 +15,17 @@ from drf_spectacular.utils import (
     extend_schema_field,
     extend_schema_view,
 )
-from rest_framework import exceptions, generics, serializers, status
+from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import services
 from ..access import Action
+from ..documents import services as page_services
 from ..documents import space_services
 from ..models import Page, Revision, Space
 from ..selectors import current_pages, organization_spaces, revisions_of, space_revisions
+from .content_conflicts import CONTENT_CONFLICT, content_conflict_response
 from .lookup import organization_for, space_for, spaces_for
 from .permissions import ActsByRole
 from .schema import service_errors
@@ -128,11 +130,6 @@ class SpaceListApi(generics.ListAPIView):
         return Response(SpaceOutput(space).data, status=status.HTTP_201_CREATED)
 
 
-class RevisionConflictError(exceptions.APIException):
-    status_code = status.HTTP_409_CONFLICT
-    default_code = "conflict"
-
-
 class SpaceUpdateInput(serializers.Serializer):
     title = serializers.CharField(max_length=200, required=False)
     visibility = serializers.ChoiceField(choices=Space.Visibility.choices, required=False)
@@ -209,8 +206,10 @@ class RevisionInput(serializers.Serializer):
         required=False,
         max_length=32,
         help_text="The revision these pages were edited from: when the space's current "
-        "revision is another one by now, nothing is written and the answer is 409 (nothing "
-        "another writer saved meanwhile is overwritten).",
+        "revision is another one by now, these pages are merged with what was written since, "
+        "page by page and line by line; only when changes overlap is nothing written, and the "
+        "answer is 409 with the overlapping hunks (nothing another writer saved meanwhile is "
+        "overwritten).",
     )
 
 
@@ -238,7 +237,7 @@ class SpaceRevisionsApi(generics.ListAPIView):
     @extend_schema(
         summary="Write a new revision of a space's pages",
         request=RevisionInput,
-        responses={201: RevisionOutput},
+        responses={201: RevisionOutput, 409: CONTENT_CONFLICT},
         examples=[
             OpenApiExample(
                 "Two pages",
@@ -262,19 +261,15 @@ class SpaceRevisionsApi(generics.ListAPIView):
         data = RevisionInput(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            revision = services.space_content_update(
+            revision = page_services.space_pages_write(
                 space=space,
                 pages=data.validated_data["pages"],
                 message=data.validated_data["message"],
                 author=request.user,  # a person, or an installation's token (its principal)
                 based_on=data.validated_data.get("baseRevision"),
             )
-        except services.RevisionConflict as conflict:
-            current = conflict.current.id if conflict.current else None
-            raise RevisionConflictError(
-                f"the space's current revision is {current} now, not baseRevision: read it and "
-                "apply your change to it"
-            ) from None
+        except page_services.ContentConflict as conflict:
+            return content_conflict_response(conflict)
         return Response(RevisionOutput(revision).data, status=status.HTTP_201_CREATED)
 
 

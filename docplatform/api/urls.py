@@ -7,7 +7,7 @@ from django.urls import path
 from ..audit import api as audit_api
 from ..gitsync import api as git_api
 from ..teams import api as teams_api
-from . import event_types, organizations, sites, spaces, tokens
+from . import event_types, organizations, page_restore, sites, spaces, tokens
 
 urlpatterns = [
     path("me/", organizations.MeApi.as_view(), name="me"),
@@ -53,6 +53,11 @@ urlpatterns = [
         name="space-revisions",
     ),
     path("spaces/<id:space_id>/pages/", spaces.SpacePagesApi.as_view(), name="space-pages"),
+    path(
+        "spaces/<id:space_id>/pages/restore/",
+        page_restore.SpacePageRestoreApi.as_view(),
+        name="space-page-restore",
+    ),
     path("spaces/<id:space_id>/git/", git_api.GitConnectionApi.as_view(), name="space-git"),
     path(
         "spaces/<id:space_id>/git/sync/",

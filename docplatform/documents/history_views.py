@@ -46,12 +46,34 @@ class RevisionView(SpaceView):
         if page is not None:
             document = page_document(page)
             place = self.block_place(page.path, interactive=False)
+            now = selectors.page_in(self.space.current_revision_id, page.path)
             context |= {
                 "page_obj": page,
                 "content": shown_html(document, lambda: place),
                 "toc": table_of_contents(document),
+                "restorable": self.may_edit
+                and (now is None or (now.title, now.body) != (page.title, page.body)),
+                "deleted_since": now is None,
             }
         return self.page("docs/revision.html", context)
+
+
+class PageRestoreView(SpaceView):
+    """One page as it was in a revision, restored alone (``services.page_restore``)."""
+
+    def post(self, request, revision_id):
+        self.require_editor()
+        revision = selectors.revision_of(self.space, revision_id)
+        path = request.POST.get("path", "")
+        try:
+            services.page_restore(
+                space=self.space, path=path, revision=revision, author=request.user
+            )
+        except ValidationError as error:
+            messages.error(request, " ".join(error.messages))
+            return redirect(reverse("docs:revision-page", args=[self.space.pk, revision.pk, path]))
+        messages.success(request, f"Page restored as it was in revision {revision.pk[:8]}.")
+        return redirect(reverse("docs:page", args=[self.space.pk, path]))
 
 
 class RevisionDiffView(SpaceView):

@@ -33,6 +33,11 @@ urlpatterns = [
         name="revision-restore",
     ),
     path(
+        "<id:space_id>/history/<id:revision_id>/restore-page",
+        history_views.PageRestoreView.as_view(),
+        name="page-restore",
+    ),
+    path(
         "<id:space_id>/history/<id:revision_id>/<path:page_path>",
         history_views.RevisionView.as_view(),
         name="revision-page",
@@ -62,6 +67,7 @@ urlpatterns = [
     path("<id:space_id>/new", editor_views.PageNewView.as_view(), name="page-new"),
     path("<id:space_id>/-/preview", editor_views.PagePreviewView.as_view(), name="preview"),
     path("<id:space_id>/-/delete", editor_views.PageDeleteView.as_view(), name="page-delete"),
+    path("<id:space_id>/-/presence", editor_views.PagePresenceView.as_view(), name="presence"),
     path("<id:space_id>/-/move", editor_views.PageMoveView.as_view(), name="page-move"),
     path("<id:space_id>/-/blocks", views.BlockActionView.as_view(), name="block-action"),
     path("<id:space_id>/<path:page_path>/edit", editor_views.PageEditView.as_view(), name="edit"),

@@ -23,13 +23,6 @@ MEMBERSHIP_HOMES = {
 }
 
 
-@pytest.fixture
-def people(organization):
-    return {
-        role: MembershipFactory(organization=organization, role=role).user for role in access.ROLES
-    }
-
-
 @pytest.mark.parametrize("action", list(Action))
 @pytest.mark.parametrize("role", access.ROLES)
 def test_each_role_may_do_what_the_table_says_and_no_more(people, organization, role, action):

@@ -12,16 +12,9 @@ from docplatform.services import space_content_update
 from integrations.models import Installation
 from integrations.services.installations import installation_create
 from tests.api_helpers import API, NOT_FOUND, api_client, error_attrs, publish_integration
-from tests.factories import MembershipFactory, OrganizationFactory, SpaceFactory
+from tests.factories import SpaceFactory
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def people(organization, org_admin, org_member):
-    reader = MembershipFactory(organization=organization, role="reader").user
-    stranger = MembershipFactory(organization=OrganizationFactory(subdomain="globex"), role="admin")
-    return {"admin": org_admin, "member": org_member, "reader": reader, "outsider": stranger.user}
 
 
 @pytest.fixture

@@ -22,11 +22,6 @@ START = timezone.now().replace(microsecond=0) - timedelta(days=10)
 
 
 @pytest.fixture
-def org_reader(organization):
-    return MembershipFactory(organization=organization, role="reader").user
-
-
-@pytest.fixture
 def globex(db):
     return OrganizationFactory(subdomain="globex", title="Globex")
 

@@ -8,16 +8,9 @@ import pytest
 from docplatform.audit.models import AuditEntry
 from docplatform.models import Site, SiteSpace
 from tests.api_helpers import API, NOT_FOUND, api_client, error_attrs
-from tests.factories import MembershipFactory, OrganizationFactory, SiteFactory, SpaceFactory
+from tests.factories import OrganizationFactory, SiteFactory, SpaceFactory
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def people(organization, org_admin, org_member):
-    reader = MembershipFactory(organization=organization, role="reader").user
-    stranger = MembershipFactory(organization=OrganizationFactory(subdomain="globex"), role="admin")
-    return {"admin": org_admin, "member": org_member, "reader": reader, "outsider": stranger.user}
 
 
 @pytest.fixture

@@ -4,20 +4,12 @@ left behind (its link, the mail that carried it, the audit log's rows)."""
 import re
 from urllib.parse import urlsplit
 
-import pytest
-
 from docplatform.audit.models import AuditEntry
 from docplatform.models import Membership
 from docplatform.teams.models import Invitation
 from tests.api_helpers import API
-from tests.factories import MembershipFactory
 
 STRONG_PASSWORD = "correct horse battery staple 42"
-
-
-@pytest.fixture
-def org_reader(organization):
-    return MembershipFactory(organization=organization, role="reader").user
 
 
 def invitations_url(org: str = "acme") -> str:
