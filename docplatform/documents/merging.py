@@ -144,11 +144,13 @@ def _merge_value(base, theirs, mine):
 
 
 def merge_pages(
-    base: list[dict], theirs: list[dict], mine: list[dict]
+    base: list[dict], theirs: list[dict], mine: list[dict], *, theirs_unordered: bool = False
 ) -> tuple[list[dict], list[PageClash]]:
     """Two versions of a space's pages made from ``base``, merged page by page: the pages
     (in theirs' order, or mine's when theirs kept the base's order, pages only mine added
-    after the page before them in mine) and the pages where the changes overlap."""
+    after the page before them in mine) and the pages where the changes overlap. With
+    ``theirs_unordered`` (theirs are a Git branch's files, whose order means nothing), mine's
+    order, and pages only theirs added after them by path."""
     base_by, theirs_by, mine_by = (_by_path(pages) for pages in (base, theirs, mine))
     merged: dict[str, dict] = {}
     clashes: list[PageClash] = []
@@ -158,10 +160,16 @@ def merge_pages(
             clashes.append(clash)
         elif page is not None:
             merged[path] = page
-    theirs_kept_order = [p["path"] for p in theirs if p["path"] in base_by] == [
+    theirs_kept_order = theirs_unordered or [p["path"] for p in theirs if p["path"] in base_by] == [
         p["path"] for p in base if p["path"] in theirs_by
     ]
     skeleton, other = (mine, theirs) if theirs_kept_order else (theirs, mine)
+    if theirs_unordered:
+        other = sorted(other, key=lambda page: page["path"])
+        ordered = [merged[p["path"]] for p in skeleton if p["path"] in merged]
+        placed = {page["path"] for page in ordered}
+        added = [merged[p["path"]] for p in other if p["path"] in merged.keys() - placed]
+        return ordered + added, clashes
     ordered = [merged[p["path"]] for p in skeleton if p["path"] in merged]
     for index, page in enumerate(other):
         if page["path"] in merged and all(p["path"] != page["path"] for p in ordered):
