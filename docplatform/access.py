@@ -18,6 +18,8 @@ The table, one row per action (README, "Teams and roles"):
 - read (the organization, its spaces, sites, installations and events): admins, members,
   readers;
 - edit content, create spaces: admins and members;
+- comment on a space's pages: admins and members; readers too where the space allows it
+  (``Space.readers_may_comment``, off by default: ``may`` widens the row for that space);
 - everything else (spaces' and sites' settings, members and invitations, the audit log,
   integrations and their endpoints, publishing integrations): admins; members also install
   integrations whose scopes write nothing when the organization allows it
@@ -62,6 +64,7 @@ class Action(StrEnum):
     REPLAY = "endpoint.replay"
     ROTATE_SECRET = "endpoint.rotate_secret"  # noqa: S105 - an action's name
     PUBLISH = "integration.publish"
+    COMMENT = "content.comment"
 
 
 _EVERYONE = frozenset(ROLES)
@@ -69,12 +72,14 @@ _EDITORS = frozenset({ADMIN, MEMBER})
 _ADMINS = frozenset({ADMIN})
 
 #: action -> the roles that may do it. ``INSTALL`` widens for members through
-#: ``may_install`` when the organization allows it.
+#: ``may_install`` when the organization allows it, ``COMMENT`` for readers in a space that
+#: allows it (``may``).
 TABLE: dict[Action, frozenset[str]] = {
     **{action: _ADMINS for action in Action},
     Action.READ: _EVERYONE,
     Action.EDIT_CONTENT: _EDITORS,
     Action.CREATE_SPACE: _EDITORS,
+    Action.COMMENT: _EDITORS,
 }
 
 _WHAT = {
@@ -98,6 +103,7 @@ _WHAT = {
     Action.REPLAY: "replay events to a webhook",
     Action.ROTATE_SECRET: "rotate a webhook's signing secret",
     Action.PUBLISH: "publish its integrations",
+    Action.COMMENT: "comment on this space's pages",
 }
 
 
@@ -164,8 +170,16 @@ def may_read_space(role: str | None, space: Space) -> bool:
 
 
 def may(actor, action: Action | str, target) -> bool:
-    """Whether the actor may do ``action`` in the organization of ``target``."""
-    return role_may(role_of(actor, target), action)
+    """Whether the actor may do ``action`` in the organization of ``target``; readers
+    comment on a space's pages when ``target`` is a space that lets them."""
+    role = role_of(actor, target)
+    if role_may(role, action):
+        return True
+    return (
+        Action(action) == Action.COMMENT
+        and role == READER
+        and bool(getattr(target, "readers_may_comment", False))
+    )
 
 
 def refusal(action: Action | str) -> str:
@@ -175,6 +189,11 @@ def refusal(action: Action | str) -> str:
     if not roles:
         return f"Nobody may {_WHAT[action]}."
     who = "members" if len(roles) == len(ROLES) else " and ".join(roles)
+    if action == Action.COMMENT:
+        return (
+            f"Only the organization's {who} may {_WHAT[action]}, and its readers where the "
+            "space's admins allow it."
+        )
     return f"Only the organization's {who} may {_WHAT[action]}."
 
 

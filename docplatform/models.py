@@ -84,6 +84,11 @@ class Space(models.Model):
     current_revision = models.ForeignKey(
         "Revision", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    readers_may_comment = models.BooleanField(
+        default=False,
+        help_text="Set by its admins: the organization's readers (not only its admins and "
+        "members) may comment on its pages (docplatform.access).",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -238,10 +243,12 @@ class WorkerPing(models.Model):
         return f"ping {self.pk}"
 
 
-# The models of the outbox, the sites, Git sync, the audit log, the invitations and the
-# editor's presence live with them (docplatform.events, .sites, .gitsync, .audit, .teams,
-# .documents) and are registered with this app here, where Django looks for an app's models.
+# The models of the outbox, the sites, Git sync, the audit log, the invitations, the
+# editor's presence and the comments live with them (docplatform.events, .sites, .gitsync,
+# .audit, .teams, .documents, .comments) and are registered with this app here, where Django
+# looks for an app's models.
 from .audit.models import AuditEntry  # noqa: E402, F401
+from .comments.models import Comment  # noqa: E402, F401
 from .documents.models import PagePresence  # noqa: E402, F401
 from .events.models import Delivery, DrainRequest, Event  # noqa: E402, F401
 from .gitsync.models import GitConnection, GitSync  # noqa: E402, F401

@@ -40,6 +40,11 @@ class SpaceOutput(serializers.Serializer):
     title = serializers.CharField()
     visibility = serializers.ChoiceField(choices=Space.Visibility.choices)
     currentRevision = serializers.CharField(source="current_revision_id", allow_null=True)
+    readersMayComment = serializers.BooleanField(
+        source="readers_may_comment",
+        help_text="Whether the organization's readers may comment on its pages (admins and "
+        "members always may).",
+    )
     createdAt = serializers.DateTimeField(source="created_at")
 
 
@@ -133,19 +138,22 @@ class SpaceListApi(generics.ListAPIView):
 class SpaceUpdateInput(serializers.Serializer):
     title = serializers.CharField(max_length=200, required=False)
     visibility = serializers.ChoiceField(choices=Space.Visibility.choices, required=False)
+    readersMayComment = serializers.BooleanField(
+        required=False, source="readers_may_comment", help_text="Let readers comment."
+    )
 
     def validate(self, data):
         if not data:
-            raise serializers.ValidationError("give title, visibility or both")
+            raise serializers.ValidationError("give title, visibility, readersMayComment or more")
         return data
 
 
 @service_errors("title", methods=["patch"])
 class SpaceDetailApi(APIView):
-    """A space (its people read it). PATCH renames it or changes its visibility (which fires
-    ``space_visibility_updated``), DELETE deletes it with its pages, revisions and the
-    integrations installed into it: the organization's admins; an installation token with
-    ``space:metadata:write`` changes it too."""
+    """A space (its people read it). PATCH renames it, changes its visibility (which fires
+    ``space_visibility_updated``) or lets its readers comment, DELETE deletes it with its
+    pages, revisions and the integrations installed into it: the organization's admins; an
+    installation token with ``space:metadata:write`` changes it too."""
 
     permission_classes = [ActsByRole]
     access_actions = {
@@ -165,7 +173,7 @@ class SpaceDetailApi(APIView):
         return Response(SpaceOutput(self.space(request, space_id)).data)
 
     @extend_schema(
-        summary="Rename a space or change its visibility",
+        summary="Rename a space or change its visibility or who may comment",
         request=SpaceUpdateInput,
         responses=SpaceOutput,
         examples=[
@@ -175,6 +183,7 @@ class SpaceDetailApi(APIView):
                 value={"title": "Handbook (old)", "visibility": "unlisted"},
                 request_only=True,
             ),
+            OpenApiExample("Readers comment", value={"readersMayComment": True}, request_only=True),
         ],
     )
     def patch(self, request, space_id):

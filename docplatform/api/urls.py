@@ -5,6 +5,7 @@ converters they share are registered in ``DocplatformConfig.ready``."""
 from django.urls import path
 
 from ..audit import api as audit_api
+from ..comments import api as comments_api
 from ..gitsync import api as git_api
 from ..teams import api as teams_api
 from . import event_types, organizations, page_restore, sites, spaces, tokens
@@ -57,6 +58,16 @@ urlpatterns = [
         "spaces/<id:space_id>/pages/restore/",
         page_restore.SpacePageRestoreApi.as_view(),
         name="space-page-restore",
+    ),
+    path(
+        "spaces/<id:space_id>/comments/",
+        comments_api.CommentsApi.as_view(),
+        name="space-comments",
+    ),
+    path(
+        "spaces/<id:space_id>/comments/<id:comment_id>/",
+        comments_api.CommentApi.as_view(),
+        name="space-comment",
     ),
     path("spaces/<id:space_id>/git/", git_api.GitConnectionApi.as_view(), name="space-git"),
     path(

@@ -115,31 +115,40 @@ class SpaceAdminView(SpaceView):
 
 
 class SpaceSettingsView(SpaceAdminView):
-    """The space's title and visibility (and the way to delete it)."""
+    """The space's title, visibility and whether readers may comment (and the way to delete
+    it)."""
 
     def get(self, request):
         self.require_admin()
-        return self._form(self.space.title, self.space.visibility, {})
+        space = self.space
+        return self._form(space.title, space.visibility, space.readers_may_comment, {})
 
     def post(self, request):
         self.require_admin()
         title = request.POST.get("title", "")
         visibility = request.POST.get("visibility", "")
+        readers_may_comment = request.POST.get("readers_may_comment") == "1"
         try:
             space_services.space_update(
-                space=self.space, actor=request.user, title=title, visibility=visibility
+                space=self.space,
+                actor=request.user,
+                title=title,
+                visibility=visibility,
+                readers_may_comment=readers_may_comment,
             )
         except ValidationError as error:
-            return self._form(title, visibility, error.message_dict, status=400)
+            errors = error.message_dict
+            return self._form(title, visibility, readers_may_comment, errors, status=400)
         messages.success(request, "Settings saved.")
         return redirect(reverse("docs:settings", args=[self.space.pk]))
 
-    def _form(self, title, visibility, errors, status=200):
+    def _form(self, title, visibility, readers_may_comment, errors, status=200):
         return self.page(
             "docs/settings.html",
             {
                 "title_value": title,
                 "visibility_value": visibility,
+                "readers_may_comment_value": readers_may_comment,
                 "visibilities": Space.Visibility.choices,
                 "errors": errors,
                 **gitsync_selectors.settings_context(self.space),

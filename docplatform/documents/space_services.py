@@ -43,8 +43,11 @@ def space_create(
 
 
 @transaction.atomic
-def space_update(*, space: Space, actor, title=None, visibility=None) -> Space:
-    """Rename the space and set its visibility (None leaves either as it is);
+def space_update(
+    *, space: Space, actor, title=None, visibility=None, readers_may_comment=None
+) -> Space:
+    """Rename the space, set its visibility and whether its organization's readers may
+    comment on its pages (None leaves any of them as it is);
     ``space_visibility_updated`` fires when the visibility changed. One audit row naming what
     changed, from what to what (none when nothing did). ``actor``: a person, or the machine
     principal of an installation's token with ``space:metadata:write``."""
@@ -66,6 +69,13 @@ def space_update(*, space: Space, actor, title=None, visibility=None) -> Space:
     if visibility is not None and visibility != space.visibility:
         changes["visibility"] = {"from": space.visibility, "to": visibility}
         services.space_visibility_set(space=space, visibility=visibility)
+    if readers_may_comment is not None and readers_may_comment != space.readers_may_comment:
+        changes["readersMayComment"] = {
+            "from": space.readers_may_comment,
+            "to": readers_may_comment,
+        }
+        space.readers_may_comment = readers_may_comment
+        space.save(update_fields=["readers_may_comment"])
     if changes:
         audit_record(action="space.changed", actor=actor, target=space, details=changes)
     return space

@@ -7,6 +7,7 @@ start with ``history``, ``settings``, ``new`` or ``-`` and hold no part named ``
 
 from django.urls import path
 
+from ..comments import views as comment_views
 from ..gitsync import views as git_views
 from ..gitsync.models import GitSync
 from . import editor_views, history_views, views
@@ -70,6 +71,21 @@ urlpatterns = [
     path("<id:space_id>/-/presence", editor_views.PagePresenceView.as_view(), name="presence"),
     path("<id:space_id>/-/move", editor_views.PageMoveView.as_view(), name="page-move"),
     path("<id:space_id>/-/blocks", views.BlockActionView.as_view(), name="block-action"),
+    path(
+        "<id:space_id>/-/comments",
+        comment_views.CommentCreateView.as_view(),
+        name="comment-create",
+    ),
+    path(
+        "<id:space_id>/-/comments/<id:comment_id>/resolve",
+        comment_views.CommentResolveView.as_view(),
+        name="comment-resolve",
+    ),
+    path(
+        "<id:space_id>/-/comments/<id:comment_id>/delete",
+        comment_views.CommentDeleteView.as_view(),
+        name="comment-delete",
+    ),
     path("<id:space_id>/<path:page_path>/edit", editor_views.PageEditView.as_view(), name="edit"),
     path("<id:space_id>/<path:page_path>", views.ReaderView.as_view(), name="page"),
 ]

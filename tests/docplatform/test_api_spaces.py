@@ -108,6 +108,7 @@ def test_spaces_of_an_organization(member_api, space):
         "title": "Handbook",
         "visibility": "private",
         "currentRevision": None,
+        "readersMayComment": False,
         "createdAt": body["results"][0]["createdAt"],
     }
 
