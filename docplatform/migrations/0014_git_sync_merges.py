@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("docplatform", "0011_page_presence"),
+        ("docplatform", "0013_comments"),
     ]
 
     operations = [
