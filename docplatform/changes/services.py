@@ -45,12 +45,16 @@ class ChangeRequestConflict(Exception):
 
 @transaction.atomic
 def change_request_open(
-    *, space: Space, subject: str, description: str = "", actor
+    *, space: Space, subject: str, description: str = "", actor, based_on: str | None = None
 ) -> ChangeRequest:
-    """A change request of the space, made from its current revision, numbered next in the
-    space; its first revision holds the space's pages as they are."""
+    """A change request of the space, made from its revision ``based_on`` (default: the
+    current one; the editor's "Save to a change request" gives the one the page was opened
+    at), numbered next in the space; its first revision holds the space's pages then."""
     subject, description = _checked_text(subject=subject, description=description)
     locked = Space.objects.select_for_update().get(pk=space.pk)  # numbers are given in turn
+    base = locked.current_revision_id if based_on is None else based_on
+    if base is not None and not locked.revisions.filter(pk=base).exists():
+        raise ValidationError({"based_on": ["is not a revision of this space"]})
     number = (locked.change_requests.aggregate(last=Max("number"))["last"] or 0) + 1
     change_request = ChangeRequest.objects.create(
         space=space,
@@ -58,11 +62,11 @@ def change_request_open(
         subject=subject,
         description=description,
         author=actor,
-        base_revision_id=locked.current_revision_id,
+        base_revision_id=base,
     )
     ChangeRequestRevision.objects.create(
         change_request=change_request,
-        pages=selectors.space_pages(locked),
+        pages=selectors.base_pages(change_request),
         message="Opened",
         author=actor,
     )
