@@ -108,6 +108,8 @@ def test_spaces_of_an_organization(member_api, space):
         "title": "Handbook",
         "visibility": "private",
         "currentRevision": None,
+        "mergeRules": {"requiredApprovals": 0, "upToDate": False},
+        "changeRequestsOnly": False,
         "createdAt": body["results"][0]["createdAt"],
     }
 
