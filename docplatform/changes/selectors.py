@@ -31,7 +31,9 @@ def head_of(change_request: ChangeRequest) -> ChangeRequestRevision:
     return change_request.revisions.order_by("-pk").first()
 
 
-def change_request_revision_of(change_request: ChangeRequest, revision_id) -> ChangeRequestRevision:
+def change_request_revision_of(
+    change_request: ChangeRequest, revision_id
+) -> ChangeRequestRevision | None:
     """One of its revisions; None when the id is not one of them."""
     if not str(revision_id).isdigit():
         return None

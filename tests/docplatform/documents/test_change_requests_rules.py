@@ -4,6 +4,7 @@ and "edits through change requests only" refusing members' direct saves but not 
 
 import pytest
 
+from docplatform.audit.models import AuditEntry
 from docplatform.models import ChangeRequest, Review, Revision
 from docplatform.services import space_content_update
 from tests.api_helpers import API, NOT_FOUND, api_client, error_attrs
@@ -100,6 +101,12 @@ def test_closed_and_reopened_and_a_closed_one_takes_no_pages(space, opened, org_
     refused = api_client(org_member).post(cr_url(space, "1/pages/"), pages)
     assert refused.status_code == 409 and refused.json()["errors"][0]["attr"] == "status"
     assert api_client(org_member).patch(url, {"status": "open"}).json()["status"] == "open"
+    actions = AuditEntry.objects.filter(action__startswith="change_request.")
+    assert sorted(actions.values_list("action", flat=True)) == [
+        "change_request.closed",
+        "change_request.opened",
+        "change_request.reopened",
+    ]
 
 
 def test_admins_set_the_merge_rules_and_members_may_not(space, org_admin, org_member):
