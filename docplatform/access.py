@@ -17,9 +17,11 @@ The table, one row per action (README, "Teams and roles"):
 
 - read (the organization, its spaces, sites, installations and events): admins, members,
   readers;
-- edit content, create spaces: admins and members;
 - comment on a space's pages: admins and members; readers too where the space allows it
   (``Space.readers_may_comment``, off by default: ``may`` widens the row for that space);
+- edit content (change requests too), create spaces, review and merge change requests: admins
+  and members; in a space whose edits go through change requests only, members do not save
+  its pages directly (``may_save_directly``);
 - everything else (spaces' and sites' settings, members and invitations, the audit log,
   integrations and their endpoints, publishing integrations): admins; members also install
   integrations whose scopes write nothing when the organization allows it
@@ -65,6 +67,8 @@ class Action(StrEnum):
     ROTATE_SECRET = "endpoint.rotate_secret"  # noqa: S105 - an action's name
     PUBLISH = "integration.publish"
     COMMENT = "content.comment"
+    REVIEW_CHANGE_REQUEST = "change_request.review"
+    MERGE_CHANGE_REQUEST = "change_request.merge"
 
 
 _EVERYONE = frozenset(ROLES)
@@ -80,6 +84,8 @@ TABLE: dict[Action, frozenset[str]] = {
     Action.EDIT_CONTENT: _EDITORS,
     Action.CREATE_SPACE: _EDITORS,
     Action.COMMENT: _EDITORS,
+    Action.REVIEW_CHANGE_REQUEST: _EDITORS,  # never their own (``changes.services``)
+    Action.MERGE_CHANGE_REQUEST: _EDITORS,
 }
 
 _WHAT = {
@@ -104,6 +110,8 @@ _WHAT = {
     Action.ROTATE_SECRET: "rotate a webhook's signing secret",
     Action.PUBLISH: "publish its integrations",
     Action.COMMENT: "comment on this space's pages",
+    Action.REVIEW_CHANGE_REQUEST: "review change requests",
+    Action.MERGE_CHANGE_REQUEST: "merge change requests",
 }
 
 
@@ -206,6 +214,24 @@ def require(actor, action: Action | str, target) -> None:
     if role_of(actor, target) is None:
         raise Http404
     raise PermissionDenied(refusal(action))
+
+
+def may_save_directly(actor, space: Space) -> bool:
+    """Write a space's pages without a change request: whoever may edit content, but only
+    admins when the space takes edits through change requests only. A machine principal
+    (an installation's token, Git sync) is limited by its scopes, not by this setting."""
+    if is_machine(actor):
+        return True
+    role = role_of(actor, space)
+    if space.change_requests_only and role != ADMIN:
+        return False
+    return role_may(role, Action.EDIT_CONTENT)
+
+
+DIRECT_SAVE_REFUSAL = (
+    "This space takes edits through change requests only: open a change request (only the "
+    "organization's admins save its pages directly)."
+)
 
 
 def may_install(actor, organization, *, writes: bool) -> bool:

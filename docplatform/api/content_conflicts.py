@@ -47,18 +47,21 @@ CONTENT_CONFLICT = OpenApiResponse(
 )
 
 
-def content_conflict_response(conflict) -> Response:
+def content_conflict_response(
+    conflict, *, detail: str | None = None, attr: str | None = "baseRevision"
+) -> Response:
     """409, in the API's error shape, with what overlaps: ``conflicts``, a page's hunks each
-    as it was (``base``) and as each side left it."""
+    as it was (``base``) and as each side left it. ``detail`` and ``attr`` say what to do
+    where the write was not a revision's (a change request's)."""
     current = conflict.current.id if conflict.current else None
-    detail = (
+    detail = detail or (
         f"changes written since baseRevision (the space's current revision is {current}) "
         "overlap these: resolve each hunk and write again from the current revision"
     )
     return Response(
         {
             "type": "client_error",
-            "errors": [{"code": "conflict", "detail": detail, "attr": "baseRevision"}],
+            "errors": [{"code": "conflict", "detail": detail, "attr": attr}],
             "currentRevision": current,
             "conflicts": [clash.as_json() for clash in conflict.clashes],
         },

@@ -14,7 +14,7 @@ from ..selectors import revisions_of
 from .lookup import space_for
 from .permissions import ActsByRole
 from .schema import service_errors
-from .spaces import RevisionOutput
+from .spaces import RevisionOutput, require_direct_save
 
 
 class PageRestoreInput(serializers.Serializer):
@@ -49,6 +49,7 @@ class SpacePageRestoreApi(APIView):
     def post(self, request, space_id):
         space = space_for(request, space_id)
         self.check_object_permissions(request, space)
+        require_direct_save(request.user, space)
         data = PageRestoreInput(data=request.data)
         data.is_valid(raise_exception=True)
         revision = (

@@ -8,6 +8,7 @@ token reaches the spaces its installation covers, as far as its integration's sc
 (``installation_scopes`` on each view); a revision it writes records it as its author.
 """
 
+from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import (
     OpenApiExample,
@@ -20,7 +21,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import services
-from ..access import Action
+from ..access import DIRECT_SAVE_REFUSAL, Action, may_save_directly
 from ..documents import services as page_services
 from ..documents import space_services
 from ..models import Page, Revision, Space
@@ -34,6 +35,17 @@ from .visitors import remember_visitor, visitor_from
 # --- Representations ------------------------------------------------------------------------
 
 
+class MergeRules(serializers.Serializer):
+    requiredApprovals = serializers.IntegerField(
+        min_value=0,
+        max_value=20,
+        help_text="Approvals by reviewers other than its author a change request needs.",
+    )
+    upToDate = serializers.BooleanField(
+        help_text="A change request is merged only when made from the space's current revision."
+    )
+
+
 class SpaceOutput(serializers.Serializer):
     id = serializers.CharField()
     organization = serializers.CharField(source="organization_id")
@@ -45,7 +57,21 @@ class SpaceOutput(serializers.Serializer):
         help_text="Whether the organization's readers may comment on its pages (admins and "
         "members always may).",
     )
+    mergeRules = serializers.SerializerMethodField(
+        help_text="What a change request needs before it is merged."
+    )
+    changeRequestsOnly = serializers.BooleanField(
+        source="change_requests_only",
+        help_text="Members edit through change requests only (admins still save directly).",
+    )
     createdAt = serializers.DateTimeField(source="created_at")
+
+    @extend_schema_field(MergeRules)
+    def get_mergeRules(self, space) -> dict:
+        return {
+            "requiredApprovals": space.required_approvals,
+            "upToDate": space.require_up_to_date,
+        }
 
 
 class RevisionInstallationOutput(serializers.Serializer):
@@ -85,6 +111,12 @@ class PageOutput(serializers.Serializer):
 
 
 # --- Spaces ---------------------------------------------------------------------------------
+
+
+def require_direct_save(actor, space: Space) -> None:
+    """403 naming why for a member of a space that takes edits through change requests only."""
+    if not may_save_directly(actor, space):
+        raise PermissionDenied(DIRECT_SAVE_REFUSAL)
 
 
 class SpaceCreateInput(serializers.Serializer):
@@ -135,23 +167,33 @@ class SpaceListApi(generics.ListAPIView):
         return Response(SpaceOutput(space).data, status=status.HTTP_201_CREATED)
 
 
+class MergeRulesInput(serializers.Serializer):
+    requiredApprovals = serializers.IntegerField(min_value=0, max_value=20, required=False)
+    upToDate = serializers.BooleanField(required=False)
+
+
 class SpaceUpdateInput(serializers.Serializer):
     title = serializers.CharField(max_length=200, required=False)
     visibility = serializers.ChoiceField(choices=Space.Visibility.choices, required=False)
     readersMayComment = serializers.BooleanField(
         required=False, source="readers_may_comment", help_text="Let readers comment."
     )
+    mergeRules = MergeRulesInput(required=False)
+    changeRequestsOnly = serializers.BooleanField(required=False)
 
     def validate(self, data):
         if not data:
-            raise serializers.ValidationError("give title, visibility, readersMayComment or more")
+            raise serializers.ValidationError(
+                "give title, visibility, readersMayComment, mergeRules or changeRequestsOnly"
+            )
         return data
 
 
 @service_errors("title", methods=["patch"])
 class SpaceDetailApi(APIView):
     """A space (its people read it). PATCH renames it, changes its visibility (which fires
-    ``space_visibility_updated``) or lets its readers comment, DELETE deletes it with its
+    ``space_visibility_updated``), lets its readers comment, sets its change requests' merge
+    rules and whether members edit through change requests only; DELETE deletes it with its
     pages, revisions and the integrations installed into it: the organization's admins; an
     installation token with ``space:metadata:write`` changes it too."""
 
@@ -173,7 +215,7 @@ class SpaceDetailApi(APIView):
         return Response(SpaceOutput(self.space(request, space_id)).data)
 
     @extend_schema(
-        summary="Rename a space or change its visibility or who may comment",
+        summary="Change a space: its title, visibility, comments and change requests' rules",
         request=SpaceUpdateInput,
         responses=SpaceOutput,
         examples=[
@@ -184,13 +226,32 @@ class SpaceDetailApi(APIView):
                 request_only=True,
             ),
             OpenApiExample("Readers comment", value={"readersMayComment": True}, request_only=True),
+            OpenApiExample(
+                "Reviewed changes only",
+                value={
+                    "mergeRules": {"requiredApprovals": 1, "upToDate": True},
+                    "changeRequestsOnly": True,
+                },
+                request_only=True,
+            ),
         ],
     )
     def patch(self, request, space_id):
         space = self.space(request, space_id)
         data = SpaceUpdateInput(data=request.data)
         data.is_valid(raise_exception=True)
-        space = space_services.space_update(space=space, actor=request.user, **data.validated_data)
+        given = data.validated_data
+        rules = given.get("mergeRules", {})
+        space = space_services.space_update(
+            space=space,
+            actor=request.user,
+            title=given.get("title"),
+            visibility=given.get("visibility"),
+            readers_may_comment=given.get("readers_may_comment"),
+            required_approvals=rules.get("requiredApprovals"),
+            require_up_to_date=rules.get("upToDate"),
+            change_requests_only=given.get("changeRequestsOnly"),
+        )
         return Response(SpaceOutput(space).data)
 
     @extend_schema(
@@ -267,6 +328,7 @@ class SpaceRevisionsApi(generics.ListAPIView):
     )
     def post(self, request, space_id):
         space = self.space()
+        require_direct_save(request.user, space)
         data = RevisionInput(data=request.data)
         data.is_valid(raise_exception=True)
         try:

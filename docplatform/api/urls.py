@@ -5,6 +5,7 @@ converters they share are registered in ``DocplatformConfig.ready``."""
 from django.urls import path
 
 from ..audit import api as audit_api
+from ..changes import api as changes_api
 from ..comments import api as comments_api
 from ..gitsync import api as git_api
 from ..teams import api as teams_api
@@ -68,6 +69,31 @@ urlpatterns = [
         "spaces/<id:space_id>/comments/<id:comment_id>/",
         comments_api.CommentApi.as_view(),
         name="space-comment",
+    ),
+    path(
+        "spaces/<id:space_id>/change-requests/",
+        changes_api.ChangeRequestListApi.as_view(),
+        name="change-requests",
+    ),
+    path(
+        "spaces/<id:space_id>/change-requests/<int:number>/",
+        changes_api.ChangeRequestDetailApi.as_view(),
+        name="change-request",
+    ),
+    path(
+        "spaces/<id:space_id>/change-requests/<int:number>/pages/",
+        changes_api.ChangeRequestPagesApi.as_view(),
+        name="change-request-pages",
+    ),
+    path(
+        "spaces/<id:space_id>/change-requests/<int:number>/reviews/",
+        changes_api.ChangeRequestReviewsApi.as_view(),
+        name="change-request-reviews",
+    ),
+    path(
+        "spaces/<id:space_id>/change-requests/<int:number>/merge/",
+        changes_api.ChangeRequestMergeApi.as_view(),
+        name="change-request-merge",
     ),
     path("spaces/<id:space_id>/git/", git_api.GitConnectionApi.as_view(), name="space-git"),
     path(

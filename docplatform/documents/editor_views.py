@@ -5,12 +5,15 @@ edited from, so nothing another person saved meanwhile is overwritten (``service
 from django import forms
 from django.contrib import messages
 from django.core.exceptions import ValidationError
+from django.db import transaction
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.html import format_html
 
 from .. import content
+from ..changes import selectors as selectors_of_changes
+from ..changes import services as change_services
 from ..markdown import document_from_json
 from . import selectors, services
 from .blocks import provider
@@ -41,7 +44,9 @@ class PageForm(forms.Form):
 
 
 class EditorMixin:
-    def editor(self, form, *, page_path=None, conflict=None, status=200):
+    def editor(self, form, *, page_path=None, conflict=None, status=200, **extra):
+        """The editor page; ``extra``: a change request's editor adds ``change_request``,
+        ``cancel_url`` and its own ``draft_key``."""
         return self.page(
             "docs/editor.html",
             {
@@ -53,6 +58,8 @@ class EditorMixin:
                 ],
                 "preview_url": reverse("docs:preview", args=[self.space.pk]),
                 "draft_key": f"{self.space.pk}:{page_path or ':new'}",
+                "direct_save": self.may_save_directly,
+                **extra,
             },
             status=status,
         )
@@ -80,6 +87,9 @@ class PageEditView(EditorMixin, SpaceView):
         if not form.is_valid():
             return self.editor(form, page_path=page_path, status=400)
         data = form.cleaned_data
+        if request.POST.get("to_change_request"):
+            return self._to_change_request(form, page_path)
+        self.require_direct_save()
         if request.POST.get("resolve_base"):
             return self._resolve(form, page_path)
         try:
@@ -111,6 +121,34 @@ class PageEditView(EditorMixin, SpaceView):
             return self._conflict(form, page_path, conflict)
         messages.success(request, f"Saved as revision {revision.pk[:8]}.")
         return redirect(reverse("docs:page", args=[self.space.pk, data["path"]]) + "?saved=1")
+
+    def _to_change_request(self, form, page_path):
+        """ "Save to a change request": a new one, made from the revision the page was opened
+        at, holding this edit; the space is not touched."""
+        data = form.cleaned_data
+        try:
+            with transaction.atomic():
+                opened = change_services.change_request_open(
+                    space=self.space,
+                    subject=data["message"] or f"Edit {data['title'].strip()[:190]}",
+                    actor=self.request.user,
+                    based_on=data["based_on"] or None,
+                )
+                change_services.change_request_page_save(
+                    change_request=opened,
+                    path=page_path,
+                    new_path=data["path"],
+                    title=data["title"],
+                    body=data["body"],
+                    message=data["message"],
+                    actor=self.request.user,
+                    based_on=selectors_of_changes.head_of(opened).pk,
+                )
+        except ValidationError as error:
+            form.add_service_errors(error)
+            return self.editor(form, page_path=page_path, status=400)
+        messages.success(self.request, f"Saved to the new change request #{opened.number}.")
+        return redirect(reverse("docs:change-request", args=[self.space.pk, opened.number]))
 
     def _exists(self, path) -> bool:
         return selectors.page_in(self.space.current_revision_id, path) is not None
@@ -210,13 +248,13 @@ def _as_dict(page) -> dict:
 
 class PageNewView(EditorMixin, SpaceView):
     def get(self, request):
-        self.require_editor()
+        self.require_direct_save()
         parent = request.GET.get("parent", "")
         form = PageForm(initial={"path": f"{parent}/" if parent else "", "title": ""})
         return self.editor(form)
 
     def post(self, request):
-        self.require_editor()
+        self.require_direct_save()
         form = PageForm(request.POST)
         if not form.is_valid():
             return self.editor(form, status=400)
@@ -272,7 +310,7 @@ class PagePresenceView(SpaceView):
 
 class PageDeleteView(SpaceView):
     def post(self, request):
-        self.require_editor()
+        self.require_direct_save()
         path = request.POST.get("path", "")
         try:
             deleted = services.page_delete(
@@ -303,7 +341,7 @@ class PageDeleteView(SpaceView):
 
 class PageMoveView(SpaceView):
     def post(self, request):
-        self.require_editor()
+        self.require_direct_save()
         path = request.POST.get("path", "")
         try:
             services.page_move(

@@ -62,7 +62,7 @@ class PageRestoreView(SpaceView):
     """One page as it was in a revision, restored alone (``services.page_restore``)."""
 
     def post(self, request, revision_id):
-        self.require_editor()
+        self.require_direct_save()
         revision = selectors.revision_of(self.space, revision_id)
         path = request.POST.get("path", "")
         try:
@@ -88,7 +88,7 @@ class RevisionDiffView(SpaceView):
 
 class RevisionRestoreView(SpaceView):
     def post(self, request, revision_id):
-        self.require_editor()
+        self.require_direct_save()
         revision = selectors.revision_of(self.space, revision_id)
         restored = services.revision_restore(
             space=self.space, revision=revision, author=request.user

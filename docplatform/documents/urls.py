@@ -1,12 +1,15 @@
 """The documentation product's addresses (DESIGN.md, "The documentation product"): the reader
 is ``/s/<space id>/`` and ``/s/<space id>/<page path>``, the editor appends ``/edit``, the
 history is ``/s/<space id>/history``, the settings ``/s/<space id>/settings`` (its Git part
-posts to ``settings/git...``, deleting the space is ``settings/delete``). Page paths never
-start with ``history``, ``settings``, ``new`` or ``-`` and hold no part named ``edit``
+posts to ``settings/git...``, deleting the space is ``settings/delete``), its change requests
+``/s/<space id>/~cr/`` (one is ``~cr/<number>/``, its pages' editor
+``~cr/<number>/<page path>/edit``). Page paths never start with ``history``, ``settings``,
+``new``, ``-`` or ``~`` (a part starts with a letter or digit) and hold no part named ``edit``
 (``content.page_path_problem``), so these never shadow a page."""
 
 from django.urls import path
 
+from ..changes import views as change_views
 from ..comments import views as comment_views
 from ..gitsync import views as git_views
 from ..gitsync.models import GitSync
@@ -64,6 +67,25 @@ urlpatterns = [
         "<id:space_id>/settings/git/import",
         git_views.GitSyncRequestView.as_view(direction=GitSync.Direction.IMPORT),
         name="git-import",
+    ),
+    path("<id:space_id>/~cr/", change_views.ChangeRequestsView.as_view(), name="change-requests"),
+    path(
+        "<id:space_id>/~cr/<int:number>/",
+        change_views.ChangeRequestView.as_view(),
+        name="change-request",
+    ),
+    *(
+        path(
+            f"<id:space_id>/~cr/<int:number>/-/{action}",
+            change_views.ChangeRequestActionView.as_view(action=action),
+            name=f"change-request-{action}",
+        )
+        for action in ("review", "reviewers", "status", "merge", "update")
+    ),
+    path(
+        "<id:space_id>/~cr/<int:number>/<path:page_path>/edit",
+        change_views.ChangeRequestPageEditView.as_view(),
+        name="change-request-edit",
     ),
     path("<id:space_id>/new", editor_views.PageNewView.as_view(), name="page-new"),
     path("<id:space_id>/-/preview", editor_views.PagePreviewView.as_view(), name="preview"),

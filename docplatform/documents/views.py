@@ -19,8 +19,10 @@ from django.utils.safestring import mark_safe
 from django.views import View
 
 from ..access import (
+    DIRECT_SAVE_REFUSAL,
     Action,
     may_create_organization,
+    may_save_directly,
     organizations_of,
     role_may,
     spaces_visible_to,
@@ -89,6 +91,16 @@ class SpaceView(View):
     def require_editor(self) -> None:
         if not self.may_edit:
             raise PermissionDeniedPage(access.edit_refusal(self.role))
+
+    @property
+    def may_save_directly(self) -> bool:
+        return may_save_directly(self.request.user, self.space)
+
+    def require_direct_save(self) -> None:
+        """An editor who may write the space's pages without a change request."""
+        self.require_editor()
+        if not self.may_save_directly:
+            raise PermissionDeniedPage(DIRECT_SAVE_REFUSAL)
 
     def block_place(self, page_path: str, *, interactive: bool) -> BlockPlace:
         return BlockPlace(

@@ -9,7 +9,7 @@ import docplatform.ids
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("docplatform", "0011_page_presence"),
+        ("docplatform", "0012_change_requests"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

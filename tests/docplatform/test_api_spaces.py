@@ -109,6 +109,8 @@ def test_spaces_of_an_organization(member_api, space):
         "visibility": "private",
         "currentRevision": None,
         "readersMayComment": False,
+        "mergeRules": {"requiredApprovals": 0, "upToDate": False},
+        "changeRequestsOnly": False,
         "createdAt": body["results"][0]["createdAt"],
     }
 
