@@ -120,6 +120,12 @@ class GitSyncOutput(serializers.Serializer):
         help_text="The pages both changed where the changes overlap, each {page, hunks: "
         "[{field, base, theirs, mine}]}: nothing was written.",
     )
+    changeRequest = serializers.IntegerField(
+        source="change_request.number",
+        allow_null=True,
+        default=None,
+        help_text="A conflict's change request, holding the branch's side: its number.",
+    )
     requestedBy = serializers.CharField(
         source="requested_by.username", allow_null=True, default=None
     )

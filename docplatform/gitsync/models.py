@@ -87,6 +87,14 @@ class GitSync(models.Model):
         blank=True,
         help_text="Pages both changed where the changes overlap (nothing was written).",
     )
+    change_request = models.ForeignKey(
+        "docplatform.ChangeRequest",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="A conflict's: the branch's side, opened for a person to resolve.",
+    )
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -23,6 +23,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from .. import events
+from ..changes.services import change_request_open, change_request_pages_write
 from ..content import MAX_MESSAGE_LENGTH, MAX_PAGES
 from ..documents.merging import merge_pages
 from ..documents.selectors import page_dicts
@@ -131,6 +132,7 @@ def _export(sync: GitSync, remote: Remote, connection: GitConnection) -> Found |
     mine = page_dicts(revision.pk)
     read = _read(remote, connection, missing_ok=True)
     head = read["head"]
+    sync.commit = head or ""  # what was read; the commit written replaces it
     message = f"{revision.message or 'Update the pages'} (revision {revision.pk})\n\n"
     message += f"Written by docplatform from the space {space.title!r} ({space.pk}).\n"
     moved = head and connection.synced_commit and head != connection.synced_commit
@@ -214,6 +216,11 @@ def _merged(sync: GitSync, read: dict, *, branch, space, base) -> list[dict]:
     sync.merged = True
     if clashes:
         sync.conflicts = [clash.as_json() for clash in clashes]
+        # Opened as a change request when the sync ends, in the space's order of pages.
+        order = {page["path"]: index for index, page in enumerate(space)}
+        sync.branch_side = sorted(
+            branch, key=lambda p: (order.get(p["path"], len(order)), p["path"])
+        )
         names = ", ".join(clash.path for clash in clashes)
         raise SyncFailed(
             f"conflict: the branch and the space both changed {names} where the changes "
@@ -278,10 +285,46 @@ def _finish(sync: GitSync, found: Found | None) -> None:
                 "finished_at",
             ]
         )
+        if sync.conflicts and getattr(sync, "branch_side", None) is not None:
+            sync.change_request = _branch_side_change_request(sync)
+            sync.save(update_fields=["change_request"])
         if sync.status == GitSync.Status.SUCCESS and sync.commit:
             # The branch and the space agree at this commit: the base of the next merge.
             GitConnection.objects.filter(space=sync.space_id).update(synced_commit=sync.commit)
         _fire_completed(sync)
+
+
+def _branch_side_change_request(sync: GitSync):
+    """A conflict's change request: the branch's pages, made from the space's revision of the
+    last sync that succeeded (so merging it is the same three-way merge, resolved by a person
+    in the change request, never in the space)."""
+    last = (
+        GitSync.objects.filter(
+            space=sync.space_id, status=GitSync.Status.SUCCESS, revision__isnull=False
+        )
+        .order_by("-finished_at", "-id")
+        .values_list("revision_id", flat=True)
+        .first()
+    )
+    change_request = change_request_open(
+        space=sync.space,
+        subject=f"Resolve the Git sync's conflict with {sync.branch} at {sync.commit[:12]}",
+        description=(
+            "The branch and the space both changed these pages where the changes overlap: "
+            + ", ".join(clash["page"] for clash in sync.conflicts)
+            + ". This change request holds the branch's side; update it from the space, "
+            "resolve each overlap, merge it, then sync again."
+        ),
+        actor=sync.requested_by,
+        based_on=last,
+    )
+    change_request_pages_write(
+        change_request=change_request,
+        pages=sync.branch_side,
+        actor=sync.requested_by,
+        message=f"The branch {sync.branch} at {sync.commit[:12]}",
+    )
+    return change_request
 
 
 def git_syncs_fail_stale(*, space: Space | None = None) -> int:

@@ -110,10 +110,20 @@ def test_overlapping_changes_write_nothing_anywhere_and_name_the_page(
     assert git("--git-dir", remote, "rev-parse", "main").strip() == pushed  # branch untouched
     space.refresh_from_db()
     assert space.current_revision_id == before  # space untouched
+    # The branch's side waits in a change request, for a person to resolve.
+    change_request = sync.change_request
+    assert change_request.status == "open" and change_request.author == org_admin
+    assert "intro" in change_request.description
+    head = change_request.revisions.order_by("-created_at", "-id").first()
+    assert {page["path"]: page["body"] for page in head.pages}["intro"] == (
+        "# Welcome\n\nHello from git.\n"
+    )
+    assert [page["path"] for page in head.pages] == ["intro", "guide", "guide/install"]
     client.force_login(org_admin)
     settings_page = client.get(f"/s/{space.pk}/settings").content.decode()
     assert "Merged: the branch and the space had both changed" in settings_page
     assert "<code>intro</code>: 1 overlapping change" in settings_page
+    assert f"/s/{space.pk}/~cr/{change_request.number}/" in settings_page
 
 
 def test_with_nothing_changed_in_git_an_export_writes_the_space_as_before(
