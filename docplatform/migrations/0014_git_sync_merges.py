@@ -5,30 +5,47 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('docplatform', '0013_comments'),
+        ("docplatform", "0013_comments"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='gitconnection',
-            name='synced_commit',
-            field=models.CharField(blank=True, help_text='The commit of the last sync that succeeded: the base of the next merge.', max_length=64),
+            model_name="gitconnection",
+            name="synced_commit",
+            field=models.CharField(
+                blank=True,
+                help_text="The commit of the last sync that succeeded: the base of the next merge.",
+                max_length=64,
+            ),
         ),
         migrations.AddField(
-            model_name='gitsync',
-            name='change_request',
-            field=models.ForeignKey(blank=True, help_text="A conflict's: the branch's side, opened for a person to resolve.", null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='docplatform.changerequest'),
+            model_name="gitsync",
+            name="change_request",
+            field=models.ForeignKey(
+                blank=True,
+                help_text="A conflict's: the branch's side, opened for a person to resolve.",
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to="docplatform.changerequest",
+            ),
         ),
         migrations.AddField(
-            model_name='gitsync',
-            name='conflicts',
-            field=models.JSONField(blank=True, default=list, help_text='Pages both changed where the changes overlap (nothing was written).'),
+            model_name="gitsync",
+            name="conflicts",
+            field=models.JSONField(
+                blank=True,
+                default=list,
+                help_text="Pages both changed where the changes overlap (nothing was written).",
+            ),
         ),
         migrations.AddField(
-            model_name='gitsync',
-            name='merged',
-            field=models.BooleanField(default=False, help_text='The branch and the space had both changed since the last sync: merged.'),
+            model_name="gitsync",
+            name="merged",
+            field=models.BooleanField(
+                default=False,
+                help_text="The branch and the space had both changed since the last sync: merged.",
+            ),
         ),
     ]
