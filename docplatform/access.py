@@ -17,7 +17,11 @@ The table, one row per action (README, "Teams and roles"):
 
 - read (the organization, its spaces, sites, installations and events): admins, members,
   readers;
-- edit content, create spaces: admins and members;
+- comment on a space's pages: admins and members; readers too where the space allows it
+  (``Space.readers_may_comment``, off by default: ``may`` widens the row for that space);
+- edit content (change requests too), create spaces, review and merge change requests: admins
+  and members; in a space whose edits go through change requests only, members do not save
+  its pages directly (``may_save_directly``);
 - everything else (spaces' and sites' settings, members and invitations, the audit log,
   integrations and their endpoints, publishing integrations): admins; members also install
   integrations whose scopes write nothing when the organization allows it
@@ -62,6 +66,9 @@ class Action(StrEnum):
     REPLAY = "endpoint.replay"
     ROTATE_SECRET = "endpoint.rotate_secret"  # noqa: S105 - an action's name
     PUBLISH = "integration.publish"
+    COMMENT = "content.comment"
+    REVIEW_CHANGE_REQUEST = "change_request.review"
+    MERGE_CHANGE_REQUEST = "change_request.merge"
 
 
 _EVERYONE = frozenset(ROLES)
@@ -69,12 +76,16 @@ _EDITORS = frozenset({ADMIN, MEMBER})
 _ADMINS = frozenset({ADMIN})
 
 #: action -> the roles that may do it. ``INSTALL`` widens for members through
-#: ``may_install`` when the organization allows it.
+#: ``may_install`` when the organization allows it, ``COMMENT`` for readers in a space that
+#: allows it (``may``).
 TABLE: dict[Action, frozenset[str]] = {
     **{action: _ADMINS for action in Action},
     Action.READ: _EVERYONE,
     Action.EDIT_CONTENT: _EDITORS,
     Action.CREATE_SPACE: _EDITORS,
+    Action.COMMENT: _EDITORS,
+    Action.REVIEW_CHANGE_REQUEST: _EDITORS,  # never their own (``changes.services``)
+    Action.MERGE_CHANGE_REQUEST: _EDITORS,
 }
 
 _WHAT = {
@@ -98,6 +109,9 @@ _WHAT = {
     Action.REPLAY: "replay events to a webhook",
     Action.ROTATE_SECRET: "rotate a webhook's signing secret",
     Action.PUBLISH: "publish its integrations",
+    Action.COMMENT: "comment on this space's pages",
+    Action.REVIEW_CHANGE_REQUEST: "review change requests",
+    Action.MERGE_CHANGE_REQUEST: "merge change requests",
 }
 
 
@@ -164,8 +178,16 @@ def may_read_space(role: str | None, space: Space) -> bool:
 
 
 def may(actor, action: Action | str, target) -> bool:
-    """Whether the actor may do ``action`` in the organization of ``target``."""
-    return role_may(role_of(actor, target), action)
+    """Whether the actor may do ``action`` in the organization of ``target``; readers
+    comment on a space's pages when ``target`` is a space that lets them."""
+    role = role_of(actor, target)
+    if role_may(role, action):
+        return True
+    return (
+        Action(action) == Action.COMMENT
+        and role == READER
+        and bool(getattr(target, "readers_may_comment", False))
+    )
 
 
 def refusal(action: Action | str) -> str:
@@ -175,6 +197,11 @@ def refusal(action: Action | str) -> str:
     if not roles:
         return f"Nobody may {_WHAT[action]}."
     who = "members" if len(roles) == len(ROLES) else " and ".join(roles)
+    if action == Action.COMMENT:
+        return (
+            f"Only the organization's {who} may {_WHAT[action]}, and its readers where the "
+            "space's admins allow it."
+        )
     return f"Only the organization's {who} may {_WHAT[action]}."
 
 
@@ -187,6 +214,24 @@ def require(actor, action: Action | str, target) -> None:
     if role_of(actor, target) is None:
         raise Http404
     raise PermissionDenied(refusal(action))
+
+
+def may_save_directly(actor, space: Space) -> bool:
+    """Write a space's pages without a change request: whoever may edit content, but only
+    admins when the space takes edits through change requests only. A machine principal
+    (an installation's token, Git sync) is limited by its scopes, not by this setting."""
+    if is_machine(actor):
+        return True
+    role = role_of(actor, space)
+    if space.change_requests_only and role != ADMIN:
+        return False
+    return role_may(role, Action.EDIT_CONTENT)
+
+
+DIRECT_SAVE_REFUSAL = (
+    "This space takes edits through change requests only: open a change request (only the "
+    "organization's admins save its pages directly)."
+)
 
 
 def may_install(actor, organization, *, writes: bool) -> bool:

@@ -49,6 +49,16 @@ def _register_api_tags(register) -> None:
         r"revisions/",
     )
     register(
+        "Comments",
+        "Threads of comments on a space's pages: replies, resolving, mentions.",
+        r"spaces/[^/]+/comments/",
+    )
+    register(
+        "Change requests",
+        "Proposed changes of a space's pages: their pages, reviews and merges.",
+        r"spaces/[^/]+/change-requests/",
+    )
+    register(
         "Git sync",
         "A space's Git connection, its syncs both ways and their history.",
         r"spaces/[^/]+/git/",

@@ -84,6 +84,23 @@ class Space(models.Model):
     current_revision = models.ForeignKey(
         "Revision", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    readers_may_comment = models.BooleanField(
+        default=False,
+        help_text="Set by its admins: the organization's readers (not only its admins and "
+        "members) may comment on its pages (docplatform.access).",
+    )
+    # Merge rules of its change requests (``changes``), and whether members save only through
+    # them (admins still save directly).
+    required_approvals = models.PositiveSmallIntegerField(
+        default=0, help_text="Approvals a change request needs before it is merged."
+    )
+    require_up_to_date = models.BooleanField(
+        default=False,
+        help_text="A change request is merged only when made from the current revision.",
+    )
+    change_requests_only = models.BooleanField(
+        default=False, help_text="Members edit through change requests only; admins may save."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -238,10 +255,14 @@ class WorkerPing(models.Model):
         return f"ping {self.pk}"
 
 
-# The models of the outbox, the sites, Git sync, the audit log and the invitations live with
-# them (docplatform.events, .sites, .gitsync, .audit, .teams) and are registered with this app
+# The models of the outbox, the sites, Git sync, the audit log, the invitations, the change
+# requests, the comments and the editor's presence live with them (docplatform.events, .sites,
+# .gitsync, .audit, .teams, .changes, .comments, .documents) and are registered with this app
 # here, where Django looks for an app's models.
 from .audit.models import AuditEntry  # noqa: E402, F401
+from .changes.models import ChangeRequest, ChangeRequestRevision, Review  # noqa: E402, F401
+from .comments.models import Comment  # noqa: E402, F401
+from .documents.models import PagePresence  # noqa: E402, F401
 from .events.models import Delivery, DrainRequest, Event  # noqa: E402, F401
 from .gitsync.models import GitConnection, GitSync  # noqa: E402, F401
 from .sites.models import PageFeedback, SiteSpace, SiteVisit  # noqa: E402, F401

@@ -8,6 +8,7 @@ token reaches the spaces its installation covers, as far as its integration's sc
 (``installation_scopes`` on each view); a revision it writes records it as its author.
 """
 
+from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import (
     OpenApiExample,
@@ -15,15 +16,17 @@ from drf_spectacular.utils import (
     extend_schema_field,
     extend_schema_view,
 )
-from rest_framework import exceptions, generics, serializers, status
+from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from .. import services
-from ..access import Action
+from ..access import DIRECT_SAVE_REFUSAL, Action, may_save_directly
+from ..documents import services as page_services
 from ..documents import space_services
 from ..models import Page, Revision, Space
 from ..selectors import current_pages, organization_spaces, revisions_of, space_revisions
+from .content_conflicts import CONTENT_CONFLICT, content_conflict_response
 from .lookup import organization_for, space_for, spaces_for
 from .permissions import ActsByRole
 from .schema import service_errors
@@ -32,13 +35,43 @@ from .visitors import remember_visitor, visitor_from
 # --- Representations ------------------------------------------------------------------------
 
 
+class MergeRules(serializers.Serializer):
+    requiredApprovals = serializers.IntegerField(
+        min_value=0,
+        max_value=20,
+        help_text="Approvals by reviewers other than its author a change request needs.",
+    )
+    upToDate = serializers.BooleanField(
+        help_text="A change request is merged only when made from the space's current revision."
+    )
+
+
 class SpaceOutput(serializers.Serializer):
     id = serializers.CharField()
     organization = serializers.CharField(source="organization_id")
     title = serializers.CharField()
     visibility = serializers.ChoiceField(choices=Space.Visibility.choices)
     currentRevision = serializers.CharField(source="current_revision_id", allow_null=True)
+    readersMayComment = serializers.BooleanField(
+        source="readers_may_comment",
+        help_text="Whether the organization's readers may comment on its pages (admins and "
+        "members always may).",
+    )
+    mergeRules = serializers.SerializerMethodField(
+        help_text="What a change request needs before it is merged."
+    )
+    changeRequestsOnly = serializers.BooleanField(
+        source="change_requests_only",
+        help_text="Members edit through change requests only (admins still save directly).",
+    )
     createdAt = serializers.DateTimeField(source="created_at")
+
+    @extend_schema_field(MergeRules)
+    def get_mergeRules(self, space) -> dict:
+        return {
+            "requiredApprovals": space.required_approvals,
+            "upToDate": space.require_up_to_date,
+        }
 
 
 class RevisionInstallationOutput(serializers.Serializer):
@@ -78,6 +111,12 @@ class PageOutput(serializers.Serializer):
 
 
 # --- Spaces ---------------------------------------------------------------------------------
+
+
+def require_direct_save(actor, space: Space) -> None:
+    """403 naming why for a member of a space that takes edits through change requests only."""
+    if not may_save_directly(actor, space):
+        raise PermissionDenied(DIRECT_SAVE_REFUSAL)
 
 
 class SpaceCreateInput(serializers.Serializer):
@@ -128,27 +167,35 @@ class SpaceListApi(generics.ListAPIView):
         return Response(SpaceOutput(space).data, status=status.HTTP_201_CREATED)
 
 
-class RevisionConflictError(exceptions.APIException):
-    status_code = status.HTTP_409_CONFLICT
-    default_code = "conflict"
+class MergeRulesInput(serializers.Serializer):
+    requiredApprovals = serializers.IntegerField(min_value=0, max_value=20, required=False)
+    upToDate = serializers.BooleanField(required=False)
 
 
 class SpaceUpdateInput(serializers.Serializer):
     title = serializers.CharField(max_length=200, required=False)
     visibility = serializers.ChoiceField(choices=Space.Visibility.choices, required=False)
+    readersMayComment = serializers.BooleanField(
+        required=False, source="readers_may_comment", help_text="Let readers comment."
+    )
+    mergeRules = MergeRulesInput(required=False)
+    changeRequestsOnly = serializers.BooleanField(required=False)
 
     def validate(self, data):
         if not data:
-            raise serializers.ValidationError("give title, visibility or both")
+            raise serializers.ValidationError(
+                "give title, visibility, readersMayComment, mergeRules or changeRequestsOnly"
+            )
         return data
 
 
 @service_errors("title", methods=["patch"])
 class SpaceDetailApi(APIView):
-    """A space (its people read it). PATCH renames it or changes its visibility (which fires
-    ``space_visibility_updated``), DELETE deletes it with its pages, revisions and the
-    integrations installed into it: the organization's admins; an installation token with
-    ``space:metadata:write`` changes it too."""
+    """A space (its people read it). PATCH renames it, changes its visibility (which fires
+    ``space_visibility_updated``), lets its readers comment, sets its change requests' merge
+    rules and whether members edit through change requests only; DELETE deletes it with its
+    pages, revisions and the integrations installed into it: the organization's admins; an
+    installation token with ``space:metadata:write`` changes it too."""
 
     permission_classes = [ActsByRole]
     access_actions = {
@@ -168,7 +215,7 @@ class SpaceDetailApi(APIView):
         return Response(SpaceOutput(self.space(request, space_id)).data)
 
     @extend_schema(
-        summary="Rename a space or change its visibility",
+        summary="Change a space: its title, visibility, comments and change requests' rules",
         request=SpaceUpdateInput,
         responses=SpaceOutput,
         examples=[
@@ -178,13 +225,33 @@ class SpaceDetailApi(APIView):
                 value={"title": "Handbook (old)", "visibility": "unlisted"},
                 request_only=True,
             ),
+            OpenApiExample("Readers comment", value={"readersMayComment": True}, request_only=True),
+            OpenApiExample(
+                "Reviewed changes only",
+                value={
+                    "mergeRules": {"requiredApprovals": 1, "upToDate": True},
+                    "changeRequestsOnly": True,
+                },
+                request_only=True,
+            ),
         ],
     )
     def patch(self, request, space_id):
         space = self.space(request, space_id)
         data = SpaceUpdateInput(data=request.data)
         data.is_valid(raise_exception=True)
-        space = space_services.space_update(space=space, actor=request.user, **data.validated_data)
+        given = data.validated_data
+        rules = given.get("mergeRules", {})
+        space = space_services.space_update(
+            space=space,
+            actor=request.user,
+            title=given.get("title"),
+            visibility=given.get("visibility"),
+            readers_may_comment=given.get("readers_may_comment"),
+            required_approvals=rules.get("requiredApprovals"),
+            require_up_to_date=rules.get("upToDate"),
+            change_requests_only=given.get("changeRequestsOnly"),
+        )
         return Response(SpaceOutput(space).data)
 
     @extend_schema(
@@ -209,8 +276,10 @@ class RevisionInput(serializers.Serializer):
         required=False,
         max_length=32,
         help_text="The revision these pages were edited from: when the space's current "
-        "revision is another one by now, nothing is written and the answer is 409 (nothing "
-        "another writer saved meanwhile is overwritten).",
+        "revision is another one by now, these pages are merged with what was written since, "
+        "page by page and line by line; only when changes overlap is nothing written, and the "
+        "answer is 409 with the overlapping hunks (nothing another writer saved meanwhile is "
+        "overwritten).",
     )
 
 
@@ -238,7 +307,7 @@ class SpaceRevisionsApi(generics.ListAPIView):
     @extend_schema(
         summary="Write a new revision of a space's pages",
         request=RevisionInput,
-        responses={201: RevisionOutput},
+        responses={201: RevisionOutput, 409: CONTENT_CONFLICT},
         examples=[
             OpenApiExample(
                 "Two pages",
@@ -259,22 +328,19 @@ class SpaceRevisionsApi(generics.ListAPIView):
     )
     def post(self, request, space_id):
         space = self.space()
+        require_direct_save(request.user, space)
         data = RevisionInput(data=request.data)
         data.is_valid(raise_exception=True)
         try:
-            revision = services.space_content_update(
+            revision = page_services.space_pages_write(
                 space=space,
                 pages=data.validated_data["pages"],
                 message=data.validated_data["message"],
                 author=request.user,  # a person, or an installation's token (its principal)
                 based_on=data.validated_data.get("baseRevision"),
             )
-        except services.RevisionConflict as conflict:
-            current = conflict.current.id if conflict.current else None
-            raise RevisionConflictError(
-                f"the space's current revision is {current} now, not baseRevision: read it and "
-                "apply your change to it"
-            ) from None
+        except page_services.ContentConflict as conflict:
+            return content_conflict_response(conflict)
         return Response(RevisionOutput(revision).data, status=status.HTTP_201_CREATED)
 
 

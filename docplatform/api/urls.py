@@ -5,9 +5,11 @@ converters they share are registered in ``DocplatformConfig.ready``."""
 from django.urls import path
 
 from ..audit import api as audit_api
+from ..changes import api as changes_api
+from ..comments import api as comments_api
 from ..gitsync import api as git_api
 from ..teams import api as teams_api
-from . import event_types, organizations, sites, spaces, tokens
+from . import event_types, organizations, page_restore, sites, spaces, tokens
 
 urlpatterns = [
     path("me/", organizations.MeApi.as_view(), name="me"),
@@ -53,6 +55,46 @@ urlpatterns = [
         name="space-revisions",
     ),
     path("spaces/<id:space_id>/pages/", spaces.SpacePagesApi.as_view(), name="space-pages"),
+    path(
+        "spaces/<id:space_id>/pages/restore/",
+        page_restore.SpacePageRestoreApi.as_view(),
+        name="space-page-restore",
+    ),
+    path(
+        "spaces/<id:space_id>/comments/",
+        comments_api.CommentsApi.as_view(),
+        name="space-comments",
+    ),
+    path(
+        "spaces/<id:space_id>/comments/<id:comment_id>/",
+        comments_api.CommentApi.as_view(),
+        name="space-comment",
+    ),
+    path(
+        "spaces/<id:space_id>/change-requests/",
+        changes_api.ChangeRequestListApi.as_view(),
+        name="change-requests",
+    ),
+    path(
+        "spaces/<id:space_id>/change-requests/<int:number>/",
+        changes_api.ChangeRequestDetailApi.as_view(),
+        name="change-request",
+    ),
+    path(
+        "spaces/<id:space_id>/change-requests/<int:number>/pages/",
+        changes_api.ChangeRequestPagesApi.as_view(),
+        name="change-request-pages",
+    ),
+    path(
+        "spaces/<id:space_id>/change-requests/<int:number>/reviews/",
+        changes_api.ChangeRequestReviewsApi.as_view(),
+        name="change-request-reviews",
+    ),
+    path(
+        "spaces/<id:space_id>/change-requests/<int:number>/merge/",
+        changes_api.ChangeRequestMergeApi.as_view(),
+        name="change-request-merge",
+    ),
     path("spaces/<id:space_id>/git/", git_api.GitConnectionApi.as_view(), name="space-git"),
     path(
         "spaces/<id:space_id>/git/sync/",

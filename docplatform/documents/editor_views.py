@@ -5,16 +5,20 @@ edited from, so nothing another person saved meanwhile is overwritten (``service
 from django import forms
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import Http404, HttpResponse
+from django.db import transaction
+from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import redirect
 from django.urls import reverse
+from django.utils.html import format_html
 
 from .. import content
+from ..changes import selectors as selectors_of_changes
+from ..changes import services as change_services
 from ..markdown import document_from_json
 from . import selectors, services
 from .blocks import provider
+from .merging import CHOICES, merge_page, merge_text
 from .reading import shown_html
-from .selectors import line_diff
 from .views import SpaceView
 
 
@@ -27,6 +31,11 @@ class PageForm(forms.Form):
     message = forms.CharField(required=False, max_length=content.MAX_MESSAGE_LENGTH)
     based_on = forms.CharField(required=False, max_length=32)
 
+    def clean_body(self) -> str:
+        """Lines end in ``\n`` as stored, whatever the browser sent (a textarea sends
+        ``\r\n``): a merge then compares lines, not line endings."""
+        return self.cleaned_data["body"].replace("\r\n", "\n")
+
     def add_service_errors(self, error: ValidationError) -> None:
         for field, problems in error.message_dict.items():
             target = field if field in self.fields else None
@@ -35,7 +44,9 @@ class PageForm(forms.Form):
 
 
 class EditorMixin:
-    def editor(self, form, *, page_path=None, conflict=None, status=200):
+    def editor(self, form, *, page_path=None, conflict=None, status=200, **extra):
+        """The editor page; ``extra``: a change request's editor adds ``change_request``,
+        ``cancel_url`` and its own ``draft_key``."""
         return self.page(
             "docs/editor.html",
             {
@@ -47,6 +58,8 @@ class EditorMixin:
                 ],
                 "preview_url": reverse("docs:preview", args=[self.space.pk]),
                 "draft_key": f"{self.space.pk}:{page_path or ':new'}",
+                "direct_save": self.may_save_directly,
+                **extra,
             },
             status=status,
         )
@@ -74,6 +87,11 @@ class PageEditView(EditorMixin, SpaceView):
         if not form.is_valid():
             return self.editor(form, page_path=page_path, status=400)
         data = form.cleaned_data
+        if request.POST.get("to_change_request"):
+            return self._to_change_request(form, page_path)
+        self.require_direct_save()
+        if request.POST.get("resolve_base"):
+            return self._resolve(form, page_path)
         try:
             if request.POST.get("keep_mine") and not self._exists(page_path):
                 # Theirs removed the page: keeping mine adds it back.
@@ -104,37 +122,139 @@ class PageEditView(EditorMixin, SpaceView):
         messages.success(request, f"Saved as revision {revision.pk[:8]}.")
         return redirect(reverse("docs:page", args=[self.space.pk, data["path"]]) + "?saved=1")
 
+    def _to_change_request(self, form, page_path):
+        """ "Save to a change request": a new one, made from the revision the page was opened
+        at, holding this edit; the space is not touched."""
+        data = form.cleaned_data
+        try:
+            with transaction.atomic():
+                opened = change_services.change_request_open(
+                    space=self.space,
+                    subject=data["message"] or f"Edit {data['title'].strip()[:190]}",
+                    actor=self.request.user,
+                    based_on=data["based_on"] or None,
+                )
+                change_services.change_request_page_save(
+                    change_request=opened,
+                    path=page_path,
+                    new_path=data["path"],
+                    title=data["title"],
+                    body=data["body"],
+                    message=data["message"],
+                    actor=self.request.user,
+                    based_on=selectors_of_changes.head_of(opened).pk,
+                )
+        except ValidationError as error:
+            form.add_service_errors(error)
+            return self.editor(form, page_path=page_path, status=400)
+        messages.success(self.request, f"Saved to the new change request #{opened.number}.")
+        return redirect(reverse("docs:change-request", args=[self.space.pk, opened.number]))
+
     def _exists(self, path) -> bool:
         return selectors.page_in(self.space.current_revision_id, path) is not None
 
-    def _conflict(self, form, page_path, conflict):
-        """The editor again, with the other change beside mine; the form now builds on the
-        current revision, so saving again keeps mine on top of theirs."""
+    def _conflict(self, form, page_path, conflict, *, resolve_base=None, error=""):
+        """The editor again, with each change of theirs that overlaps mine to resolve (theirs,
+        mine, both, or my own text); mine stays in the editor, unsaved. The form now builds
+        on the current revision, and names the revision both started from."""
         data = {**form.cleaned_data, "based_on": conflict.current.pk if conflict.current else ""}
-        mine = {"title": data["title"], "body": data["body"]}
-        theirs = conflict.theirs
         author = conflict.current.author if conflict.current else None
+        author_name = conflict.current.author_label if conflict.current else ""
+        clash = conflict.clash
         return self.editor(
             PageForm(initial=data),
             page_path=page_path,
             conflict={
-                "theirs": theirs,
-                "author": author.get_username() if author else "an integration",
-                "diff": line_diff(theirs, mine),
+                "theirs": conflict.theirs,
+                "author": author.get_username() if author else author_name or "an integration",
+                "title": clash.title if clash else None,
+                "hunks": list(enumerate(clash.body.hunks)) if clash and clash.body else [],
+                "resolve_base": resolve_base or form.cleaned_data["based_on"],
+                "error": error,
             },
             status=409,
         )
 
+    def _resolve(self, form, page_path):
+        """Mine, with the person's choice for each hunk that overlapped theirs, saved on top
+        of theirs (merged again if someone saved since)."""
+        data = form.cleaned_data
+        base = selectors.page_in(self.request.POST["resolve_base"], page_path)
+        theirs = selectors.page_in(data["based_on"], page_path)
+        if (
+            base is None
+            or theirs is None
+            or not (base.revision.space_id == theirs.revision.space_id == self.space.pk)
+        ):
+            raise Http404("No such page in those revisions.")
+        mine = {"path": data["path"], "title": data["title"], "body": data["body"]}
+        merged, clash = merge_page(_as_dict(base), _as_dict(theirs), mine)
+        if clash is not None:
+            try:
+                body = (
+                    clash.body.text(self._chosen_hunks(clash))
+                    if clash.body
+                    else merge_text(base.body, theirs.body, mine["body"]).text()
+                )
+                merged = {**mine, "title": self._chosen_title(clash, mine), "body": body}
+            except ValueError as problem:
+                conflict = services.PageConflict(
+                    current=theirs.revision, theirs=_as_dict(theirs), clash=clash
+                )
+                return self._conflict(
+                    form, page_path, conflict, resolve_base=base.revision_id, error=str(problem)
+                )
+        try:
+            revision = services.page_save(
+                space=self.space,
+                path=page_path,
+                new_path=merged["path"],
+                title=merged["title"],
+                body=merged["body"],
+                message=data["message"],
+                author=self.request.user,
+                based_on=data["based_on"],
+            )
+        except ValidationError as error:
+            form.add_service_errors(error)
+            return self.editor(form, page_path=page_path, status=400)
+        except services.PageConflict as conflict:
+            return self._conflict(form, page_path, conflict)
+        messages.success(self.request, f"Merged and saved as revision {revision.pk[:8]}.")
+        return redirect(reverse("docs:page", args=[self.space.pk, merged["path"]]) + "?saved=1")
+
+    def _chosen_title(self, clash, mine) -> str:
+        if clash.title is None:
+            return mine["title"]
+        choice = self.request.POST.get("title-choice", "")
+        if choice not in ("theirs", "mine"):
+            raise ValueError("choose which title to keep")
+        return clash.title.theirs if choice == "theirs" else clash.title.mine
+
+    def _chosen_hunks(self, clash) -> list[tuple[str, str]]:
+        chosen = []
+        for index, _hunk in enumerate(clash.body.hunks):
+            choice = self.request.POST.get(f"hunk-{index}", "")
+            if choice not in CHOICES:
+                raise ValueError("choose theirs, mine, both or your own text for each change")
+            text = self.request.POST.get(f"hunk-{index}-text", "").replace("\r\n", "\n")
+            chosen.append((choice, text if not text or text.endswith("\n") else text + "\n"))
+        return chosen
+
+
+def _as_dict(page) -> dict:
+    return {"path": page.path, "title": page.title, "body": page.body}
+
 
 class PageNewView(EditorMixin, SpaceView):
     def get(self, request):
-        self.require_editor()
+        self.require_direct_save()
         parent = request.GET.get("parent", "")
         form = PageForm(initial={"path": f"{parent}/" if parent else "", "title": ""})
         return self.editor(form)
 
     def post(self, request):
-        self.require_editor()
+        self.require_direct_save()
         form = PageForm(request.POST)
         if not form.is_valid():
             return self.editor(form, status=400)
@@ -176,12 +296,24 @@ class PagePreviewView(SpaceView):
         return HttpResponse(shown_html(document, lambda: place))
 
 
-class PageDeleteView(SpaceView):
+class PagePresenceView(SpaceView):
+    """The editor's poll (every 10 s): this person has ``path`` open; who else has."""
+
     def post(self, request):
         self.require_editor()
         path = request.POST.get("path", "")
+        if content.page_path_problem(path):
+            return JsonResponse({"others": []}, status=400)
+        others = services.page_presence_mark(space=self.space, path=path, user=request.user)
+        return JsonResponse({"others": others})
+
+
+class PageDeleteView(SpaceView):
+    def post(self, request):
+        self.require_direct_save()
+        path = request.POST.get("path", "")
         try:
-            services.page_delete(
+            deleted = services.page_delete(
                 space=self.space,
                 path=path,
                 author=request.user,
@@ -195,13 +327,21 @@ class PageDeleteView(SpaceView):
                 request, "The page changed since you opened it: read it again before deleting it."
             )
             return redirect(_page_or_space(self.space, path))
-        messages.success(request, "Page deleted. The history keeps it: restore it from there.")
+        restore_from = reverse("docs:revision-page", args=[self.space.pk, deleted.parent_id, path])
+        messages.success(
+            request,
+            format_html(
+                'Page deleted. The history keeps it: <a href="{}">restore it</a> alone, the '
+                "other pages staying as they are.",
+                restore_from,
+            ),
+        )
         return redirect(reverse("docs:space", args=[self.space.pk]))
 
 
 class PageMoveView(SpaceView):
     def post(self, request):
-        self.require_editor()
+        self.require_direct_save()
         path = request.POST.get("path", "")
         try:
             services.page_move(

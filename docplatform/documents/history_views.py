@@ -46,12 +46,34 @@ class RevisionView(SpaceView):
         if page is not None:
             document = page_document(page)
             place = self.block_place(page.path, interactive=False)
+            now = selectors.page_in(self.space.current_revision_id, page.path)
             context |= {
                 "page_obj": page,
                 "content": shown_html(document, lambda: place),
                 "toc": table_of_contents(document),
+                "restorable": self.may_edit
+                and (now is None or (now.title, now.body) != (page.title, page.body)),
+                "deleted_since": now is None,
             }
         return self.page("docs/revision.html", context)
+
+
+class PageRestoreView(SpaceView):
+    """One page as it was in a revision, restored alone (``services.page_restore``)."""
+
+    def post(self, request, revision_id):
+        self.require_direct_save()
+        revision = selectors.revision_of(self.space, revision_id)
+        path = request.POST.get("path", "")
+        try:
+            services.page_restore(
+                space=self.space, path=path, revision=revision, author=request.user
+            )
+        except ValidationError as error:
+            messages.error(request, " ".join(error.messages))
+            return redirect(reverse("docs:revision-page", args=[self.space.pk, revision.pk, path]))
+        messages.success(request, f"Page restored as it was in revision {revision.pk[:8]}.")
+        return redirect(reverse("docs:page", args=[self.space.pk, path]))
 
 
 class RevisionDiffView(SpaceView):
@@ -66,7 +88,7 @@ class RevisionDiffView(SpaceView):
 
 class RevisionRestoreView(SpaceView):
     def post(self, request, revision_id):
-        self.require_editor()
+        self.require_direct_save()
         revision = selectors.revision_of(self.space, revision_id)
         restored = services.revision_restore(
             space=self.space, revision=revision, author=request.user
@@ -93,31 +115,40 @@ class SpaceAdminView(SpaceView):
 
 
 class SpaceSettingsView(SpaceAdminView):
-    """The space's title and visibility (and the way to delete it)."""
+    """The space's title, visibility and whether readers may comment (and the way to delete
+    it)."""
 
     def get(self, request):
         self.require_admin()
-        return self._form(self.space.title, self.space.visibility, {})
+        space = self.space
+        return self._form(space.title, space.visibility, space.readers_may_comment, {})
 
     def post(self, request):
         self.require_admin()
         title = request.POST.get("title", "")
         visibility = request.POST.get("visibility", "")
+        readers_may_comment = request.POST.get("readers_may_comment") == "1"
         try:
             space_services.space_update(
-                space=self.space, actor=request.user, title=title, visibility=visibility
+                space=self.space,
+                actor=request.user,
+                title=title,
+                visibility=visibility,
+                readers_may_comment=readers_may_comment,
             )
         except ValidationError as error:
-            return self._form(title, visibility, error.message_dict, status=400)
+            errors = error.message_dict
+            return self._form(title, visibility, readers_may_comment, errors, status=400)
         messages.success(request, "Settings saved.")
         return redirect(reverse("docs:settings", args=[self.space.pk]))
 
-    def _form(self, title, visibility, errors, status=200):
+    def _form(self, title, visibility, readers_may_comment, errors, status=200):
         return self.page(
             "docs/settings.html",
             {
                 "title_value": title,
                 "visibility_value": visibility,
+                "readers_may_comment_value": readers_may_comment,
                 "visibilities": Space.Visibility.choices,
                 "errors": errors,
                 **gitsync_selectors.settings_context(self.space),

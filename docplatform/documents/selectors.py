@@ -199,6 +199,13 @@ def revision_diff(revision: Revision) -> list[PageChange]:
     return _changes(before, _contents(revision.pk), lines=True)
 
 
+def pages_changes(before: list[dict], after: list[dict]) -> list[PageChange]:
+    """What ``after`` changes against ``before`` (two lists of pages), with line diffs: a
+    change request's pages against the space's."""
+    by_path = lambda pages: {page["path"]: page for page in pages}  # noqa: E731
+    return _changes(by_path(before), by_path(after), lines=True)
+
+
 def _contents(revision_id: str) -> dict[str, dict]:
     return {page["path"]: page for page in page_dicts(revision_id)}
 

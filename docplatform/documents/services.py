@@ -5,8 +5,10 @@ itself.
 
 Nothing is lost: every edit names the revision it was made from (``based_on``). When the
 space moved on meanwhile, an edit of a page that nobody else touched is applied on top of
-the new revision; an edit of a page that changed meanwhile is refused with PageConflict,
-carrying the other change, so the person decides (keep theirs on top, or discard it).
+the new revision; an edit of a page that changed meanwhile is merged with that change, line
+by line against the page as it was (``merging``): changes that do not overlap are both kept
+with no question; overlapping ones raise PageConflict carrying the hunks, so the person
+resolves each (theirs, mine, both, or an edit) and nothing is written until they do.
 """
 
 import hashlib
@@ -19,7 +21,8 @@ from django.utils import timezone
 
 from .. import content, services
 from ..events import Visitor
-from ..models import Revision, Space, SpaceVisit
+from ..models import PagePresence, Revision, Space, SpaceVisit
+from .merging import merge_page, merge_pages
 from .selectors import nearest_parent, page_dicts
 
 #: A visitor's reads of one space fire ``space_view`` at most this often (README).
@@ -27,12 +30,14 @@ READER_VIEW_INTERVAL = timedelta(minutes=5)
 
 
 class PageConflict(Exception):
-    """The page was changed (or removed) in a revision made since ``based_on``: ``current``
-    is that revision, ``theirs`` the page as it is now (None when it was removed)."""
+    """The page was changed (or removed) in a revision made since ``based_on``, and the change
+    overlaps this one: ``current`` is that revision, ``theirs`` the page as it is now (None
+    when it was removed), ``clash`` what overlaps (None for a removal), ``base`` the page as
+    it was in ``based_on``."""
 
-    def __init__(self, *, current: Revision | None, theirs: dict | None):
+    def __init__(self, *, current, theirs: dict | None, clash=None, base: dict | None = None):
         super().__init__("the page changed since it was opened")
-        self.current, self.theirs = current, theirs
+        self.current, self.theirs, self.clash, self.base = current, theirs, clash, base
 
 
 def page_save(
@@ -55,6 +60,18 @@ def page_save(
     if mine is None:
         raise ValidationError({"path": ["no page has this path in that revision"]})
     edited = {"path": new_path, "title": title, "body": body}
+
+    def merged_with(theirs: dict | None):
+        """The edit on top of theirs, when theirs changed the page since ``based_on``."""
+        if theirs is None:
+            raise PageConflict(current=space.current_revision, theirs=None, base=mine)
+        merged, clash = merge_page(mine, theirs, edited)
+        if clash is not None:
+            raise PageConflict(
+                current=space.current_revision, theirs=theirs, clash=clash, base=mine
+            )
+        return lambda pages: check_page_edit(pages, path, merged)
+
     return _write_on_top(
         space,
         based_on=based_on,
@@ -63,7 +80,48 @@ def page_save(
         message=message or _default_message("Edit", title),
         author=author,
         base_page=mine,
+        merged_with=merged_with,
     )
+
+
+class ContentConflict(Exception):
+    """A set of pages written from a revision that is not the space's current one any more,
+    whose changes overlap what was written since: ``clashes`` (``merging.PageClash``)."""
+
+    def __init__(self, *, current: Revision | None, clashes: list):
+        super().__init__("changes made since that revision overlap these")
+        self.current, self.clashes = current, clashes
+
+
+def space_pages_write(
+    *, space: Space, pages: list[dict], message: str = "", author=None, based_on: str | None
+) -> Revision:
+    """Write a space's whole set of pages, made from the revision ``based_on`` (None: on top
+    of whatever is current). When the space moved on since, the pages are merged with what
+    changed meanwhile, page by page and line by line (``merging.merge_pages``); changes that
+    overlap raise ContentConflict and nothing is written. The REST API's door for writes."""
+    if based_on is None:
+        return services.space_content_update(
+            space=space, pages=pages, message=message, author=author
+        )
+    if not Revision.objects.filter(pk=based_on, space=space).exists():
+        raise ValidationError({"baseRevision": ["is not a revision of this space"]})
+    base = page_dicts(based_on)
+    for _attempt in range(3):
+        space.refresh_from_db(fields=["current_revision"])
+        current = space.current_revision_id
+        written = pages
+        if current != based_on:
+            written, clashes = merge_pages(base, page_dicts(current) if current else [], pages)
+            if clashes:
+                raise ContentConflict(current=space.current_revision, clashes=clashes)
+        try:
+            return services.space_content_update(
+                space=space, pages=written, message=message, author=author, based_on=current
+            )
+        except services.RevisionConflict:
+            continue  # another write landed between our read and ours: merge again
+    raise ContentConflict(current=space.current_revision, clashes=[])
 
 
 def page_create(
@@ -153,6 +211,70 @@ def revision_restore(*, space: Space, revision: Revision, author=None) -> Revisi
     )
 
 
+def page_restore(*, space: Space, path: str, revision: Revision, author=None) -> Revision:
+    """One page as it was in ``revision``, restored alone as a new revision: the other pages
+    stay as they are now. A page deleted since comes back where it stood (after the page
+    that preceded it then, when that one is still there; else first among the pages).
+    ValidationError naming ``revision`` (not this space's) or ``path`` (no such page then,
+    or the same now: nothing to restore)."""
+    if revision.space_id != space.pk:
+        raise ValidationError({"revision": ["is not a revision of this space"]})
+    then = page_dicts(revision.pk)
+    wanted = next((page for page in then if page["path"] == path), None)
+    if wanted is None:
+        raise ValidationError({"path": ["no page has this path in that revision"]})
+    space.refresh_from_db(fields=["current_revision"])
+    current = page_dicts(space.current_revision_id) if space.current_revision_id else []
+    at = next((index for index, page in enumerate(current) if page["path"] == path), None)
+    if at is not None and current[at] == wanted:
+        raise ValidationError({"path": ["the page is the same now as in that revision"]})
+    if at is not None:
+        pages = [*current[:at], wanted, *current[at + 1 :]]
+    else:
+        pages = _placed_back(current, then, wanted)
+    try:
+        return services.space_content_update(
+            space=space,
+            pages=pages,
+            message=f"Restore {wanted['title']} as in revision {revision.pk[:8]}",
+            author=author,
+            based_on=space.current_revision_id,
+        )
+    except services.RevisionConflict:  # someone saved meanwhile: restore onto theirs
+        return page_restore(space=space, path=path, revision=revision, author=author)
+
+
+def _placed_back(current: list[dict], then: list[dict], page: dict) -> list[dict]:
+    """``current`` with ``page`` back after the page that preceded it in ``then``."""
+    present = {existing["path"] for existing in current}
+    index = next(i for i, existing in enumerate(then) if existing["path"] == page["path"])
+    before = next((p["path"] for p in reversed(then[:index]) if p["path"] in present), None)
+    if before is None:
+        return [page, *current]
+    at = next(i for i, existing in enumerate(current) if existing["path"] == before)
+    return [*current[: at + 1], page, *current[at + 1 :]]
+
+
+#: An editor polls every 10 s; a person not heard from for this long has left the page.
+PRESENCE_SECONDS = 30
+
+
+def page_presence_mark(*, space: Space, path: str, user) -> list[str]:
+    """``user`` has the page open in the editor now: the others who have it open (heard from
+    within PRESENCE_SECONDS), by name. Rows of people long gone are dropped on the way."""
+    now = timezone.now()
+    PagePresence.objects.update_or_create(
+        space=space, path=path, user=user, defaults={"seen_at": now}
+    )
+    PagePresence.objects.filter(
+        space=space, path=path, seen_at__lt=now - timedelta(hours=1)
+    ).delete()
+    others = PagePresence.objects.filter(
+        space=space, path=path, seen_at__gte=now - timedelta(seconds=PRESENCE_SECONDS)
+    ).exclude(user=user)
+    return sorted(others.values_list("user__username", flat=True))
+
+
 def space_view_from_reader(*, space: Space, visitor: Visitor, who: str) -> bool:
     """The visitor opened the space's reader: fire ``space_view``, at most once per visitor
     (``who``: ``reader_identity``), space and READER_VIEW_INTERVAL (across every process:
@@ -203,19 +325,34 @@ def _base_pages(space: Space, based_on: str) -> dict[str, dict]:
 
 
 def _write_on_top(
-    space, *, based_on, touched, change, message, author, base_page, empty_error=None
+    space,
+    *,
+    based_on,
+    touched,
+    change,
+    message,
+    author,
+    base_page,
+    empty_error=None,
+    merged_with=None,
 ) -> Revision:
     """Apply ``change`` (pages -> pages) to the space's current pages when ``touched`` is as
-    it was in ``based_on``; PageConflict when someone changed it meanwhile."""
+    it was in ``based_on``; when someone changed it meanwhile, ``merged_with(theirs)`` gives
+    the change on top of theirs (or raises PageConflict); without it, PageConflict."""
     for _attempt in range(3):
         space.refresh_from_db(fields=["current_revision"])
         current_id = space.current_revision_id
         pages = page_dicts(current_id) if current_id else []
+        apply = change
         if current_id != based_on:
             theirs = next((page for page in pages if page["path"] == touched), None)
             if theirs is None or _content(theirs) != _content(base_page):
-                raise PageConflict(current=space.current_revision, theirs=theirs)
-        changed = change(pages)
+                if merged_with is None:
+                    raise PageConflict(
+                        current=space.current_revision, theirs=theirs, base=base_page
+                    )
+                apply = merged_with(theirs)
+        changed = apply(pages)
         if not changed and empty_error:
             raise ValidationError({"path": [empty_error]})
         try:

@@ -10,6 +10,9 @@ from .. import services
 from ..audit.services import audit_record
 from ..models import Organization, Space
 
+#: The most approvals a space's merge rules may ask for.
+MAX_APPROVALS = 20
+
 
 def _visibility_problem(visibility) -> str | None:
     if visibility not in Space.Visibility.values:
@@ -43,8 +46,20 @@ def space_create(
 
 
 @transaction.atomic
-def space_update(*, space: Space, actor, title=None, visibility=None) -> Space:
-    """Rename the space and set its visibility (None leaves either as it is);
+def space_update(
+    *,
+    space: Space,
+    actor,
+    title=None,
+    visibility=None,
+    readers_may_comment: bool | None = None,
+    required_approvals: int | None = None,
+    require_up_to_date: bool | None = None,
+    change_requests_only: bool | None = None,
+) -> Space:
+    """Rename the space, set its visibility, whether its organization's readers may comment
+    on its pages, its change requests' merge rules and whether members edit through change
+    requests only (None leaves any as it is);
     ``space_visibility_updated`` fires when the visibility changed. One audit row naming what
     changed, from what to what (none when nothing did). ``actor``: a person, or the machine
     principal of an installation's token with ``space:metadata:write``."""
@@ -56,6 +71,8 @@ def space_update(*, space: Space, actor, title=None, visibility=None) -> Space:
             errors.update(error.message_dict)
     if visibility is not None and (problem := _visibility_problem(visibility)):
         errors["visibility"] = [problem]
+    if required_approvals is not None and not 0 <= required_approvals <= MAX_APPROVALS:
+        errors["required_approvals"] = [f"from 0 to {MAX_APPROVALS}"]
     if errors:
         raise ValidationError(errors)
     changes = {}
@@ -66,6 +83,26 @@ def space_update(*, space: Space, actor, title=None, visibility=None) -> Space:
     if visibility is not None and visibility != space.visibility:
         changes["visibility"] = {"from": space.visibility, "to": visibility}
         services.space_visibility_set(space=space, visibility=visibility)
+    if readers_may_comment is not None and readers_may_comment != space.readers_may_comment:
+        changes["readersMayComment"] = {
+            "from": space.readers_may_comment,
+            "to": readers_may_comment,
+        }
+        space.readers_may_comment = readers_may_comment
+        space.save(update_fields=["readers_may_comment"])
+    rules = {
+        "required_approvals": required_approvals,
+        "require_up_to_date": require_up_to_date,
+        "change_requests_only": change_requests_only,
+    }
+    changed_rules = [
+        name for name, value in rules.items() if value is not None and value != getattr(space, name)
+    ]
+    for name in changed_rules:
+        changes[name] = {"from": getattr(space, name), "to": rules[name]}
+        setattr(space, name, rules[name])
+    if changed_rules:
+        space.save(update_fields=changed_rules)
     if changes:
         audit_record(action="space.changed", actor=actor, target=space, details=changes)
     return space

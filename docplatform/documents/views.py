@@ -19,13 +19,16 @@ from django.utils.safestring import mark_safe
 from django.views import View
 
 from ..access import (
+    DIRECT_SAVE_REFUSAL,
     Action,
     may_create_organization,
+    may_save_directly,
     organizations_of,
     role_may,
     spaces_visible_to,
 )
 from ..api.visitors import VISITOR_COOKIE, remember_visitor, visitor_from
+from ..comments.panel import comments_panel
 from ..markdown import RENDERER_VERSION
 from . import access, selectors, services
 from .blocks import BlockPlace, provider
@@ -35,6 +38,11 @@ from .reading import page_document, shown_html, table_of_contents
 #: every process sharing a cache, and unknown to anyone writing content.
 _CONTENT = "<!--content-{}-->".format(
     hmac.new(settings.SECRET_KEY.encode(), b"reader-content-mark", hashlib.sha256).hexdigest()[:32]
+)
+#: Where a cached page shell of one of the organization's people takes its comments panel,
+#: rendered at every read (comments change between two reads of one shell).
+_COMMENTS = "<!--comments-{}-->".format(
+    hmac.new(settings.SECRET_KEY.encode(), b"reader-comments-mark", hashlib.sha256).hexdigest()[:32]
 )
 
 
@@ -83,6 +91,16 @@ class SpaceView(View):
     def require_editor(self) -> None:
         if not self.may_edit:
             raise PermissionDeniedPage(access.edit_refusal(self.role))
+
+    @property
+    def may_save_directly(self) -> bool:
+        return may_save_directly(self.request.user, self.space)
+
+    def require_direct_save(self) -> None:
+        """An editor who may write the space's pages without a change request."""
+        self.require_editor()
+        if not self.may_save_directly:
+            raise PermissionDeniedPage(DIRECT_SAVE_REFUSAL)
 
     def block_place(self, page_path: str, *, interactive: bool) -> BlockPlace:
         return BlockPlace(
@@ -139,13 +157,23 @@ class ReaderView(SpaceView):
         if page is None:
             response = self.page("docs/reader.html", self._frame(None))
         elif is_static(page):  # the whole page is kept: no document to build at a read
-            response = HttpResponse(self._shell(page, whole=True))
+            response = HttpResponse(self._with_comments(self._shell(page, whole=True), page))
         else:
             document = page_document(page)
             content = shown_html(document, lambda: self.block_place(page.path, interactive=True))
-            response = HttpResponse(self._shell(page).replace(_CONTENT, content, 1))
+            shell = self._shell(page).replace(_CONTENT, content, 1)
+            response = HttpResponse(self._with_comments(shell, page))
         self._record_view(response)
         return response
+
+    def _with_comments(self, shell: str, page) -> str:
+        """The page with its comments panel where the shell marks it (the organization's
+        people only: the shell of anyone else has no mark)."""
+        if self.role is None:
+            return shell
+        return shell.replace(
+            _COMMENTS, comments_panel(self.request, space=self.space, page=page), 1
+        )
 
     def _frame(self, page, *, whole: bool = False) -> dict:
         """The page around the content (navigation, table of contents, previous and next),
@@ -164,6 +192,7 @@ class ReaderView(SpaceView):
                 # The mark is replaced by the page's HTML (sanitized when it was written).
                 "content": mark_safe(document.html if whole else _CONTENT),  # noqa: S308
                 "toc": table_of_contents(document),
+                "comments": mark_safe(_COMMENTS if self.role else ""),  # noqa: S308
                 "previous": ordered[at - 1] if at > 0 else None,
                 "next": ordered[at + 1] if at + 1 < len(ordered) else None,
             }

@@ -112,6 +112,20 @@ class GitSyncOutput(serializers.Serializer):
     commit = serializers.CharField(help_text="The commit written (export) or read (import).")
     reason = serializers.CharField(help_text="Why it failed (empty otherwise).")
     skipped = GitSkippedOutput(many=True, help_text="Import: the Markdown files left out.")
+    merged = serializers.BooleanField(
+        help_text="The branch and the space had both changed since the last sync: merged."
+    )
+    conflicts = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="The pages both changed where the changes overlap, each {page, hunks: "
+        "[{field, base, theirs, mine}]}: nothing was written.",
+    )
+    changeRequest = serializers.IntegerField(
+        source="change_request.number",
+        allow_null=True,
+        default=None,
+        help_text="A conflict's change request, holding the branch's side: its number.",
+    )
     requestedBy = serializers.CharField(
         source="requested_by.username", allow_null=True, default=None
     )

@@ -21,6 +21,11 @@ class GitConnection(models.Model):
     sync_on_revision = models.BooleanField(
         default=False, help_text="Write every new revision to the branch."
     )
+    synced_commit = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="The commit of the last sync that succeeded: the base of the next merge.",
+    )
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -72,6 +77,23 @@ class GitSync(models.Model):
     reason = models.TextField(blank=True, help_text="Why it failed.")
     skipped = models.JSONField(
         default=list, blank=True, help_text="Import: files skipped, each {path, reason}."
+    )
+    merged = models.BooleanField(
+        default=False,
+        help_text="The branch and the space had both changed since the last sync: merged.",
+    )
+    conflicts = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="Pages both changed where the changes overlap (nothing was written).",
+    )
+    change_request = models.ForeignKey(
+        "docplatform.ChangeRequest",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="A conflict's: the branch's side, opened for a person to resolve.",
     )
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

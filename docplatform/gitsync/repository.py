@@ -127,16 +127,24 @@ class Branch:
     #: The repository held no branch at all when fetched: a push makes its first one.
     empty: bool = False
 
-    def files(self) -> Iterator[tuple[str, int, bytes]]:
-        """(path, mode, blob id) of every file of the head's tree."""
-        if self.head is None:
+    def files(self, commit: bytes | None = None) -> Iterator[tuple[str, int, bytes]]:
+        """(path, mode, blob id) of every file of the head's tree (or ``commit``'s)."""
+        commit = commit or self.head
+        if commit is None:
             return
-        tree = self.repo[self.head].tree
+        tree = self.repo[commit].tree
         for entry in iter_tree_contents(self.repo.object_store, tree):
             yield entry.path.decode("utf-8", "surrogateescape"), entry.mode, entry.sha
 
     def read(self, blob_id: bytes) -> bytes:
         return self.repo[blob_id].data
+
+    def has_commit(self, commit: bytes) -> bool:
+        """Whether ``commit`` came with the branch (an ancestor of its head)."""
+        try:
+            return self.repo[commit].type_name == b"commit"
+        except KeyError:
+            return False
 
     def commit_files(
         self,

@@ -1,5 +1,11 @@
 """Running a Git sync (the task's work), and failing the syncs whose worker was lost.
 
+Both ways, a sync merges: the commit of the last sync that succeeded
+(``GitConnection.synced_commit``) is the base, and what the branch changed since and what the
+space changed since are merged page by page and line by line (``documents.merging``); what
+does not overlap is written to both, in this one sync; what overlaps is written to neither,
+and the sync fails with ``conflict`` naming the pages (``GitSync.conflicts``).
+
 Starting a sync marks it ``running`` and fires ``space_gitsync_started`` in one transaction;
 the database lets one sync per space be ``running`` (a partial unique constraint), so a
 second one waits for its turn (the task tries again a moment later). Its end, the revision an
@@ -17,7 +23,9 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from .. import events
+from ..changes.services import change_request_open, change_request_pages_write
 from ..content import MAX_MESSAGE_LENGTH, MAX_PAGES
+from ..documents.merging import merge_pages
 from ..documents.selectors import page_dicts
 from ..models import Space
 from ..services import RevisionConflict, space_content_update
@@ -56,11 +64,11 @@ def git_sync_run(sync_id: int) -> GitSync | None:
         return sync
     found = None
     try:
-        remote = _remote(sync)
+        remote, connection = _remote(sync)
         if sync.direction == GitSync.Direction.EXPORT:
-            _export(sync, remote)
+            found = _export(sync, remote, connection)
         else:
-            found = _import(sync, remote)
+            found = _import(sync, remote, connection)
         sync.status = GitSync.Status.SUCCESS
     except SyncFailed as failure:
         sync.status, sync.reason = GitSync.Status.FAILED, str(failure)
@@ -90,7 +98,7 @@ def _start(sync: GitSync) -> bool:
     return True
 
 
-def _remote(sync: GitSync) -> Remote:
+def _remote(sync: GitSync) -> tuple[Remote, GitConnection]:
     """The repository as the space's connection names it now (checked again: the operator
     may have changed GIT_SYNC_ALLOWED since it was saved)."""
     connection = GitConnection.objects.filter(space=sync.space_id).first()
@@ -101,47 +109,61 @@ def _remote(sync: GitSync) -> Remote:
     if problem:
         raise SyncFailed(f"refused address: {problem}")
     credentials = connection.credentials or {}
-    return Remote(
+    remote = Remote(
         url=connection.url,
         branch=connection.branch,
         timeout=settings.GIT_SYNC_TIMEOUT_SECONDS,
         username=credentials.get("username", ""),
         password=credentials.get("password", ""),
     )
+    return remote, connection
 
 
-def _export(sync: GitSync, remote: Remote) -> None:
+def _export(sync: GitSync, remote: Remote, connection: GitConnection) -> Found | None:
     """Write the space's current revision to the branch in one commit on top of its head
-    (none when the branch holds these pages already)."""
+    (none when the branch holds these pages already). When the branch moved since the last
+    sync, its changes and the space's are merged first (``_merged``): the merge is committed
+    and imported into the space in this same sync."""
     space = Space.objects.select_related("current_revision").get(pk=sync.space_id)
     revision = space.current_revision
     if revision is None:
         raise SyncFailed("the space has no pages yet: nothing to write")
     sync.revision = revision
+    mine = page_dicts(revision.pk)
+    read = _read(remote, connection, missing_ok=True)
+    head = read["head"]
+    sync.commit = head or ""  # what was read; the commit written replaces it
     message = f"{revision.message or 'Update the pages'} (revision {revision.pk})\n\n"
     message += f"Written by docplatform from the space {space.title!r} ({space.pk}).\n"
+    moved = head and connection.synced_commit and head != connection.synced_commit
+    pages = _merged(sync, read, branch=read["pages"], space=mine, base=read) if moved else mine
     written = _work(
-        {"direction": "export", "remote": asdict(remote), "pages": page_dicts(revision.pk)}
-        | {"message": message}
+        {"direction": "export", "remote": asdict(remote), "pages": pages, "message": message}
+        | {"expectedHead": head or ""}
     )
     sync.commit = written["commit"]
+    if pages == mine:
+        return None
+    return Found(
+        pages=pages,
+        based_on=revision.pk,
+        message=f"Merged from Git: {remote.branch} at {head[:12]}"[:MAX_MESSAGE_LENGTH],
+    )
 
 
-def _import(sync: GitSync, remote: Remote) -> Found:
-    """Read the branch's Markdown files as pages: the space's pages in their order, those
-    added in Git after them by path; a skipped file's page (when the space has it) as it is."""
-    read = _work({"direction": "import", "remote": asdict(remote)})
-    pages = {page["path"]: page for page in read["pages"]}
+def _import(sync: GitSync, remote: Remote, connection: GitConnection) -> Found:
+    """Read the branch's Markdown files as pages. Since the last sync, what the branch changed
+    and what the space changed are merged (``_merged``); without one, the branch's pages:
+    the space's pages in their order, those added in Git after them by path; a skipped file's
+    page (when the space has it) as it is."""
+    read = _read(remote, connection)
     sync.commit, sync.skipped = read["head"], read["skipped"]
     based_on = Space.objects.values_list("current_revision_id", flat=True).get(pk=sync.space_id)
     current = page_dicts(based_on) if based_on else []
-    kept = {page_path_of(skip["path"]) for skip in read["skipped"]}
-    merged = [
-        pages.pop(page["path"], page)
-        for page in current
-        if page["path"] in pages or page["path"] in kept
-    ]
-    merged += sorted(pages.values(), key=lambda page: page["path"])
+    if read["basePages"] is not None and read["head"] != connection.synced_commit:
+        merged = _merged(sync, read, branch=read["pages"], space=current, base=read)
+    else:
+        merged = _branch_pages(read, current)
     if not merged:
         raise SyncFailed("the branch holds no Markdown page to import")
     if len(merged) > MAX_PAGES:
@@ -153,6 +175,58 @@ def _import(sync: GitSync, remote: Remote) -> Found:
         based_on=based_on,
         message=message[:MAX_MESSAGE_LENGTH],
     )
+
+
+def _read(remote: Remote, connection: GitConnection, *, missing_ok: bool = False) -> dict:
+    """The branch's pages now and at the last synced commit (``basePages``)."""
+    request = {"direction": "import", "remote": asdict(remote)}
+    try:
+        return _work(request | {"baseCommit": connection.synced_commit})
+    except SyncFailed as failure:
+        if missing_ok and "does not exist in the repository" in str(failure):
+            return {"head": None, "pages": [], "skipped": [], "basePages": None, "subject": ""}
+        raise
+
+
+def _branch_pages(read: dict, current: list[dict]) -> list[dict]:
+    pages = {page["path"]: page for page in read["pages"]}
+    kept = {page_path_of(skip["path"]) for skip in read["skipped"]}
+    merged = [
+        pages.pop(page["path"], page)
+        for page in current
+        if page["path"] in pages or page["path"] in kept
+    ]
+    return merged + sorted(pages.values(), key=lambda page: page["path"])
+
+
+def _merged(sync: GitSync, read: dict, *, branch, space, base) -> list[dict]:
+    """The branch's and the space's changes since the last synced commit, merged page by page
+    and line by line (``documents.merging``). A file the branch holds but that was skipped
+    counts as unchanged there. Overlaps write nothing anywhere: the sync fails with
+    ``conflict`` naming the pages."""
+    base_pages = read["basePages"]
+    if base_pages is None:
+        raise SyncFailed(
+            "conflict: the branch no longer holds the last synced commit (it was rewritten): "
+            "import it to start again from the branch, or export to start from the space"
+        )
+    unreadable = {page_path_of(skip["path"]) for skip in read["skipped"]}
+    branch = branch + [page for page in base_pages if page["path"] in unreadable]
+    merged, clashes = merge_pages(base_pages, branch, space, theirs_unordered=True)
+    sync.merged = True
+    if clashes:
+        sync.conflicts = [clash.as_json() for clash in clashes]
+        # Opened as a change request when the sync ends, in the space's order of pages.
+        order = {page["path"]: index for index, page in enumerate(space)}
+        sync.branch_side = sorted(
+            branch, key=lambda p: (order.get(p["path"], len(order)), p["path"])
+        )
+        names = ", ".join(clash.path for clash in clashes)
+        raise SyncFailed(
+            f"conflict: the branch and the space both changed {names} where the changes "
+            "overlap; nothing was written in either"
+        )
+    return merged
 
 
 def _work(request: dict) -> dict:
@@ -206,10 +280,51 @@ def _finish(sync: GitSync, found: Found | None) -> None:
                 "revision",
                 "url",
                 "branch",
+                "merged",
+                "conflicts",
                 "finished_at",
             ]
         )
+        if sync.conflicts and getattr(sync, "branch_side", None) is not None:
+            sync.change_request = _branch_side_change_request(sync)
+            sync.save(update_fields=["change_request"])
+        if sync.status == GitSync.Status.SUCCESS and sync.commit:
+            # The branch and the space agree at this commit: the base of the next merge.
+            GitConnection.objects.filter(space=sync.space_id).update(synced_commit=sync.commit)
         _fire_completed(sync)
+
+
+def _branch_side_change_request(sync: GitSync):
+    """A conflict's change request: the branch's pages, made from the space's revision of the
+    last sync that succeeded (so merging it is the same three-way merge, resolved by a person
+    in the change request, never in the space)."""
+    last = (
+        GitSync.objects.filter(
+            space=sync.space_id, status=GitSync.Status.SUCCESS, revision__isnull=False
+        )
+        .order_by("-finished_at", "-id")
+        .values_list("revision_id", flat=True)
+        .first()
+    )
+    change_request = change_request_open(
+        space=sync.space,
+        subject=f"Resolve the Git sync's conflict with {sync.branch} at {sync.commit[:12]}",
+        description=(
+            "The branch and the space both changed these pages where the changes overlap: "
+            + ", ".join(clash["page"] for clash in sync.conflicts)
+            + ". This change request holds the branch's side; update it from the space, "
+            "resolve each overlap, merge it, then sync again."
+        ),
+        actor=sync.requested_by,
+        based_on=last,
+    )
+    change_request_pages_write(
+        change_request=change_request,
+        pages=sync.branch_side,
+        actor=sync.requested_by,
+        message=f"The branch {sync.branch} at {sync.commit[:12]}",
+    )
+    return change_request
 
 
 def git_syncs_fail_stale(*, space: Space | None = None) -> int:

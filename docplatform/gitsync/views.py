@@ -63,7 +63,13 @@ class GitConnectView(GitSettingsView):
                 FORM_FIELDS.get(name, name): found for name, found in error.message_dict.items()
             }
             self.git_context = selectors.settings_context(self.space, form=form, errors=errors)
-            return self._form(self.space.title, self.space.visibility, {}, status=400)
+            return self._form(
+                self.space.title,
+                self.space.visibility,
+                self.space.readers_may_comment,
+                {},
+                status=400,
+            )
         messages.success(request, "Git connection saved.")
         return self.back()
 

@@ -5,8 +5,12 @@ process, never the worker.
 
 It reads one JSON request on stdin and writes one JSON answer on stdout:
 
-- ``{"direction": "import", "remote": {...}}`` -> ``{"head", "subject", "pages", "skipped"}``;
-- ``{"direction": "export", "remote": {...}, "pages": [...], "message"}`` -> ``{"commit"}``;
+- ``{"direction": "import", "remote": {...}, "baseCommit"?}`` -> ``{"head", "subject",
+  "pages", "skipped", "basePages"}`` (the pages at ``baseCommit``, the last synced one, when
+  the branch still holds it; else null);
+- ``{"direction": "export", "remote": {...}, "pages": [...], "message", "expectedHead"?}`` ->
+  ``{"commit"}``, written on top of the head only if the head is still ``expectedHead``
+  (when given: the head a merge was made against);
 - a failure a person can act on -> ``{"failed": "<reason>"}``.
 
 No database and no settings: what it needs comes in the request. Every address this process
@@ -49,36 +53,59 @@ def _page_of(branch, path: str, mode: int, blob_id: bytes) -> dict | Skipped:
         return Skipped(path, f"cannot be read ({type(error).__name__})")
 
 
-def read_branch(remote: Remote) -> dict:
+class TooManyPages(Exception):
+    pass
+
+
+def _pages_of(branch, commit: bytes | None = None) -> tuple[list[dict], list[dict]]:
+    """The pages a commit of the branch holds (its head by default), and the files skipped."""
     pages, skipped = [], []
+    for path, mode, blob_id in branch.files(commit):
+        if page_path_of(path) is None:
+            continue  # not Markdown: not a page
+        page = _page_of(branch, path, mode, blob_id)
+        if isinstance(page, Skipped):
+            skipped.append(page.as_json())
+            continue
+        pages.append(page)
+        if len(pages) > MAX_PAGES:
+            raise TooManyPages
+    return pages, skipped
+
+
+def read_branch(remote: Remote, base_commit: str = "") -> dict:
     with fetched(remote) as branch:
         if branch.head is None:
             return {"failed": f"the branch {remote.branch!r} does not exist in the repository"}
-        for path, mode, blob_id in branch.files():
-            if page_path_of(path) is None:
-                continue  # not Markdown: not a page
-            page = _page_of(branch, path, mode, blob_id)
-            if isinstance(page, Skipped):
-                skipped.append(page.as_json())
-                continue
-            pages.append(page)
-            if len(pages) > MAX_PAGES:
-                return {
-                    "failed": f"the branch holds more than {MAX_PAGES} pages; a space holds at "
-                    f"most {MAX_PAGES}"
-                }
+        try:
+            pages, skipped = _pages_of(branch)
+            base = base_commit.encode() if base_commit else None
+            base_pages = (
+                _pages_of(branch, base)[0] if base is not None and branch.has_commit(base) else None
+            )
+        except TooManyPages:
+            return {
+                "failed": f"the branch holds more than {MAX_PAGES} pages; a space holds at most "
+                f"{MAX_PAGES}"
+            }
         subject = branch.commit_message().split("\n", 1)[0].strip()
         return {
             "head": branch.head.decode(),
             "subject": subject,
             "pages": pages,
             "skipped": skipped,
+            "basePages": base_pages,
         }
 
 
-def write_branch(remote: Remote, pages: list[dict], message: str) -> dict:
+def write_branch(remote: Remote, pages: list[dict], message: str, expected_head: str = "") -> dict:
     written = {file_path(page["path"]): page_file(page) for page in pages}
     with fetched(remote) as branch:
+        if expected_head and (branch.head or b"").decode() != expected_head:
+            return {
+                "failed": "rejected push: someone pushed to the branch while this sync merged; "
+                "sync again"
+            }
         commit = branch.commit_files(written, is_page_file, message=message, identity=IDENTITY)
         head = commit or branch.head
     return {"commit": head.decode() if head else ""}
@@ -132,8 +159,10 @@ def answer(request: dict) -> dict:
         return {"failed": f"repository unreachable: {error}"}
     try:
         if request["direction"] == "export":
-            return write_branch(remote, request["pages"], request["message"])
-        return read_branch(remote)
+            return write_branch(
+                remote, request["pages"], request["message"], request.get("expectedHead", "")
+            )
+        return read_branch(remote, request.get("baseCommit", ""))
     except RepositoryUnreachable as error:
         return {"failed": f"repository unreachable: {error}"}
     except PushRejected as error:

@@ -42,12 +42,20 @@ def test_readers_read_members_also_edit_and_create_spaces_admins_do_the_rest():
     assert (
         access.TABLE[Action.EDIT_CONTENT]
         == access.TABLE[Action.CREATE_SPACE]
+        == access.TABLE[Action.COMMENT]
         == {
             "admin",
             "member",
         }
     )
-    others = set(Action) - {Action.READ, Action.EDIT_CONTENT, Action.CREATE_SPACE}
+    assert (
+        access.TABLE[Action.REVIEW_CHANGE_REQUEST]
+        == access.TABLE[Action.MERGE_CHANGE_REQUEST]
+        == {"admin", "member"}
+    )
+    editors = {Action.EDIT_CONTENT, Action.CREATE_SPACE}
+    editors |= {Action.REVIEW_CHANGE_REQUEST, Action.MERGE_CHANGE_REQUEST}
+    others = set(Action) - {Action.READ, Action.COMMENT} - editors
     assert all(access.TABLE[action] == {"admin"} for action in others)
 
 
@@ -76,6 +84,18 @@ def test_members_install_integrations_that_write_nothing_only_when_the_organizat
     assert not access.may_install(reader, organization, writes=False)
     assert access.may_install(people["admin"], organization, writes=True)
     assert "writes" in access.install_refusal(organization, writes=True)
+
+
+def test_readers_comment_only_in_a_space_that_lets_them(people, organization):
+    from tests.factories import SpaceFactory
+
+    space = SpaceFactory(organization=organization)
+    reader = people["reader"]
+    assert not access.may(reader, Action.COMMENT, space)
+    space.readers_may_comment = True
+    assert access.may(reader, Action.COMMENT, space)
+    assert not access.may(reader, Action.EDIT_CONTENT, space)
+    assert not access.may(people["outsider"], Action.COMMENT, space)
 
 
 def test_a_role_is_read_once_per_request(people, organization, django_assert_num_queries):

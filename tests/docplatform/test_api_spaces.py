@@ -108,6 +108,9 @@ def test_spaces_of_an_organization(member_api, space):
         "title": "Handbook",
         "visibility": "private",
         "currentRevision": None,
+        "readersMayComment": False,
+        "mergeRules": {"requiredApprovals": 0, "upToDate": False},
+        "changeRequestsOnly": False,
         "createdAt": body["results"][0]["createdAt"],
     }
 
@@ -253,7 +256,9 @@ def test_only_admins_change_visibility_and_readers_write_no_revision(
     assert not Event.objects.exists()
 
 
-def test_a_revision_based_on_an_older_one_is_refused_with_409(member_api, space):
+def test_a_revision_based_on_an_older_one_whose_changes_overlap_is_refused_with_409(
+    member_api, space
+):
     first = member_api.post(
         f"{API}/spaces/{space.id}/revisions/", {"pages": [{"path": "a", "title": "A"}]}
     ).json()["id"]
@@ -266,4 +271,49 @@ def test_a_revision_based_on_an_older_one_is_refused_with_409(member_api, space)
         {"pages": [{"path": "a", "title": "C"}], "baseRevision": first},
     )
     assert stale.status_code == 409
+    assert stale.json()["conflicts"] == [
+        {"page": "a", "hunks": [{"field": "title", "base": "A", "theirs": "B", "mine": "C"}]}
+    ]
+    assert stale.json()["errors"][0]["attr"] == "baseRevision"
     assert space.revisions.count() == 2
+
+
+def test_a_revision_based_on_an_older_one_is_merged_when_the_changes_do_not_overlap(
+    member_api, space
+):
+    body = "# Guide\n\nInstall it.\n\nRun it.\n\nStop it.\n"
+    pages = [{"path": "guide", "title": "Guide", "body": body}, {"path": "faq", "title": "FAQ"}]
+    url = f"{API}/spaces/{space.id}/revisions/"
+    first = member_api.post(url, {"pages": pages}).json()["id"]
+    theirs = [{**pages[0], "body": body.replace("Install it.", "Install it with pip.")}, pages[1]]
+    assert member_api.post(url, {"pages": theirs, "baseRevision": first}).status_code == 201
+    mine = [
+        {**pages[0], "body": body.replace("Stop it.", "Stop it with Ctrl-C.")},
+        {"path": "faq", "title": "Questions"},
+        {"path": "added", "title": "Added"},
+    ]
+    merged = member_api.post(url, {"pages": mine, "baseRevision": first})
+    assert merged.status_code == 201, merged.json()
+    now = {
+        page["path"]: page
+        for page in member_api.get(f"{API}/spaces/{space.id}/pages/").json()["results"]
+    }
+    assert now["guide"]["body"] == (
+        "# Guide\n\nInstall it with pip.\n\nRun it.\n\nStop it with Ctrl-C.\n"
+    )
+    assert now["faq"]["title"] == "Questions" and "added" in now
+
+
+def test_a_base_revision_of_another_space_is_a_400_naming_it(member_api, space, organization):
+    from tests.factories import SpaceFactory
+
+    other = SpaceFactory(organization=organization)
+    other_revision = member_api.post(
+        f"{API}/spaces/{other.id}/revisions/", {"pages": [{"path": "a", "title": "A"}]}
+    ).json()["id"]
+    refused = member_api.post(
+        f"{API}/spaces/{space.id}/revisions/",
+        {"pages": [{"path": "a", "title": "A"}], "baseRevision": other_revision},
+    )
+    assert refused.status_code == 400
+    assert refused.json()["errors"][0]["attr"] == "baseRevision"

@@ -1,6 +1,7 @@
 // The editor: a live preview rendered by the server (debounced), unsaved changes kept in this
 // browser (restored after a reload, a warning before the tab closes), and the quick insert
-// menu (Ctrl or Cmd + /, or the Insert button) that inserts an integration block at the cursor.
+// menu (Ctrl or Cmd + /, or the Insert button) that inserts an integration block at the cursor,
+// and who else has the page open (polled every 10 s, before anyone saves).
 (function () {
   "use strict";
   var editor = document.querySelector("[data-editor]");
@@ -14,6 +15,32 @@
   var draftKey = "dp-draft:" + editor.dataset.draftKey;
   var csrf = form.querySelector("input[name=csrfmiddlewaretoken]").value;
   var dirty = false;
+
+  // --- Who else has the page open ---------------------------------------------------------
+  var presence = editor.querySelector("[data-presence]");
+  function pollPresence() {
+    var data = new FormData();
+    data.append("path", editor.dataset.pagePath);
+    fetch(editor.dataset.presenceUrl, {
+      method: "POST",
+      body: data,
+      credentials: "same-origin",
+      headers: { "X-CSRFToken": csrf, "X-Requested-With": "fetch" },
+    })
+      .then(function (response) { return response.ok ? response.json() : { others: [] }; })
+      .then(function (answer) {
+        var others = answer.others || [];
+        presence.hidden = others.length === 0;
+        presence.textContent = others.length === 0 ? "" : others.join(", ") +
+          (others.length === 1 ? " has" : " have") +
+          " this page open too. Your changes and theirs are merged when you save; only lines you both change ask you.";
+      })
+      .catch(function () {});
+  }
+  if (editor.dataset.presenceUrl) {
+    pollPresence();
+    setInterval(pollPresence, 10000);
+  }
 
   // --- Live preview ---------------------------------------------------------------------
   var timer = null;

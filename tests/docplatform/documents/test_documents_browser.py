@@ -322,6 +322,32 @@ def test_quick_insert_a_counter_then_press_it_in_the_reader(
 # --- 4. Two people edit the same page -----------------------------------------------------------
 
 
+def test_two_people_editing_different_lines_both_keep_theirs_with_no_question(
+    live_server, browser_page, organization, alice, carol, space
+):
+    alice_page = browser_page
+    carol_page = alice_page.context.browser.new_context(
+        viewport={"width": 1280, "height": 900}
+    ).new_page()
+    carol_page.set_default_timeout(15_000)
+    edit = f"/s/{space.pk}/intro/edit"
+    sign_in(alice_page, live_server, alice, then=edit)
+    sign_in(carol_page, live_server, carol, then=edit)
+
+    alice_page.fill("#id_body", INTRO.replace("The first version", "Alice's version"))
+    carol_page.fill("#id_body", INTRO.replace("Hello *world*.", "Hello, *Carol's* world."))
+    alice_page.get_by_role("button", name="Save", exact=True).click()
+    alice_page.locator(".doc-body", has_text="Alice's version of this line.").wait_for()
+    carol_page.get_by_role("button", name="Save", exact=True).click()
+
+    carol_page.locator(".doc-body", has_text="Alice's version of this line.").wait_for()
+    assert "Carol's world" in carol_page.locator(".doc-body").inner_text()
+    assert carol_page.locator("[data-conflict]").count() == 0
+    space.refresh_from_db()
+    body = space.current_revision.pages.get(path="intro").body
+    assert "Alice's version" in body and "Carol's* world" in body
+
+
 def test_a_conflict_keeps_both_changes_and_the_history_shows_diffs_and_restores(
     live_server, browser_page, organization, alice, carol, space
 ):
@@ -348,13 +374,16 @@ def test_a_conflict_keeps_both_changes_and_the_history_shows_diffs_and_restores(
     conflict = carol_page.locator("[data-conflict]")
     conflict.wait_for()
     assert "alice saved this page after you opened it" in conflict.inner_text()
-    assert "- Alice's version of this line." in conflict.locator(".diff").inner_text()
-    assert "+ Carol's version of this line." in conflict.locator(".diff").inner_text()
+    overlap = conflict.locator("[data-hunk]")
+    assert overlap.count() == 1
+    assert "Alice's version of this line." in overlap.locator(".diff-del-sample").inner_text()
+    assert "Carol's version of this line." in overlap.locator(".diff-add-sample").inner_text()
     assert "Carol's version" in carol_page.locator("#id_body").input_value()
     space.refresh_from_db()
     assert space.current_revision_id == alice_revision  # nothing written yet
 
-    conflict.get_by_role("button", name="Keep mine as a new revision on top").click()
+    overlap.get_by_label("Mine").check()
+    conflict.get_by_role("button", name="Save the merge").click()
     carol_page.locator(".doc-body", has_text="Carol's version of this line.").wait_for()
     space.refresh_from_db()
     carol_revision = space.current_revision

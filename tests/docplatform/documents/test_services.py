@@ -164,3 +164,30 @@ def test_visits_older_than_the_interval_are_purged_and_fire_again(space):
     assert purge_space_visits() == 1
     assert services.space_view_from_reader(space=space, visitor=visitor, who="anon:a")
     assert Event.objects.filter(type="space_view").count() == 2
+
+
+def test_edits_of_different_lines_of_one_page_are_merged_with_no_question(space):
+    base = space.current_revision_id
+    services.page_save(space=space, path="a", title="A", body="one\ntwo\nthree\n", based_on=base)
+    base = space.current_revision_id
+    services.page_save(
+        space=space, path="a", title="A", body="one, theirs\ntwo\nthree\n", based_on=base
+    )
+    services.page_save(
+        space=space, path="a", title="A (mine)", body="one\ntwo\nthree, mine\n", based_on=base
+    )
+    page = selectors.page_dicts(space.current_revision_id)[0]
+    assert page == {"path": "a", "title": "A (mine)", "body": "one, theirs\ntwo\nthree, mine\n"}
+
+
+def test_an_overlap_carries_its_hunks_and_the_page_as_it_was(space):
+    base = space.current_revision_id
+    services.page_save(space=space, path="a", title="A", body="x\ny\nz\n", based_on=base)
+    base = space.current_revision_id
+    services.page_save(space=space, path="a", title="A", body="x\nTHEIRS\nz\n", based_on=base)
+    with pytest.raises(services.PageConflict) as conflict:
+        services.page_save(space=space, path="a", title="A", body="x\nMINE\nz\n", based_on=base)
+    assert [hunk.as_json() for hunk in conflict.value.clash.body.hunks] == [
+        {"base": "y\n", "theirs": "THEIRS\n", "mine": "MINE\n"}
+    ]
+    assert conflict.value.base["body"] == "x\ny\nz\n"

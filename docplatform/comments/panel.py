@@ -1,0 +1,59 @@
+"""The comments panel of the reader: rendered at every read of a page by one of the
+organization's people, never kept in the reader's cached page shell (a shell is one person's;
+comments change between two reads)."""
+
+from dataclasses import dataclass
+
+from django.template.loader import render_to_string
+from django.utils.safestring import SafeString
+
+from ..documents.reading import page_document
+from ..markdown import render_markdown
+from ..models import Page, Space
+from . import selectors
+from .models import BODY_MAX_LENGTH, Comment
+
+#: A comment's headings sit below the panel's own (h2) and the thread's.
+COMMENT_HEADING_OFFSET = 3
+
+
+@dataclass
+class ThreadShown:
+    thread: Comment
+    label: selectors.AnchorLabel
+    comments: list[tuple[Comment, SafeString]]  # the root first, then the replies
+    may_resolve: bool
+
+
+def comments_panel(request, *, space: Space, page: Page) -> str:
+    """The page's threads, with the forms the person may use (comment, reply, resolve)."""
+    user = request.user
+    headings = page_document(page).headings
+    threads = []
+    for thread in selectors.threads_of(selectors.page_comments(space, page.path)):
+        thread.space = space  # read from it: asking who may resolve it reads nothing more
+        comments = [thread, *thread.replies.all()]
+        threads.append(
+            ThreadShown(
+                thread=thread,
+                label=selectors.anchor_label(thread.anchor, headings),
+                comments=[(comment, _shown_body(comment)) for comment in comments],
+                may_resolve=selectors.may_resolve(user, thread),
+            )
+        )
+    context = {
+        "space": space,
+        "page_obj": page,
+        "threads": threads,
+        "open_count": sum(not shown.thread.resolved for shown in threads),
+        "may_comment": selectors.may_comment(user, space),
+        "headings": headings,
+        "line_count": len(page.body.splitlines()),
+        "body_max_length": BODY_MAX_LENGTH,
+    }
+    return render_to_string("docs/_comments.html", context, request=request)
+
+
+def _shown_body(comment: Comment) -> SafeString:
+    """The comment's Markdown rendered and sanitized (``docplatform.markdown``)."""
+    return render_markdown(comment.body, heading_offset=COMMENT_HEADING_OFFSET)
