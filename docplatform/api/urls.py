@@ -95,6 +95,16 @@ urlpatterns = [
         changes_api.ChangeRequestMergeApi.as_view(),
         name="change-request-merge",
     ),
+    path(
+        "spaces/<id:space_id>/change-requests/<int:number>/comments/",
+        comments_api.ChangeRequestCommentsApi.as_view(),
+        name="change-request-comments",
+    ),
+    path(
+        "spaces/<id:space_id>/change-requests/<int:number>/comments/<id:comment_id>/",
+        comments_api.ChangeRequestCommentApi.as_view(),
+        name="change-request-comment",
+    ),
     path("spaces/<id:space_id>/git/", git_api.GitConnectionApi.as_view(), name="space-git"),
     path(
         "spaces/<id:space_id>/git/sync/",

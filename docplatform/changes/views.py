@@ -9,6 +9,7 @@ from django.http import Http404
 from django.shortcuts import redirect
 from django.urls import reverse
 
+from ..comments.panel import change_request_comments_panel as comments_panel
 from ..documents.editor_views import EditorMixin, PageForm
 from ..documents.views import PermissionDeniedPage, SpaceView
 from . import selectors, services
@@ -78,6 +79,9 @@ class ChangeRequestView(ChangeRequestMixin, SpaceView):
             "is_author": request.user.pk == change_request.author_id,
             "conflict": _proposals(conflict, head) if conflict else None,
             "update_needed": change_request.base_revision_id != self.space.current_revision_id,
+            "comments": comments_panel(
+                request, space=self.space, change_request=change_request, pages=head.pages
+            ),
         }
         return self.page("docs/change_request.html", context, status=status)
 

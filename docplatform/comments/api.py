@@ -1,4 +1,6 @@
-"""REST API of comments on a space's pages (``/api/v1/spaces/{id}/comments/``).
+"""REST API of comments on a space's pages (``/api/v1/spaces/{id}/comments/``) and on its
+change requests (``/api/v1/spaces/{id}/change-requests/{number}/comments/``): the same
+threads, rules and roles; neither lists the other's.
 
 The organization's people read every thread of the spaces they read; admins and members
 comment, and readers where the space allows it (``Action.COMMENT``: 403 naming who may);
@@ -17,6 +19,8 @@ from ..api.inputs import QueryParameters, TextField
 from ..api.lookup import space_for
 from ..api.permissions import ActsByRole
 from ..api.schema import service_errors
+from ..changes import selectors as change_selectors
+from ..changes.models import ChangeRequest
 from ..markdown import render_markdown
 from ..models import Space
 from . import selectors, services
@@ -196,7 +200,11 @@ class CommentApi(APIView):
     def comment(self, request, space_id, comment_id) -> Comment:
         space = space_for(request, space_id)
         self.check_object_permissions(request, space)
-        return selectors.comment_in(space, comment_id)
+        return selectors.comment_in(space, comment_id, change_request=self.change_request_in(space))
+
+    def change_request_in(self, space: Space) -> ChangeRequest | None:
+        """The change request whose comments these are (none: the pages')."""
+        return None
 
     @extend_schema(
         summary="Resolve or reopen a comment thread",
@@ -222,3 +230,113 @@ class CommentApi(APIView):
         comment = self.comment(request, space_id, comment_id)
         services.comment_delete(comment=comment, actor=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+# --- Comments on a change request -----------------------------------------------------------
+
+CHANGE_REQUEST_ANCHOR_HELP = (
+    'Where on the page: {"lines": [from, to]} (1-based, inclusive) of the change request\'s '
+    "page, or null (always null on the change request as a whole)."
+)
+
+
+class ChangeRequestCommentInput(CommentInput):
+    page = TextField(
+        required=False,
+        allow_blank=True,
+        default="",
+        max_length=300,
+        help_text='One of the change request\'s pages, or "" for the change request as a whole.',
+    )
+    anchor = AnchorField(
+        required=False, allow_null=True, default=None, help_text=CHANGE_REQUEST_ANCHOR_HELP
+    )
+    replyTo = TextField(
+        required=False,
+        allow_null=True,
+        default=None,
+        max_length=32,
+        help_text="A comment of the same change request and page: the new comment replies "
+        "to its thread.",
+    )
+
+
+class ChangeRequestComments:
+    """The change request of the URL, in a space the caller reads."""
+
+    def change_request(self) -> ChangeRequest:
+        space = space_for(self.request, self.kwargs["space_id"])
+        self.check_object_permissions(self.request, space)
+        return change_selectors.change_request_of(space, self.kwargs["number"])
+
+
+@service_errors("page", "anchor", "anchor.lines", "body", "replyTo", methods=["post"])
+class ChangeRequestCommentsApi(ChangeRequestComments, CommentsApi):
+    """The threads of a change request (on it as a whole and on its pages), newest first,
+    each with its replies oldest first (GET, the organization's people); a new thread or a
+    reply (POST: admins and members, readers where the space allows it)."""
+
+    @extend_schema(summary="List the comment threads of a change request")
+    def get(self, request, *args, **kwargs):
+        return super(CommentsApi, self).get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        return selectors.threads_of(selectors.change_request_comments(self.change_request()))
+
+    @extend_schema(
+        summary="Comment on a change request or reply to one of its threads",
+        request=ChangeRequestCommentInput,
+        responses={201: ThreadOutput},
+        examples=[
+            OpenApiExample(
+                "On the change request",
+                value={"page": "", "anchor": None, "body": "Ready? @carol", "replyTo": None},
+                request_only=True,
+            ),
+            OpenApiExample(
+                "On lines of one of its pages",
+                value={"page": "guide/install", "anchor": {"lines": [3, 5]}, "body": "Typo."},
+                request_only=True,
+            ),
+        ],
+    )
+    def post(self, request, space_id, number):
+        change_request = self.change_request()
+        data = ChangeRequestCommentInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        with renamed_error_fields(page_path="page", reply_to="replyTo"):
+            comment = services.comment_create(
+                space=change_request.space,
+                change_request=change_request,
+                page_path=data.validated_data["page"],
+                anchor=data.validated_data["anchor"],
+                body=data.validated_data["body"],
+                reply_to_id=data.validated_data["replyTo"],
+                author=request.user,
+            )
+        thread = selectors.threads_of(Comment.objects.filter(pk=comment.thread_id)).get()
+        return Response(ThreadOutput(thread).data, status=status.HTTP_201_CREATED)
+
+
+class ChangeRequestCommentApi(CommentApi):
+    """One change request comment's thread resolved or reopened (PATCH: admins, members and
+    the person who started the thread); one's own comment deleted (DELETE)."""
+
+    def change_request_in(self, space: Space) -> ChangeRequest:
+        return change_selectors.change_request_of(space, self.kwargs["number"])
+
+    @extend_schema(
+        summary="Resolve or reopen a change request's comment thread",
+        request=CommentUpdateInput,
+        responses=ThreadOutput,
+        examples=[
+            OpenApiExample("Resolved", value={"resolved": True}, request_only=True),
+            OpenApiExample("Reopened", value={"resolved": False}, request_only=True),
+        ],
+    )
+    def patch(self, request, space_id, number, comment_id):
+        return super().patch(request, space_id, comment_id)
+
+    @extend_schema(summary="Delete one's own comment on a change request", responses={204: None})
+    def delete(self, request, space_id, number, comment_id):
+        return super().delete(request, space_id, comment_id)

@@ -10,7 +10,11 @@ BODY_MAX_LENGTH = 10_000
 
 
 class Comment(models.Model):
-    """A thread is a comment without ``reply_to`` (its root) and the comments replying to it;
+    """A comment on a page of a space, or on a change request (``change_request``: then
+    ``page_path`` is "" for the change request as a whole or one of its pages, and ``anchor``
+    is lines of that page or null).
+
+    A thread is a comment without ``reply_to`` (its root) and the comments replying to it;
     a reply always points at the root, so threads are one level deep. Only a root is resolved.
 
     ``page_path`` names the page, not one revision's row of it: a comment stays with the page
@@ -21,6 +25,13 @@ class Comment(models.Model):
     space = models.ForeignKey("docplatform.Space", on_delete=models.CASCADE, related_name="+")
     page_path = models.CharField(max_length=300)
     anchor = models.JSONField(null=True, blank=True)
+    change_request = models.ForeignKey(
+        "docplatform.ChangeRequest",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="comments",
+    )
     body = models.TextField(max_length=BODY_MAX_LENGTH, help_text="Markdown.")
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"

@@ -1,6 +1,6 @@
 """The comments panel of the reader: rendered at every read of a page by one of the
 organization's people, never kept in the reader's cached page shell (a shell is one person's;
-comments change between two reads)."""
+comments change between two reads); and the same threads on a change request's page."""
 
 from dataclasses import dataclass
 
@@ -29,18 +29,12 @@ def comments_panel(request, *, space: Space, page: Page) -> str:
     """The page's threads, with the forms the person may use (comment, reply, resolve)."""
     user = request.user
     headings = page_document(page).headings
-    threads = []
-    for thread in selectors.threads_of(selectors.page_comments(space, page.path)):
-        thread.space = space  # read from it: asking who may resolve it reads nothing more
-        comments = [thread, *thread.replies.all()]
-        threads.append(
-            ThreadShown(
-                thread=thread,
-                label=selectors.anchor_label(thread.anchor, headings),
-                comments=[(comment, _shown_body(comment)) for comment in comments],
-                may_resolve=selectors.may_resolve(user, thread),
-            )
-        )
+    threads = _threads_shown(
+        user,
+        space,
+        selectors.page_comments(space, page.path),
+        lambda thread: selectors.anchor_label(thread.anchor, headings),
+    )
     context = {
         "space": space,
         "page_obj": page,
@@ -52,6 +46,50 @@ def comments_panel(request, *, space: Space, page: Page) -> str:
         "body_max_length": BODY_MAX_LENGTH,
     }
     return render_to_string("docs/_comments.html", context, request=request)
+
+
+def change_request_comments_panel(request, *, space: Space, change_request, pages) -> str:
+    """The change request's threads (on it as a whole and on its ``pages``), with the forms
+    the person may use."""
+    threads = _threads_shown(
+        request.user,
+        space,
+        selectors.change_request_comments(change_request),
+        _change_request_label,
+    )
+    context = {
+        "space": space,
+        "cr": change_request,
+        "threads": threads,
+        "open_count": sum(not shown.thread.resolved for shown in threads),
+        "may_comment": selectors.may_comment(request.user, space),
+        "pages": pages,
+        "body_max_length": BODY_MAX_LENGTH,
+    }
+    return render_to_string("docs/_change_request_comments.html", context, request=request)
+
+
+def _change_request_label(thread: Comment) -> selectors.AnchorLabel:
+    if not thread.page_path:
+        return selectors.AnchorLabel("the change request")
+    where = selectors.anchor_label(thread.anchor, [])
+    return selectors.AnchorLabel(f"{thread.page_path}, {where.text}")
+
+
+def _threads_shown(user, space: Space, comments, label) -> list[ThreadShown]:
+    shown = []
+    for thread in selectors.threads_of(comments):
+        thread.space = space  # read from it: asking who may resolve it reads nothing more
+        comments_ = [thread, *thread.replies.all()]
+        shown.append(
+            ThreadShown(
+                thread=thread,
+                label=label(thread),
+                comments=[(comment, _shown_body(comment)) for comment in comments_],
+                may_resolve=selectors.may_resolve(user, thread),
+            )
+        )
+    return shown
 
 
 def _shown_body(comment: Comment) -> SafeString:

@@ -15,8 +15,14 @@ from .models import Comment
 
 
 def page_comments(space: Space, page_path: str) -> QuerySet:
-    """Every comment on the page (threads and replies)."""
-    return Comment.objects.filter(space=space, page_path=page_path)
+    """Every comment on the page (threads and replies), none of a change request's."""
+    return Comment.objects.filter(space=space, page_path=page_path, change_request__isnull=True)
+
+
+def change_request_comments(change_request) -> QuerySet:
+    """Every comment on the change request (threads and replies), on any of its pages or
+    on it as a whole."""
+    return Comment.objects.filter(space_id=change_request.space_id, change_request=change_request)
 
 
 def threads_of(comments: QuerySet) -> QuerySet:
@@ -31,9 +37,11 @@ def threads_of(comments: QuerySet) -> QuerySet:
     )
 
 
-def comment_in(space: Space, comment_id: str) -> Comment:
-    """A comment of the space, or Http404 (another space's comments do not exist here)."""
-    comment = Comment.objects.filter(space=space, pk=comment_id).first()
+def comment_in(space: Space, comment_id: str, change_request=None) -> Comment:
+    """A comment on the space's pages, or on ``change_request`` when given; Http404 for any
+    other (another space's, a change request's among the pages' and the reverse)."""
+    found = Comment.objects.filter(space=space, pk=comment_id, change_request=change_request)
+    comment = found.first()
     if comment is None:
         raise Http404("No such comment.")
     comment.space = space  # the caller's, with its organization: no query to read it again

@@ -9,17 +9,21 @@ organization's people is plain text.
 
 import logging
 import re
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.mail import send_mail
 from django.db import transaction
+from django.db.models import QuerySet
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 
 from .. import access
+from ..changes import selectors as change_selectors
+from ..changes.models import ChangeRequest
 from ..documents.reading import page_document
 from ..documents.selectors import page_in
 from ..models import Page, Space
@@ -41,31 +45,33 @@ def comment_create(
     author,
     anchor: dict | None = None,
     reply_to_id: str | None = None,
+    change_request: ChangeRequest | None = None,
 ) -> Comment:
     """A new thread on a page of the space's current revision (``reply_to_id`` None), or a
     reply to a thread of the same page (a reply to a reply joins that reply's thread, and
-    takes its anchor: give none). ValidationError naming ``page_path``, ``anchor``,
+    takes its anchor: give none). With ``change_request`` (of the space), the same on it:
+    ``page_path`` "" for the change request as a whole or one of its current pages, anchored
+    to lines of that page or nowhere. ValidationError naming ``page_path``, ``anchor``,
     ``anchor.heading``, ``anchor.lines``, ``body`` or ``reply_to``, with nothing written."""
-    page = page_in(space.current_revision_id, page_path) if page_path else None
-    if page is None:
-        raise ValidationError({"page_path": ["no page of the space's current revision has it"]})
+    target = _target_of(space, page_path, change_request)
     errors = {}
     if problem := _body_problem(body):
         errors["body"] = [problem]
     thread = None
     if reply_to_id is not None:
-        thread = _thread_of(space, page_path, reply_to_id)
+        thread = _thread_of(target.comments, reply_to_id)
         if thread is None:
-            errors["reply_to"] = ["no comment of this page has this id"]
+            errors["reply_to"] = [f"no comment of this {target.noun} has this id"]
         if anchor is not None:
             errors["anchor"] = ["a reply takes its thread's anchor: give null"]
     elif anchor is not None:
-        errors.update(_anchor_problems(anchor, page))
+        errors.update(_anchor_problems(anchor, target))
     if errors:
         raise ValidationError(errors)
     with transaction.atomic():
         comment = Comment.objects.create(
             space=space,
+            change_request=change_request,
             page_path=page_path,
             anchor=None if thread else anchor,
             body=body,
@@ -74,8 +80,51 @@ def comment_create(
         )
         mentioned = _mentioned_people(space, body, author)
         if mentioned:
-            transaction.on_commit(lambda: _mention_mails_send(comment, page, mentioned))
+            transaction.on_commit(lambda: _mention_mails_send(comment, target, mentioned))
     return comment
+
+
+@dataclass
+class _Target:
+    """What a comment is on: a page of the space, or a change request (as a whole when
+    ``body`` is None) or one of its pages. ``comments`` are those a reply may join."""
+
+    comments: QuerySet
+    noun: str
+    title: str
+    address: str
+    body: str | None = None
+    page: Page | None = None
+
+
+def _target_of(space: Space, page_path: str, change_request) -> _Target:
+    if change_request is None:
+        page = page_in(space.current_revision_id, page_path) if page_path else None
+        if page is None:
+            raise ValidationError({"page_path": ["no page of the space's current revision has it"]})
+        return _Target(
+            comments=selectors.page_comments(space, page_path),
+            noun="page",
+            title=page.title,
+            address=reverse("docs:page", args=[space.pk, page_path]),
+            body=page.body,
+            page=page,
+        )
+    if change_request.space_id != space.pk:
+        raise ValidationError({"change_request": ["is not a change request of this space"]})
+    body = None
+    if page_path:
+        pages = {page["path"]: page for page in change_selectors.head_of(change_request).pages}
+        if page_path not in pages:
+            raise ValidationError({"page_path": ["no page of the change request has it"]})
+        body = pages[page_path]["body"]
+    return _Target(
+        comments=selectors.change_request_comments(change_request).filter(page_path=page_path),
+        noun="change request" if not page_path else "change request's page",
+        title=f"#{change_request.number} {change_request.subject}",
+        address=reverse("docs:change-request", args=[space.pk, change_request.number]),
+        body=body,
+    )
 
 
 def comment_resolve_set(*, comment: Comment, resolved: bool, actor) -> Comment:
@@ -107,31 +156,32 @@ def _body_problem(body) -> str | None:
     return None
 
 
-def _thread_of(space: Space, page_path: str, comment_id) -> Comment | None:
-    """The thread a reply to ``comment_id`` joins: that comment's root."""
-    comment = (
-        selectors.page_comments(space, page_path)
-        .select_related("reply_to")
-        .filter(pk=str(comment_id))
-        .first()
-    )
+def _thread_of(comments: QuerySet, comment_id) -> Comment | None:
+    """The thread a reply to ``comment_id`` (one of ``comments``) joins: its root."""
+    comment = comments.select_related("reply_to").filter(pk=str(comment_id)).first()
     if comment is None:
         return None
     return comment.reply_to or comment
 
 
-def _anchor_problems(anchor, page: Page) -> dict[str, list[str]]:
-    """Why ``anchor`` is not a place on the page, by field: ``{"heading": "<slug>"}`` of one
-    of its headings, or ``{"lines": [from, to]}`` within its lines."""
-    if not isinstance(anchor, dict) or len(anchor) != 1 or not {"heading", "lines"} & set(anchor):
+def _anchor_problems(anchor, target: _Target) -> dict[str, list[str]]:
+    """Why ``anchor`` is not a place on the target, by field: ``{"heading": "<slug>"}`` of
+    one of a space's page's headings, or ``{"lines": [from, to]}`` within the page's lines
+    (a change request as a whole has neither: null)."""
+    if target.body is None:
+        return {"anchor": ["the change request as a whole has no lines: give null"]}
+    kinds = {"heading", "lines"} if target.page is not None else {"lines"}
+    if not isinstance(anchor, dict) or len(anchor) != 1 or not kinds & set(anchor):
+        if target.page is None:
+            return {"anchor": ['give {"lines": [from, to]} or null']}
         return {"anchor": ['give {"heading": "<slug>"}, {"lines": [from, to]} or null']}
     if "heading" in anchor:
-        slugs = {heading.anchor for heading in page_document(page).headings}
+        slugs = {heading.anchor for heading in page_document(target.page).headings}
         if not isinstance(anchor["heading"], str) or anchor["heading"] not in slugs:
             return {"anchor.heading": ["no heading of the page has this anchor"]}
         return {}
     lines = anchor["lines"]
-    count = len(page.body.splitlines())
+    count = len(target.body.splitlines())
     if not (isinstance(lines, list) and len(lines) == 2 and all(map(_is_line_number, lines))):
         return {"anchor.lines": ["give two line numbers: [from, to]"]}
     first, last = lines
@@ -157,17 +207,16 @@ def _mentioned_people(space: Space, body: str, author) -> list:
     return [person for person in people.exclude(pk=author.pk) if person.email]
 
 
-def _mention_mails_send(comment: Comment, page: Page, people: list) -> None:
+def _mention_mails_send(comment: Comment, target: _Target, people: list) -> None:
     """One mail per person named; one that cannot be sent is logged, the others still go."""
-    address = reverse("docs:page", args=[comment.space_id, comment.page_path])
     context = {
         "author": comment.author,
-        "page": page,
+        "title": target.title,
         "space": comment.space,
         "body": comment.body,
-        "url": f"{settings.PLATFORM_URL}{address}#comment-{comment.pk}",
+        "url": f"{settings.PLATFORM_URL}{target.address}#comment-{comment.pk}",
     }
-    subject = f"{comment.author.get_username()} mentioned you on {page.title}"
+    subject = f"{comment.author.get_username()} mentioned you on {target.title}"
     text = render_to_string("docs/comment_mention_email.txt", context)
     for person in people:
         try:

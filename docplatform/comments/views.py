@@ -9,6 +9,7 @@ from django.shortcuts import redirect
 from django.urls import reverse
 
 from ..access import Action, refusal
+from ..changes import selectors as change_selectors
 from ..documents.views import PermissionDeniedPage, SpaceView
 from . import selectors, services
 
@@ -17,21 +18,38 @@ FIELD_NAMES = {"page_path": "page", "reply_to": "reply", "anchor.heading": "head
 
 
 class CommentView(SpaceView):
-    """A comment form's view: the organization's people only (404 for anyone else)."""
+    """A comment form's view: the organization's people only (404 for anyone else). With
+    ``number`` in the URL, the comments are a change request's, and it goes back there."""
 
     def back_to(self, page_path: str, fragment: str = "comments"):
-        return redirect(reverse("docs:page", args=[self.space.pk, page_path]) + f"#{fragment}")
+        change_request = self.change_request()
+        if change_request is not None:
+            address = reverse("docs:change-request", args=[self.space.pk, change_request.number])
+        else:
+            address = reverse("docs:page", args=[self.space.pk, page_path])
+        return redirect(f"{address}#{fragment}")
 
     def require_person(self) -> None:
         if self.role is None:
             raise Http404("No such comment.")
+
+    def change_request(self):
+        if "number" not in self.kwargs:
+            return None
+        if not hasattr(self, "_change_request"):
+            number = self.kwargs["number"]
+            self._change_request = change_selectors.change_request_of(self.space, number)
+        return self._change_request
+
+    def comment(self, comment_id):
+        return selectors.comment_in(self.space, comment_id, change_request=self.change_request())
 
 
 class CommentCreateView(CommentView):
     """POST: a new thread (``anchor``: empty, ``heading:<slug>`` or ``lines`` with ``from``
     and ``to``) or a reply (``reply_to``)."""
 
-    def post(self, request):
+    def post(self, request, number=None):
         self.require_person()
         if not selectors.may_comment(request.user, self.space):
             raise PermissionDeniedPage(refusal(Action.COMMENT))
@@ -44,9 +62,10 @@ class CommentCreateView(CommentView):
                 body=request.POST.get("body", ""),
                 reply_to_id=request.POST.get("reply_to") or None,
                 author=request.user,
+                change_request=self.change_request(),
             )
         except ValidationError as error:
-            if "page_path" in error.message_dict:
+            if "page_path" in error.message_dict and self.change_request() is None:
                 raise Http404("No such page.") from error
             for field, problems in error.message_dict.items():
                 messages.error(request, f"{FIELD_NAMES.get(field, field)}: {'; '.join(problems)}")
@@ -57,9 +76,9 @@ class CommentCreateView(CommentView):
 class CommentResolveView(CommentView):
     """POST ``resolved=1`` resolves the comment's thread, ``resolved=0`` reopens it."""
 
-    def post(self, request, comment_id):
+    def post(self, request, comment_id, number=None):
         self.require_person()
-        comment = selectors.comment_in(self.space, comment_id)
+        comment = self.comment(comment_id)
         try:
             thread = services.comment_resolve_set(
                 comment=comment, resolved=request.POST.get("resolved") == "1", actor=request.user
@@ -72,9 +91,9 @@ class CommentResolveView(CommentView):
 class CommentDeleteView(CommentView):
     """POST: delete one's own comment (a thread's first comment takes its replies)."""
 
-    def post(self, request, comment_id):
+    def post(self, request, comment_id, number=None):
         self.require_person()
-        comment = selectors.comment_in(self.space, comment_id)
+        comment = self.comment(comment_id)
         try:
             services.comment_delete(comment=comment, actor=request.user)
         except PermissionDenied as refusal:

@@ -83,6 +83,21 @@ urlpatterns = [
         for action in ("review", "reviewers", "status", "merge", "update")
     ),
     path(
+        "<id:space_id>/~cr/<int:number>/-/comments",
+        comment_views.CommentCreateView.as_view(),
+        name="change-request-comment-create",
+    ),
+    path(
+        "<id:space_id>/~cr/<int:number>/-/comments/<id:comment_id>/resolve",
+        comment_views.CommentResolveView.as_view(),
+        name="change-request-comment-resolve",
+    ),
+    path(
+        "<id:space_id>/~cr/<int:number>/-/comments/<id:comment_id>/delete",
+        comment_views.CommentDeleteView.as_view(),
+        name="change-request-comment-delete",
+    ),
+    path(
         "<id:space_id>/~cr/<int:number>/<path:page_path>/edit",
         change_views.ChangeRequestPageEditView.as_view(),
         name="change-request-edit",
