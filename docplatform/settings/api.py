@@ -61,6 +61,9 @@ SPECTACULAR_SETTINGS = {
         "DeliveryStatusEnum": "docplatform.events.models.Delivery.Status",
         "ApiTokenStatusEnum": "docplatform.api.tokens.TOKEN_STATUSES",
         "EventTypeWhereEnum": "docplatform.api.event_types.WHERE",
+        "ChangeRequestStatusEnum": "docplatform.changes.models.ChangeRequest.Status",
+        "ReviewVerdictEnum": "docplatform.changes.models.Review.Verdict",
+        "GitSyncStatusEnum": "docplatform.gitsync.models.GitSync.Status",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_standardized_errors.openapi_hooks.postprocess_schema_enums",

@@ -9,6 +9,7 @@ from django.core.cache import cache
 from django.urls import URLResolver, reverse
 from django.utils import timezone
 
+from docplatform.comments.models import Comment
 from docplatform.events.models import Delivery
 from docplatform.gitsync.models import GitSync
 from docplatform.services import api_token_create
@@ -105,6 +106,9 @@ def world(publish, org_admin, org_member, organization):
             role="member",
             token_hash=Invitation.hash_token(Invitation.generate_token()),
             expires_at=timezone.now() + timedelta(days=7),
+        ).pk,
+        "comment_id": Comment.objects.create(
+            space=space, page_path="intro", body="A comment", author=org_member
         ).pk,
         "event_type": "page_feedback",
         "sync_id": GitSync.objects.create(

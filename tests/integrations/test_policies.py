@@ -342,6 +342,11 @@ def test_a_null_clears_a_property_the_definition_no_longer_has(
 # --- The admin goes through the services ------------------------------------------------------
 
 
+def admin_form(organization) -> dict:
+    """The Django admin's space form as it comes filled in (its rules at their defaults)."""
+    return {"organization": organization.pk, "required_approvals": 0}
+
+
 def test_changing_a_spaces_visibility_in_the_django_admin_fires_space_visibility_updated(
     operator, client, organization
 ):
@@ -349,7 +354,7 @@ def test_changing_a_spaces_visibility_in_the_django_admin_fires_space_visibility
     client.force_login(operator)
     response = client.post(
         f"/admin/docplatform/space/{space.pk}/change/",
-        {"organization": organization.pk, "title": "Renamed", "visibility": "public"},
+        {**admin_form(organization), "title": "Renamed", "visibility": "public"},
     )
     assert response.status_code == 302, response.content.decode()[:2000]
     space.refresh_from_db()
@@ -363,7 +368,7 @@ def test_changing_a_spaces_visibility_in_the_django_admin_fires_space_visibility
     # Saving without changing the visibility fires nothing more.
     client.post(
         f"/admin/docplatform/space/{space.pk}/change/",
-        {"organization": organization.pk, "title": "Again", "visibility": "public"},
+        {**admin_form(organization), "title": "Again", "visibility": "public"},
     )
     assert Event.objects.filter(type="space_visibility_updated").count() == 1
 
