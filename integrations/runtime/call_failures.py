@@ -29,6 +29,12 @@ class WorkerLost(WorkerCrashed):
     tried again."""
 
 
+class StaleAnswer(WorkerCrashed):
+    """The first frame read for a call belongs to an earlier call: the worker wrote out of
+    turn (an answer after its call's answer), and nothing of this call was acted on yet, so
+    the call may run on another worker."""
+
+
 class AnswerTooLarge(WorkerCrashed):
     """The worker's answer is over ``limit`` bytes (left unread)."""
 

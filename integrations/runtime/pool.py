@@ -21,7 +21,7 @@ from pathlib import Path
 
 from docplatform_sdk.codebundle import CodeBundle
 
-from .call_failures import PoolBusy, ScriptLoadError, WorkerCrashed, WorkerTimeout
+from .call_failures import PoolBusy, ScriptLoadError, StaleAnswer, WorkerCrashed, WorkerTimeout
 from .capacity import Capacity, PoolSettings, resident_bytes
 from .spares import Slot, Spares
 from .worker_process import LOAD_ERROR_MEMORY, Egress, WorkerSettings
@@ -54,13 +54,21 @@ class WorkerPool:
         with self.capacity.changed:
             self.capacity.pools.add(self)
 
-    def call(self, message: dict, egress: Egress | None = None) -> dict:
+    def call(self, message: dict, egress: Egress | None = None, *, again: bool = True) -> dict:
         """Run one call on a free worker. Raises ScriptLoadError, PoolBusy, WorkerTimeout or
-        WorkerCrashed; in the last two cases the worker is stopped."""
+        WorkerCrashed; in the last two cases the worker is stopped. A worker that wrote out of
+        turn before the call (StaleAnswer: nothing of the call was acted on) is stopped and the
+        call runs once more on another worker, so its code never fails another caller."""
         slot = self._checkout()
         worker = slot.worker
         try:
             answer = worker.exchange(message, self.settings.call_timeout, egress)
+        except StaleAnswer as error:
+            logger.warning("integration %s: worker %s %s", self.name, worker.pid, error)
+            self._checkin(slot, keep=False)
+            if again:
+                return self.call(message, egress, again=False)
+            raise
         except (WorkerTimeout, WorkerCrashed) as error:
             logger.warning(
                 "integration %s: worker %s %s",

@@ -30,6 +30,7 @@ from .call_failures import (
     CallFailed,
     OutputCapture,
     ScriptLoadError,
+    StaleAnswer,
     WorkerCrashed,
     WorkerLost,
     WorkerTimeout,
@@ -211,8 +212,10 @@ class Worker:
         self._keep_printed = False
         try:
             self._send(encode(self._call_id, message), deadline)
+            first = True
             while True:
-                answer = self._receive(deadline)
+                answer = self._receive(deadline, first=first)
+                first = False
                 if "fetch" not in answer:
                     break
                 request = answer["fetch"]
@@ -342,11 +345,14 @@ class Worker:
                 else:
                     views[0], written = views[0][written:], 0
 
-    def _receive(self, deadline: float) -> dict:
+    def _receive(self, deadline: float, *, first: bool = False) -> dict:
         """The next frame; its size is checked against the limit before it is read."""
         size, body_size, call_id = HEADER.unpack(self._read(HEADER.size, deadline))
         if call_id != self._call_id:
-            raise WorkerCrashed(f"the worker answered call {call_id} during call {self._call_id}")
+            wrote = f"the worker answered call {call_id} during call {self._call_id}"
+            if first and call_id < self._call_id:  # written after its last call's answer
+                raise StaleAnswer(wrote)
+            raise WorkerCrashed(wrote)
         limit = self.settings.answer_bytes
         if size + body_size > limit:
             raise AnswerTooLarge(limit)

@@ -104,7 +104,8 @@ def test_an_answer_over_the_limit_is_never_read(client):
 
 def test_an_answer_written_out_of_turn_never_answers_another_call(client):
     # The code finds the protocol's channel and writes an answer of its own, for its call
-    # (the real one follows it) or for the next call (whose id it guesses).
+    # (the real one follows it, late: after the host took the forged one and gave the worker
+    # its next call) or for the next call (whose id it guesses).
     forger = script(
         """
         from docplatform_sdk.worker import HostChannel
@@ -114,6 +115,7 @@ def test_an_answer_written_out_of_turn_never_answers_another_call(client):
             channel.call_id += ahead
             channel.send({"status": 299, "headers": [], "body": b"forged", "outcome": "ok"})
             channel.call_id -= ahead
+            time.sleep(0.5)
         result = {"own": request.query.get("n")}
         """
     )
