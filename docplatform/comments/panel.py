@@ -5,6 +5,7 @@ comments change between two reads); and the same threads on a change request's p
 from dataclasses import dataclass
 
 from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils.safestring import SafeString
 
 from ..documents.reading import page_document
@@ -21,8 +22,9 @@ COMMENT_HEADING_OFFSET = 3
 class ThreadShown:
     thread: Comment
     label: selectors.AnchorLabel
-    comments: list[tuple[Comment, SafeString]]  # the root first, then the replies
+    comments: list[tuple[Comment, SafeString, str]]  # the root first, then the replies
     may_resolve: bool
+    resolve_url: str
 
 
 def comments_panel(request, *, space: Space, page: Page) -> str:
@@ -34,8 +36,10 @@ def comments_panel(request, *, space: Space, page: Page) -> str:
         space,
         selectors.page_comments(space, page.path),
         lambda thread: selectors.anchor_label(thread.anchor, headings),
+        url=(url := _urls("docs:comment", space.pk)),
     )
     context = {
+        "create_url": url("create"),
         "space": space,
         "page_obj": page,
         "threads": threads,
@@ -56,8 +60,10 @@ def change_request_comments_panel(request, *, space: Space, change_request, page
         space,
         selectors.change_request_comments(change_request),
         _change_request_label,
+        url=(url := _urls("docs:change-request-comment", space.pk, change_request.number)),
     )
     context = {
+        "create_url": url("create"),
         "space": space,
         "cr": change_request,
         "threads": threads,
@@ -76,7 +82,14 @@ def _change_request_label(thread: Comment) -> selectors.AnchorLabel:
     return selectors.AnchorLabel(f"{thread.page_path}, {where.text}")
 
 
-def _threads_shown(user, space: Space, comments, label) -> list[ThreadShown]:
+def _urls(prefix: str, *args):
+    """The addresses of the comment forms: ``url(action, *more)`` reverses
+    ``<prefix>-<action>`` (``docs:comment-…`` with the space's id, or
+    ``docs:change-request-comment-…`` with the space's id and the change request's number)."""
+    return lambda action, *more: reverse(f"{prefix}-{action}", args=[*args, *more])
+
+
+def _threads_shown(user, space: Space, comments, label, *, url) -> list[ThreadShown]:
     shown = []
     for thread in selectors.threads_of(comments):
         thread.space = space  # read from it: asking who may resolve it reads nothing more
@@ -85,8 +98,12 @@ def _threads_shown(user, space: Space, comments, label) -> list[ThreadShown]:
             ThreadShown(
                 thread=thread,
                 label=label(thread),
-                comments=[(comment, _shown_body(comment)) for comment in comments_],
+                comments=[
+                    (comment, _shown_body(comment), url("delete", comment.pk))
+                    for comment in comments_
+                ],
                 may_resolve=selectors.may_resolve(user, thread),
+                resolve_url=url("resolve", thread.pk),
             )
         )
     return shown
