@@ -176,13 +176,18 @@ class CommentsApi(generics.ListAPIView):
         space = self.space()
         data = CommentInput(data=request.data)
         data.is_valid(raise_exception=True)
+        return self.created(request, data.validated_data, space=space)
+
+    def created(self, request, given: dict, *, space: Space, change_request=None) -> Response:
+        """The comment written (on a page, or on ``change_request``): 201 with its thread."""
         with renamed_error_fields(page_path="page", reply_to="replyTo"):
             comment = services.comment_create(
                 space=space,
-                page_path=data.validated_data["page"],
-                anchor=data.validated_data["anchor"],
-                body=data.validated_data["body"],
-                reply_to_id=data.validated_data["replyTo"],
+                change_request=change_request,
+                page_path=given["page"],
+                anchor=given["anchor"],
+                body=given["body"],
+                reply_to_id=given["replyTo"],
                 author=request.user,
             )
         thread = selectors.threads_of(Comment.objects.filter(pk=comment.thread_id)).get()
@@ -304,18 +309,12 @@ class ChangeRequestCommentsApi(ChangeRequestComments, CommentsApi):
         change_request = self.change_request()
         data = ChangeRequestCommentInput(data=request.data)
         data.is_valid(raise_exception=True)
-        with renamed_error_fields(page_path="page", reply_to="replyTo"):
-            comment = services.comment_create(
-                space=change_request.space,
-                change_request=change_request,
-                page_path=data.validated_data["page"],
-                anchor=data.validated_data["anchor"],
-                body=data.validated_data["body"],
-                reply_to_id=data.validated_data["replyTo"],
-                author=request.user,
-            )
-        thread = selectors.threads_of(Comment.objects.filter(pk=comment.thread_id)).get()
-        return Response(ThreadOutput(thread).data, status=status.HTTP_201_CREATED)
+        return self.created(
+            request,
+            data.validated_data,
+            space=change_request.space,
+            change_request=change_request,
+        )
 
 
 class ChangeRequestCommentApi(CommentApi):
