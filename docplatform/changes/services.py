@@ -14,7 +14,7 @@ from django.db.models import Max
 
 from .. import access, content, services
 from ..audit.services import audit_record
-from ..documents.merging import merge_page, merge_pages
+from ..documents.merging import merge_page, merge_pages, placed_after
 from ..documents.services import check_page_edit
 from ..models import Space
 from . import selectors
@@ -170,7 +170,9 @@ def change_request_update_from_space(
         raise ChangeRequestConflict(clashes=unresolved, current=space.current_revision)
     for clash in clashes:
         if resolved[clash.path] is not None:
-            pages = _placed(pages, head.pages, _page({**resolved[clash.path], "path": clash.path}))
+            pages = placed_after(
+                pages, head.pages, _page({**resolved[clash.path], "path": clash.path})
+            )
     with transaction.atomic():
         _locked_head(change_request, expected=head)
         return _write(
@@ -326,15 +328,6 @@ def _page(page: dict) -> dict:
     """A page as stored: its title stripped, its lines ending in ``\\n`` (as the space's)."""
     body = page.get("body", "").replace("\r\n", "\n")
     return {"path": page["path"], "title": page["title"].strip(), "body": body}
-
-
-def _placed(pages: list[dict], order: list[dict], page: dict) -> list[dict]:
-    """``pages`` with ``page`` after the page that precedes it in ``order``."""
-    present = {existing["path"] for existing in pages}
-    index = next((i for i, p in enumerate(order) if p["path"] == page["path"]), len(order))
-    before = next((p["path"] for p in reversed(order[:index]) if p["path"] in present), None)
-    at = next((i + 1 for i, p in enumerate(pages) if p["path"] == before), 0)
-    return [*pages[:at], page, *pages[at:]]
 
 
 def _checked_text(*, subject, description) -> tuple[str | None, str | None]:

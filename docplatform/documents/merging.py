@@ -179,6 +179,17 @@ def merge_pages(
     return ordered, clashes
 
 
+def placed_after(pages: list[dict], order: list[dict], page: dict) -> list[dict]:
+    """``pages`` with ``page`` put back after the page that precedes it in ``order`` (the
+    nearest one still among ``pages``), or first when none does: where a restored or
+    resolved page goes."""
+    present = {existing["path"] for existing in pages}
+    index = next((i for i, p in enumerate(order) if p["path"] == page["path"]), len(order))
+    before = next((p["path"] for p in reversed(order[:index]) if p["path"] in present), None)
+    at = next((i + 1 for i, p in enumerate(pages) if p["path"] == before), 0)
+    return [*pages[:at], page, *pages[at:]]
+
+
 def _merged_page(base, theirs, mine, path) -> tuple[dict | None, PageClash | None]:
     if theirs is None and mine is None:
         return None, None

@@ -22,7 +22,7 @@ from django.utils import timezone
 from .. import content, services
 from ..events import Visitor
 from ..models import PagePresence, Revision, Space, SpaceVisit
-from .merging import merge_page, merge_pages
+from .merging import merge_page, merge_pages, placed_after
 from .selectors import nearest_parent, page_dicts
 
 #: A visitor's reads of one space fire ``space_view`` at most this often (README).
@@ -231,7 +231,7 @@ def page_restore(*, space: Space, path: str, revision: Revision, author=None) ->
     if at is not None:
         pages = [*current[:at], wanted, *current[at + 1 :]]
     else:
-        pages = _placed_back(current, then, wanted)
+        pages = placed_after(current, then, wanted)
     try:
         return services.space_content_update(
             space=space,
@@ -242,17 +242,6 @@ def page_restore(*, space: Space, path: str, revision: Revision, author=None) ->
         )
     except services.RevisionConflict:  # someone saved meanwhile: restore onto theirs
         return page_restore(space=space, path=path, revision=revision, author=author)
-
-
-def _placed_back(current: list[dict], then: list[dict], page: dict) -> list[dict]:
-    """``current`` with ``page`` back after the page that preceded it in ``then``."""
-    present = {existing["path"] for existing in current}
-    index = next(i for i, existing in enumerate(then) if existing["path"] == page["path"])
-    before = next((p["path"] for p in reversed(then[:index]) if p["path"] in present), None)
-    if before is None:
-        return [page, *current]
-    at = next(i for i, existing in enumerate(current) if existing["path"] == before)
-    return [*current[: at + 1], page, *current[at + 1 :]]
 
 
 #: An editor polls every 10 s; a person not heard from for this long has left the page.
