@@ -19,6 +19,7 @@ import atexit
 import logging
 import os
 import signal
+import sys
 import threading
 import time
 from wsgiref.simple_server import make_server
@@ -275,6 +276,10 @@ UNCONFINED_WARNING = (
 )
 
 
+#: gunicorn's exit status for a worker that cannot boot (``Arbiter.WORKER_BOOT_ERROR``).
+WORKER_BOOT_ERROR = 3
+
+
 def create_app() -> RuntimeHost:
     """The application, configured from the environment (gunicorn's entry point)."""
     log_to_stderr()
@@ -286,7 +291,10 @@ def create_app() -> RuntimeHost:
     try:
         app = RuntimeHost(config)
     except SandboxUnavailable as error:
-        raise SystemExit(f"runtime host: {error}") from None
+        print(f"runtime host: {error}", file=sys.stderr, flush=True)
+        # gunicorn's "worker failed to boot": its arbiter stops instead of booting the worker
+        # again forever (a host that loops never answers /health, and says so only in its log).
+        raise SystemExit(WORKER_BOOT_ERROR) from None
     atexit.register(app.close)
     return app
 

@@ -9,6 +9,8 @@ The suite runs twice: with bubblewrap, and with the fallback made by the kernel'
 import json
 import os
 import shutil
+import subprocess
+import sys
 import textwrap
 import time
 from urllib.parse import urlsplit
@@ -24,7 +26,7 @@ from tests.conftest import wait_until
 from tests.factories import MembershipFactory, OrganizationFactory
 from tests.integrations.conftest import minimal_manifest
 
-from .support import PROJECT_ROOT, RunningHost
+from .support import PROJECT_ROOT, RunningHost, free_port
 
 SURVIVOR_SECONDS = "1234567"
 INTRUDER = textwrap.dedent(
@@ -390,6 +392,26 @@ def test_the_host_refuses_to_start_without_a_sandbox_unless_told(tmp_path):
         assert "UNCONFINED" in unconfined.log()
     finally:
         unconfined.stop()
+
+
+def test_the_production_host_stops_rather_than_retrying_without_a_sandbox(tmp_path):
+    """``manage.py runtime_host --gunicorn``, as production starts it: gunicorn gives up on
+    a worker that cannot boot instead of booting it again forever, so the host's exit, not
+    its silence, tells the operator."""
+    command = [sys.executable, "manage.py", "runtime_host", "--gunicorn", "1"]
+    command += ["--port", str(free_port())]
+    finished = subprocess.run(
+        command,
+        cwd=PROJECT_ROOT,
+        env={**os.environ, "DEBUG": "true", "RUNTIME_SANDBOX": "bwrap", "PATH": "/nonexistent"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert finished.returncode != 0
+    output = finished.stdout + finished.stderr
+    assert "no sandbox for integration code can be made here" in output
+    assert output.count("Booting worker") == 1
 
 
 def test_health_says_which_sandbox_runs(sandboxed_host):
