@@ -4,8 +4,10 @@
 
 It verifies the signature on the raw body (401 with a JSON error when invalid), acknowledges
 with 200 at once, processes the event afterwards on a queue, and drops an eventId it has seen
-in the last 2 minutes (deliveries can be repeated). Only the standard library and the
-receiver kit are used.
+in the last 2 minutes (deliveries can be repeated). A body that is signed but is not an event
+(not a JSON object with a ``type`` and an ``eventId``) is a 400; an event whose processing
+fails is reported on stderr and the receiver goes on with the next one. Only the standard
+library and the receiver kit are used.
 """
 
 import argparse
@@ -54,8 +56,11 @@ def make_handler(secret: str, work: queue.Queue, recent: RecentIds):
                 return self._answer(401, {"error": "invalid_signature", "detail": str(error)})
             except ValueError:
                 return self._answer(400, {"error": "invalid_json"})
+            problem = not_an_event(event)
+            if problem:
+                return self._answer(400, {"error": "invalid_event", "detail": problem})
             self._answer(200, {"received": True})
-            if recent.first_time(str(event.get("eventId"))):
+            if recent.first_time(event["eventId"]):
                 work.put(event)
 
         def _answer(self, status: int, body: dict):
@@ -72,9 +77,30 @@ def make_handler(secret: str, work: queue.Queue, recent: RecentIds):
     return WebhookHandler
 
 
+def not_an_event(event) -> str | None:
+    """What makes a signed body unusable as an event, or None."""
+    if not isinstance(event, dict):
+        return "the body is not a JSON object"
+    for field in ("type", "eventId"):
+        if not isinstance(event.get(field), str) or not event[field]:
+            return f"{field}: a non-empty string is required"
+    return None
+
+
 def process(event: dict) -> None:
-    print(f"{event['type']} {event['eventId']} for installation {event['installationId']}")
-    sys.stdout.flush()
+    """Your work goes here. Events of organization scope carry no installation's space."""
+    installation = event.get("installationId") or "(none)"
+    print(f"{event['type']} {event['eventId']} for installation {installation}", flush=True)
+
+
+def work_forever(work: queue.Queue) -> None:
+    """Process events one by one; one that fails is reported and the next one goes on."""
+    while True:
+        event = work.get()
+        try:
+            process(event)
+        except Exception as error:  # a receiver must outlive a bad event
+            print(f"processing {event['eventId']} failed: {error!r}", file=sys.stderr, flush=True)
 
 
 def main(argv=None):
@@ -88,8 +114,7 @@ def main(argv=None):
     )
     threading.Thread(target=server.serve_forever, daemon=True).start()
     print(f"listening on http://127.0.0.1:{server.server_port}/", flush=True)
-    while True:
-        process(work.get())
+    work_forever(work)
 
 
 if __name__ == "__main__":
