@@ -35,7 +35,13 @@ from ..models import Installation, IntegrationLog, IntegrationVersion
 from ..runtime import protocol
 from . import hosts
 from .call_log import CallLog
-from .failures import HOST_OUTCOMES, IntegrationFault, PlatformFault, RuntimeFailure
+from .failures import (
+    HOST_OUTCOMES,
+    CodeChecksUnavailable,
+    IntegrationFault,
+    PlatformFault,
+    RuntimeFailure,
+)
 
 MEBIBYTE = 1024 * 1024
 #: Bytes read from the host at a time.
@@ -366,20 +372,14 @@ def _inspect(bundle: bytes) -> dict:
     try:
         answer = _post(protocol.INSPECT_PATH, codebundle.digest(bundle), bundle, "application/json")
     except RuntimeFailure as failure:
-        raise PlatformFault(
-            "code_checks_unavailable",
-            f"the code cannot be checked: {failure.message}; nothing was published, "
-            "try again later",
-        ) from failure
+        raise CodeChecksUnavailable(failure.message) from failure
     try:
         description = answer.json()[protocol.DESCRIPTION] if answer.status_code == 200 else None
     except (ValueError, KeyError, TypeError):  # not JSON
         description = None
     if not isinstance(description, dict):
-        raise PlatformFault(
-            "code_checks_unavailable",
-            "the code cannot be checked: the runtime host answered "
-            f"{answer.status_code} {answer.headers.get(protocol.OUTCOME_HEADER) or ''}".rstrip()
-            + "; nothing was published, try again later",
+        outcome = answer.headers.get(protocol.OUTCOME_HEADER) or ""
+        raise CodeChecksUnavailable(
+            f"the runtime host answered {answer.status_code} {outcome}".rstrip()
         )
     return description

@@ -89,6 +89,19 @@ class PlatformFault(RuntimeFailure):
     party = "platform"
 
 
+class CodeChecksUnavailable(PlatformFault):
+    """The runtime host could not load the code to check it: ``reason`` says why, in words
+    that fit ``check`` (nothing to publish) as well as publish (whose message adds that nothing
+    was published)."""
+
+    def __init__(self, reason: str):
+        super().__init__(
+            "code_checks_unavailable",
+            f"the code cannot be checked: {reason}; nothing was published, try again later",
+        )
+        self.reason = reason
+
+
 class IntegrationFault(RuntimeFailure):
     party = "integration"
 

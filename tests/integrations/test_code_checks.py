@@ -420,6 +420,17 @@ def test_manage_py_publish_names_the_runtime_it_could_not_reach(org_admin, tmp_p
     )
 
 
+def test_manage_py_check_says_only_that_the_runtime_host_cannot_be_reached(tmp_path):
+    folder = write(tmp_path / "hello", WITH_SCRIPT, {"main.py": HEADER})
+    result = manage_py("integration", "check", str(folder), RUNTIME_URL="http://127.0.0.1:9")
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert result.stderr.strip().splitlines()[-1] == (
+        "CommandError: the runtime host cannot be reached (ConnectionError) "
+        "(RUNTIME_URL http://127.0.0.1:9)"
+    )
+
+
 def test_manage_py_check_loads_the_code_in_the_runtime_host(tmp_path):
     fields, files, errors, _ = CASES["a load error names the author's file and line"]
     result = manage_py("integration", "check", str(write(tmp_path / "hello", fields, files)))

@@ -31,7 +31,7 @@ from docplatform_sdk.cli import (
 
 from docplatform.models import Site, Space
 from docplatform.selectors import organization_by_ref
-from integrations.gateway.failures import RuntimeFailure
+from integrations.gateway.failures import CodeChecksUnavailable, RuntimeFailure
 from integrations.policies import configuration_definition, definition_for_level, effective_status
 from integrations.selectors import installations_visible_to, integrations_visible_to
 from integrations.services import integration_publish_folder, manifest_check
@@ -118,7 +118,13 @@ class Command(BaseCommand):
             raise CommandError(f"{action} was refused", returncode=EXIT_REFUSED) from exc
         except (PermissionDenied, Http404) as exc:
             raise CommandError(str(exc), returncode=EXIT_REFUSED) from exc
-        except RuntimeFailure as exc:  # check, publish: the runtime host could not check code
+        except CodeChecksUnavailable as exc:
+            # check has nothing to publish: it says only what stopped it.
+            reason = exc.reason if action == "check" else exc.message
+            raise CommandError(
+                f"{reason} (RUNTIME_URL {settings.RUNTIME_URL})", returncode=EXIT_REFUSED
+            ) from exc
+        except RuntimeFailure as exc:  # publish: a runtime call failed
             raise CommandError(
                 f"{exc.message} (RUNTIME_URL {settings.RUNTIME_URL})", returncode=EXIT_REFUSED
             ) from exc
