@@ -52,6 +52,12 @@ def test_new_scaffolds_a_folder_that_check_accepts_as_it_is(tmp_path, capsys):
     assert "secrets" not in manifest.raw  # only an example, as a comment
     assert "${{ env.API_KEY }}" in (folder / "service-manifest.yaml").read_text()
     assert "docplatform-integration dev" in (folder / "README.md").read_text()
+    where_prints_show = " ".join((folder / "main.py").read_text().split())
+    assert (
+        "prints shows where you follow its logs: the output of ``docplatform-integration dev`` "
+        "and ``docplatform-integration tail``, and the installation's Logs page"
+    ) in where_prints_show
+    assert "runtime host's log" not in where_prints_show
 
 
 def test_a_non_empty_folder_is_a_usage_error_unless_forced(tmp_path):
