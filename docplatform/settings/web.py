@@ -39,6 +39,9 @@ STATIC_ROOT.mkdir(exist_ok=True)
 # WhiteNoise serves static files straight from the apps, so no collectstatic is needed to run.
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
+# Files a browser asks for at the root of the platform's and the sites' origins: /favicon.ico,
+# served before any URLconf is chosen (the integrations origin answers only its endpoints).
+WHITENOISE_ROOT = BASE_DIR / "docplatform" / "root_files"
 
 LOGGING = {
     "version": 1,
