@@ -32,3 +32,9 @@ class Channel(filesystem.Channel):
 
 class Transport(filesystem.Transport):
     Channel = Channel
+
+    @property
+    def default_connection_params(self) -> dict:
+        """None: a folder has no host (kombu's default, ``localhost``, made it warn "No
+        hostname was supplied" at each start of ``make run``'s worker and beat)."""
+        return {}

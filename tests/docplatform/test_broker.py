@@ -48,3 +48,10 @@ def test_every_message_arrives_whole_while_it_is_being_written(tmp_path):
     assert errors == []
     assert sorted(received) == list(range(MESSAGES))
     assert list(tmp_path.glob("*.partial")) == []
+
+
+def test_a_connection_to_the_folder_warns_of_no_missing_host(tmp_path, caplog):
+    """``make run``'s worker and beat connect without a word about a hostname."""
+    with caplog.at_level("WARNING", logger="kombu.connection"), connection(tmp_path) as conn:
+        assert conn.info()["transport"] == Transport
+    assert [record.getMessage() for record in caplog.records] == []
