@@ -16,6 +16,7 @@ DEMO_INTEGRATIONS = Path(__file__).resolve().parents[2] / "demo" / "integrations
 # Demo values for the demo manifests' ${{ env.NAME }} secrets; they reach no real provider.
 DEMO_SECRETS_ENV = {"SLACK_CLIENT_ID": "demo-client-id", "SLACK_CLIENT_SECRET": "demo-secret"}
 DEMO_PASSWORD = "demo-password"  # noqa: S105 - local demo accounts only, printed for the user
+DEMO_SUMMARY = "demo-summary.txt"  # in VAR_DIR: what seed_demo printed last
 DEMO_INVITEE = "erin@example.com"  # invited to acme as a member; the link is printed
 
 
@@ -40,17 +41,20 @@ class Command(BaseCommand):
             )
             self.stdout.write(f"integration {folder.name}: version {result.version.number}")
         web = settings.PLATFORM_URL
-        self.stdout.write(
-            self.style.SUCCESS(
-                f"Demo data ready. Sign in at {web}/admin/ as 'admin', "
-                f"password '{DEMO_PASSWORD}'. Users alice (acme admin), carol (acme member), "
-                "dave (acme reader) and bob (globex admin) have the same password and sign "
-                f"in to the marketplace at {web}/marketplace/ (their spaces: {web}/s/). "
-                + invitation_link
-            )
-        )
+        summary = [
+            f"Demo data ready. Sign in at {web}/admin/ as 'admin', "
+            f"password '{DEMO_PASSWORD}'. Users alice (acme admin), carol (acme member), "
+            "dave (acme reader) and bob (globex admin) have the same password and sign "
+            f"in to the marketplace at {web}/marketplace/ (their spaces: {web}/s/). "
+            + invitation_link
+        ]
         for site in Site.objects.filter(organization__subdomain__in=["acme", "globex"]):
-            self.stdout.write(f"Published site {site.title!r}: {settings.SITES_URL}/{site.pk}/")
+            summary.append(f"Published site {site.title!r}: {settings.SITES_URL}/{site.pk}/")
+        self.stdout.write(self.style.SUCCESS(summary[0]))
+        for line in summary[1:]:
+            self.stdout.write(line)
+        # make run's `ready` process prints it again once everything answers (dev_ready).
+        (settings.VAR_DIR / DEMO_SUMMARY).write_text("\n".join(summary) + "\n")
 
     def _users(self):
         model = get_user_model()
