@@ -35,7 +35,7 @@ PERSON_REFUSAL = (
 
 
 class MessageOutput(serializers.Serializer):
-    role = serializers.ChoiceField(choices=Conversation.Role.choices)
+    role = serializers.CharField(help_text="user (the person asking) or agent (support).")
     text = serializers.CharField()
     time = serializers.DateTimeField()
 

@@ -114,6 +114,8 @@ def _check(*, external_id: str, subject: str, url: str, messages: list[dict]) ->
         where = f"messages.{position}"
         if message["role"] not in _ROLES:
             errors[f"{where}.role"] = [f"must be one of: {', '.join(_ROLES)}"]
+        if _utc(message["time"]) is None:
+            errors[f"{where}.time"] = ["out of the range of times kept (years 1 to 9999, UTC)"]
         if not message["text"].strip():
             errors[f"{where}.text"] = ["must not be blank"]
         elif len(message["text"]) > settings.CONVERSATIONS_MAX_MESSAGE_LENGTH:
@@ -149,13 +151,17 @@ def _check_bounds(thread: list[dict]) -> None:
         )
 
 
+def _utc(at: datetime) -> str | None:
+    """The time in UTC as ISO 8601, or None when it falls outside what a datetime holds there
+    (``9999-12-31T23:00:00-05:00``)."""
+    try:
+        return at.astimezone(UTC).isoformat(timespec="microseconds")
+    except (OverflowError, ValueError):
+        return None
+
+
 def _stored(message: dict) -> dict:
-    at: datetime = message["time"]
-    return {
-        "role": message["role"],
-        "text": message["text"],
-        "time": at.astimezone(UTC).isoformat(timespec="microseconds"),
-    }
+    return {"role": message["role"], "text": message["text"], "time": _utc(message["time"])}
 
 
 def _identity(message: dict) -> tuple[str, str, str]:

@@ -125,6 +125,8 @@ def _message(position, **fields):
         (_without("subject"), ["subject"]),
         (_message(1, role="bot"), ["messages.1.role"]),
         (_message(0, time="yesterday"), ["messages.0.time"]),
+        (_message(0, time="9999-12-31T23:00:00-05:00"), ["messages.0.time"]),
+        (_message(0, time="0001-01-01T00:00:00+05:00"), ["messages.0.time"]),
         (_message(0, text=""), ["messages.0.text"]),
         (_message(1, text=20_001 * "a"), ["messages.1.text"]),
         (thread(messages=[]), ["messages"]),

@@ -141,3 +141,19 @@ def test_an_empty_page_names_the_permission_as_the_consent_screen_does(client, o
     html = client.get(PAGE).content.decode()
     assert "No conversation yet" in html
     assert f'the permission "{scope_label("conversations:ingest")}"' in html
+
+
+def test_the_consent_screen_says_what_the_scope_grants(client, org_admin, organization):
+    """The words an admin consents to are what the scope grants: sending support
+    conversations that the organization's admins read (here, and through the API)."""
+    from django.utils.html import escape
+
+    from tests.factories import IntegrationFactory
+
+    integration = IntegrationFactory(
+        organization=organization, name="desk", scopes=["conversations:ingest"]
+    )
+    client.force_login(org_admin)
+    address = reverse("marketplace:install", args=["acme", integration.name])
+    consent = client.get(f"{address}?level=organization").content.decode()
+    assert escape("Send support conversations to your organization's admins") in consent
