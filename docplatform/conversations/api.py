@@ -9,6 +9,8 @@ a member or a reader gets 403 naming who may, anyone outside the organization 40
 installation token 403 (it posts; it does not read what others posted).
 """
 
+from datetime import datetime
+
 from django.core.exceptions import PermissionDenied
 from django.urls import reverse
 from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_field
@@ -34,10 +36,17 @@ PERSON_REFUSAL = (
 # --- Representations ------------------------------------------------------------------------
 
 
+class StoredTimeField(serializers.DateTimeField):
+    """A time kept as ISO 8601 text (a message's), written as the API writes every time."""
+
+    def to_representation(self, value):
+        return super().to_representation(datetime.fromisoformat(value))
+
+
 class MessageOutput(serializers.Serializer):
     role = serializers.CharField(help_text="user (the person asking) or agent (support).")
     text = serializers.CharField()
-    time = serializers.DateTimeField()
+    time = StoredTimeField()
 
 
 class ConversationOutput(serializers.Serializer):

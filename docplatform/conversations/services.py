@@ -195,15 +195,17 @@ def conversations_rematch(organization_id: str) -> int:
     """Mark again which of the organization's most recent conversations
     (``CONVERSATIONS_REMATCH_LIMIT``) some page matches now; the number whose mark changed."""
     changed = []
-    recent = Conversation.objects.filter(organization_id=organization_id).order_by(
-        "-received_at", "-id"
-    )[: settings.CONVERSATIONS_REMATCH_LIMIT]
-    for conversation in recent:
+    recent = (
+        Conversation.objects.filter(organization_id=organization_id)
+        .only("id", "subject", "messages", "answered")
+        .order_by("-received_at", "-id")[: settings.CONVERSATIONS_REMATCH_LIMIT]
+    )
+    for conversation in recent.iterator(chunk_size=100):  # threads are large: a few at once
         answered = _answered(organization_id, conversation.subject, conversation.messages)
         if answered != conversation.answered:
             conversation.answered = answered
             changed.append(conversation)
-    Conversation.objects.bulk_update(changed, ["answered"])
+    Conversation.objects.bulk_update(changed, ["answered"], batch_size=500)
     return len(changed)
 
 

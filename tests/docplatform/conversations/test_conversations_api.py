@@ -252,3 +252,10 @@ def test_a_page_in_another_organization_never_matches(org_admin, helpdesk, globe
     body = post(helpdesk, thread()).json()
     assert body["answered"] is False
     assert api_client(org_admin).get(f"{CONVERSATIONS}{body['id']}/").json()["matches"] == []
+
+
+def test_times_are_answered_in_utc_as_every_time_of_the_api(helpdesk):
+    at = {"role": "user", "text": "Rotating secrets?", "time": "2026-03-01T10:30:00+01:00"}
+    body = post(helpdesk, thread(messages=[at])).json()
+    assert body["messages"][0]["time"] == "2026-03-01T09:30:00Z"
+    assert body["receivedAt"].endswith("Z")
