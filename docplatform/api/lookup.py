@@ -43,7 +43,9 @@ def organization_of_installation(request, ref: str) -> tuple[Organization, str]:
     the caller, a machine principal, acts in it; 404 where it has none (another
     organization's installation reaches nothing here)."""
     organization = Organization.objects.filter(Q(id=ref) | Q(subdomain=ref)).first()
-    installation_id = organization and request.user.installation_in(organization.pk)
+    # A machine principal without ``installation_in`` acts for no one installation: nothing here.
+    installation_in = getattr(request.user, "installation_in", None)
+    installation_id = organization and installation_in and installation_in(organization.pk)
     if not installation_id:
         raise Http404
     return organization, installation_id
