@@ -25,12 +25,10 @@ def test_two_posts_at_once_make_one_conversation(helpdesk):
                 posted_by="Helpdesk",
                 external_id="same",
                 subject="Same thread",
-                messages=[
-                    {"role": "user", "text": text, "time": datetime(2026, 3, 1, tzinfo=UTC)}
-                ],
+                messages=[{"role": "user", "text": text, "time": datetime(2026, 3, 1, tzinfo=UTC)}],
             )
             created.append(new)
-        except Exception as error:  # noqa: BLE001 - reported below
+        except Exception as error:
             failures.append(error)
         finally:
             connection.close()
