@@ -22,8 +22,9 @@ The table, one row per action (README, "Teams and roles"):
 - edit content (change requests too), create spaces, review and merge change requests: admins
   and members; in a space whose edits go through change requests only, members do not save
   its pages directly (``may_save_directly``);
-- everything else (spaces' and sites' settings, members and invitations, the audit log,
-  integrations and their endpoints, publishing integrations): admins; members also install
+- everything else (spaces' and sites' settings, members and invitations, the audit log, the
+  support conversations integrations posted, integrations and their endpoints, publishing
+  integrations): admins; members also install
   integrations whose scopes write nothing when the organization allows it
   (``Organization.members_may_install``, off by default).
 """
@@ -54,6 +55,7 @@ class Action(StrEnum):
     MANAGE_MEMBERS = "members.manage"
     MANAGE_ORGANIZATION = "organization.manage"
     READ_AUDIT_LOG = "audit.read"
+    READ_CONVERSATIONS = "conversations.read"
     INSTALL = "integration.install"
     CONFIGURE = "installation.configure"
     PAUSE = "installation.pause"
@@ -97,6 +99,7 @@ _WHAT = {
     Action.MANAGE_MEMBERS: "invite people and manage its members",
     Action.MANAGE_ORGANIZATION: "change its settings",
     Action.READ_AUDIT_LOG: "read its audit log",
+    Action.READ_CONVERSATIONS: "read the support conversations its integrations posted",
     Action.INSTALL: "install integrations",
     Action.CONFIGURE: "configure its installations",
     Action.PAUSE: "pause or resume its installations",

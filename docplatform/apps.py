@@ -15,10 +15,11 @@ class DocplatformConfig(AppConfig):
             OrganizationRefConverter,
         )
         from .api.schema import register_api_tag
+        from .conversations.services import conversations_rematch_on_change
         from .events import checks  # noqa: F401 - registers the outbox's system checks
         from .events.metrics import OutboxCollector
         from .gitsync.services import git_sync_on_revision
-        from .hooks import on_revision_written
+        from .hooks import on_revision_written, on_space_content_changed
         from .observability.metrics import collector_register
         from .observability.tracing import tracing_start
         from .teams.converters import UsernameConverter
@@ -32,6 +33,7 @@ class DocplatformConfig(AppConfig):
         register_converter(UsernameConverter, "username")
         _register_api_tags(register_api_tag)
         on_revision_written(git_sync_on_revision)
+        on_space_content_changed(conversations_rematch_on_change)
         # Traces, when the environment configures an exporter (README, "Traces and metrics"):
         # here, so that every process (web, worker, commands) starts them before it serves.
         tracing_start()
@@ -84,6 +86,11 @@ def _register_api_tags(register) -> None:
         r"orgs/[^/]+/members/",
         r"orgs/[^/]+/invitations/",
         r"invitations/",
+    )
+    register(
+        "Conversations",
+        "Support conversations integrations post, and the pages that answer them; for admins.",
+        r"orgs/[^/]+/conversations/",
     )
     register(
         "Audit log",

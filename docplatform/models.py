@@ -262,6 +262,7 @@ class WorkerPing(models.Model):
 from .audit.models import AuditEntry  # noqa: E402, F401
 from .changes.models import ChangeRequest, ChangeRequestRevision, Review  # noqa: E402, F401
 from .comments.models import Comment  # noqa: E402, F401
+from .conversations.models import Conversation  # noqa: E402, F401
 from .documents.models import PagePresence  # noqa: E402, F401
 from .events.models import Delivery, DrainRequest, Event  # noqa: E402, F401
 from .gitsync.models import GitConnection, GitSync  # noqa: E402, F401

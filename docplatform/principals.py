@@ -30,6 +30,10 @@ class MachinePrincipal(Protocol):
     def sites(self):
         """The sites it reaches (a QuerySet of Site)."""
 
+    def installation_in(self, organization_id: str) -> str | None:
+        """The id of the installation it acts as in the organization (what it posts there
+        belongs to that installation, such as conversations); None where it has none."""
+
 
 def is_machine(user) -> bool:
     return bool(getattr(user, "is_machine", False))

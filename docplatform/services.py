@@ -10,7 +10,7 @@ from .content import MAX_MESSAGE_LENGTH, check_pages, rendered
 from .documents.selectors import first_page
 from .events.publisher import publish
 from .events.schemas import EventPayloadInvalid, payload_check
-from .hooks import revision_written
+from .hooks import revision_written, space_content_changed
 from .markdown import RENDERER_VERSION
 from .models import (
     ApiToken,
@@ -196,6 +196,7 @@ def space_content_update(
         )
     if not git_commit:  # an imported revision is on the branch already: never written back
         revision_written(space=space, author=None if by_installation else author)
+    space_content_changed(space=space)
     return revision
 
 

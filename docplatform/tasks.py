@@ -65,3 +65,12 @@ def fail_stale_git_syncs() -> int:
     from .gitsync.runs import git_syncs_fail_stale
 
     return git_syncs_fail_stale()
+
+
+@shared_task(name="docplatform.tasks.rematch_conversations")
+def rematch_conversations(organization_id: str) -> int:
+    """Mark again which conversations the organization's documentation answers, after it
+    changed (``conversations.services.conversations_rematch_on_change`` queues it)."""
+    from .conversations.services import conversations_rematch
+
+    return conversations_rematch(organization_id)

@@ -19,6 +19,7 @@ urlpatterns = [
     path("s/", include("docplatform.documents.urls")),
     path("", include("docplatform.teams.urls")),  # /orgs/<subdomain>/members/, /invitations/
     path("orgs/", include("docplatform.audit.urls")),
+    path("orgs/", include("docplatform.conversations.urls")),
     path("orgs/", include("docplatform.organizations.urls")),
     path("api/v1/", include((api_v1, "api"))),
     path("api/", include("docplatform.api.docs_urls")),

@@ -58,6 +58,11 @@ class InstallationPrincipal:
     def sites(self):
         return sites_reachable_by(self.installation)
 
+    def installation_in(self, organization_id: str) -> str | None:
+        if self.installation.organization_id == organization_id:
+            return self.installation.pk
+        return None
+
 
 def is_installation(user) -> bool:
     return isinstance(user, InstallationPrincipal)

@@ -19,7 +19,7 @@ SCOPE_LABELS: dict[str, str] = {
     "site:adaptive:write": "Change the adaptive content of your sites",
     "openapi:read": "Read your OpenAPI specifications",
     "openapi:write": "Publish OpenAPI specifications",
-    "conversations:ingest": "Send conversations to your organization",
+    "conversations:ingest": "Send support conversations to your organization's admins",
     "page:feedback:read": "Read the feedback visitors leave on your pages",
 }
 

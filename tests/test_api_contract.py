@@ -40,6 +40,8 @@ CHECKS = [
 NEGATIVE_CHECKS = [*CHECKS, contract.negative_data_rejection]
 #: Operations only an installation token may call: they run with one.
 INSTALLATION_ONLY = "/api/v1/installation/"
+#: Operations a person may not call and an installation with a scope may: they run with one.
+INSTALLATION_OPERATIONS = {("POST", "/api/v1/orgs/{org}/conversations/")}
 
 pytestmark = pytest.mark.django_db
 
@@ -69,7 +71,12 @@ def world(tmp_path, org_admin, organization):
         tmp_path / "tool",
         org_admin,
         name="tool",
-        scopes=["space:content:read", "space:metadata:read", "site:metadata:read"],
+        scopes=[
+            "space:content:read",
+            "space:metadata:read",
+            "site:metadata:read",
+            "conversations:ingest",
+        ],
         configurations={
             "account": {
                 "properties": {"tracking_id": {"type": "string", "title": "T", "description": "d"}}
@@ -114,7 +121,10 @@ def cases(operation, mode: GenerationMode, known: dict):
 @pytest.mark.parametrize("operation", OPERATIONS, ids=lambda operation: operation.label)
 def test_the_api_keeps_its_contract(operation, mode, world):
     token = world["personal_token"]
-    if operation.path.startswith(INSTALLATION_ONLY):
+    if (
+        operation.path.startswith(INSTALLATION_ONLY)
+        or (operation.method.upper(), operation.path) in INSTALLATION_OPERATIONS
+    ):
         token = world["installation_token"]
     headers = {"Authorization": f"Bearer {token}"}
     checks = NEGATIVE_CHECKS if mode is GenerationMode.NEGATIVE else CHECKS

@@ -3,6 +3,7 @@ and the spaces and sites they reach (a member's organizations', or a machine pri
 as an installation's). Anything else answers 404, as if it did not exist.
 """
 
+from django.db.models import Q
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 
@@ -35,3 +36,16 @@ def sites_for(request):
 
 def space_for(request, space_id: str) -> Space:
     return get_object_or_404(spaces_for(request).select_related("organization"), pk=space_id)
+
+
+def organization_of_installation(request, ref: str) -> tuple[Organization, str]:
+    """The organization ``ref`` names (id or subdomain) and the installation through which
+    the caller, a machine principal, acts in it; 404 where it has none (another
+    organization's installation reaches nothing here)."""
+    organization = Organization.objects.filter(Q(id=ref) | Q(subdomain=ref)).first()
+    # A machine principal without ``installation_in`` acts for no one installation: nothing here.
+    installation_in = getattr(request.user, "installation_in", None)
+    installation_id = organization and installation_in and installation_in(organization.pk)
+    if not installation_id:
+        raise Http404
+    return organization, installation_id

@@ -7,6 +7,7 @@ from django.urls import path
 from ..audit import api as audit_api
 from ..changes import api as changes_api
 from ..comments import api as comments_api
+from ..conversations import api as conversations_api
 from ..gitsync import api as git_api
 from ..teams import api as teams_api
 from . import event_types, organizations, page_restore, sites, spaces, tokens
@@ -42,6 +43,16 @@ urlpatterns = [
         name="invitation-accept",
     ),
     path("orgs/<orgref:org>/audit-log/", audit_api.AuditLogApi.as_view(), name="audit-log"),
+    path(
+        "orgs/<orgref:org>/conversations/",
+        conversations_api.ConversationListApi.as_view(),
+        name="conversations",
+    ),
+    path(
+        "orgs/<orgref:org>/conversations/<id:conversation_id>/",
+        conversations_api.ConversationDetailApi.as_view(),
+        name="conversation",
+    ),
     path("event-types/", event_types.EventTypeListApi.as_view(), name="event-types"),
     path(
         "event-types/<str:event_type>/",

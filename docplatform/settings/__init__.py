@@ -17,6 +17,7 @@ concern, read in this order:
 - ``security``: login throttling, HTTPS and the Content-Security-Policy;
 - ``teams``: who may create an organization;
 - ``email``: outgoing e-mail (invitations) and how long an invitation lasts;
+- ``conversations``: the bounds of a conversation an integration posts;
 - ``observability``: traces (OpenTelemetry, off unless configured) and ``/metrics``.
 
 With nothing set, the platform runs on its embedded default: SQLite and a Celery broker on the
@@ -41,5 +42,6 @@ from .gitsync import *  # noqa: F403
 from .security import *  # noqa: F403
 from .teams import *  # noqa: F403
 from .email import *  # noqa: F403
+from .conversations import *  # noqa: F403
 from .observability import *  # noqa: F403
 # isort: on

@@ -1,14 +1,19 @@
-"""Search over a site's pages: the current revision of each space the site lists (its public
-ones). PostgreSQL's full-text search (English stemming, titles weighted above bodies, ranked)
-where the database is PostgreSQL; elsewhere (SQLite) pages whose title or Markdown contains
-every word, case-insensitively, titles first."""
+"""Search over the pages of spaces: the current revision of each. A site searches the spaces
+it lists (its public ones); an organization's conversations are matched against all of its
+spaces (``conversations.selectors``). PostgreSQL's full-text search (English stemming, titles
+weighted above bodies, ranked) where the database is PostgreSQL; elsewhere (SQLite) pages whose
+title or Markdown contains the words, case-insensitively, titles first.
+
+Two ways of matching, one search: every word of the query (the site's search box), or, with
+``at_least``, the pages holding at least that many of its words, those holding the most
+first (a conversation's words: no page holds them all)."""
 
 import html
 import re
 from dataclasses import dataclass
 
 from django.db import connection
-from django.db.models import Case, IntegerField, Q, QuerySet, When
+from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
 from django.utils.html import strip_tags
 
 from ..documents.reading import page_document
@@ -44,20 +49,31 @@ def query_problem(query: str) -> str | None:
 def site_search(site: Site, query: str) -> list[SearchHit]:
     """The pages of the site's listed spaces that match ``query``, best first (at most
     MAX_HITS)."""
+    return spaces_search(listed_spaces(site), query)
+
+
+def spaces_search(
+    spaces: QuerySet, query: str, *, at_least: int | None = None, limit: int = MAX_HITS
+) -> list[SearchHit]:
+    """The pages of ``spaces``' current revisions that match ``query``, best first (at most
+    ``limit``): holding every word of it, or, with ``at_least``, at least that many of its
+    words (all of them when it has fewer), the pages holding the most first."""
     words = query.split()
     if not words:
         return []
-    spaces = {space.pk: space for space in listed_spaces(site).exclude(current_revision=None)}
+    spaces = {space.pk: space for space in spaces.exclude(current_revision=None)}
     pages = Page.objects.filter(
         revision_id__in=[space.current_revision_id for space in spaces.values()]
     ).select_related("revision")
-    if connection.vendor == "postgresql":
+    if at_least is not None:
+        found = _holding_most_words(pages, words, min(at_least, len(words)))
+    elif connection.vendor == "postgresql":
         found = _full_text(pages, query)
     else:
         found = _contains_every_word(pages, words)
     return [
         SearchHit(spaces[page.revision.space_id], page, _snippet(page, words))
-        for page in found[:MAX_HITS]
+        for page in found[:limit]
     ]
 
 
@@ -72,6 +88,44 @@ def _full_text(pages: QuerySet, query: str) -> QuerySet:
         pages.annotate(document=document, rank=SearchRank(document, wanted))
         .filter(document=wanted)
         .order_by("-rank", "revision__space__title", "position", "path")
+    )
+
+
+def _holding_most_words(pages: QuerySet, words: list[str], at_least: int) -> QuerySet:
+    """Pages holding at least ``at_least`` of ``words``, the most first: each word found as
+    the site's search finds it (PostgreSQL: stemmed, in the title or body's text search
+    document; SQLite: in the title or Markdown, case-insensitively)."""
+    if connection.vendor == "postgresql":
+        from django.contrib.postgres.search import SearchQuery, SearchRank, SearchVector
+
+        document = SearchVector("title", weight="A", config=SEARCH_CONFIG) + SearchVector(
+            "body", weight="B", config=SEARCH_CONFIG
+        )
+        queries = [SearchQuery(word, config=SEARCH_CONFIG) for word in words]
+        pages = pages.annotate(document=document)
+        holds = [When(document=wanted, then=1) for wanted in queries]
+        anyone = queries[0]
+        for wanted in queries[1:]:
+            anyone |= wanted
+        tie_break = ["-rank"]
+        pages = pages.annotate(rank=SearchRank(document, anyone))
+    else:
+        holds = [When(Q(title__icontains=word) | Q(body__icontains=word), then=1) for word in words]
+        in_title = Q()
+        for word in words:
+            in_title |= Q(title__icontains=word)
+        pages = pages.alias(
+            title_first=Case(When(in_title, then=0), default=1, output_field=IntegerField())
+        )
+        tie_break = ["title_first"]
+    held = sum(
+        (Case(when, default=0, output_field=IntegerField()) for when in holds),
+        start=Value(0),
+    )
+    return (
+        pages.alias(held=held)
+        .filter(held__gte=at_least)
+        .order_by("-held", *tie_break, "revision__space__title", "position", "path")
     )
 
 

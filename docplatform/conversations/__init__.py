@@ -1,0 +1,2 @@
+"""Support conversations that integrations post (``conversations:ingest``), matched against
+the organization's documentation for its admins."""
