@@ -16,6 +16,7 @@ from ..changes import selectors as selectors_of_changes
 from ..changes import services as change_services
 from ..markdown import document_from_json
 from . import selectors, services
+from .adaptive import claims_from_text, for_visitor, page_shown
 from .blocks import provider
 from .merging import CHOICES, merge_page, merge_text
 from .reading import shown_html
@@ -28,6 +29,7 @@ class PageForm(forms.Form):
     title = forms.CharField(required=False, strip=False)
     path = forms.CharField(required=False)
     body = forms.CharField(required=False, strip=False, widget=forms.Textarea)
+    condition = forms.CharField(required=False)
     message = forms.CharField(required=False, max_length=content.MAX_MESSAGE_LENGTH)
     based_on = forms.CharField(required=False, max_length=32)
 
@@ -76,6 +78,7 @@ class PageEditView(EditorMixin, SpaceView):
                 "title": page.title,
                 "path": page.path,
                 "body": page.body,
+                "condition": page.condition,
                 "based_on": self.space.current_revision_id,
             }
         )
@@ -100,6 +103,7 @@ class PageEditView(EditorMixin, SpaceView):
                     path=data["path"],
                     title=data["title"],
                     body=data["body"],
+                    condition=data["condition"],
                     message=data["message"],
                     author=request.user,
                 )
@@ -110,6 +114,7 @@ class PageEditView(EditorMixin, SpaceView):
                     new_path=data["path"],
                     title=data["title"],
                     body=data["body"],
+                    condition=data["condition"],
                     message=data["message"],
                     author=request.user,
                     based_on=data["based_on"],
@@ -140,6 +145,7 @@ class PageEditView(EditorMixin, SpaceView):
                     new_path=data["path"],
                     title=data["title"],
                     body=data["body"],
+                    condition=data["condition"],
                     message=data["message"],
                     actor=self.request.user,
                     based_on=selectors_of_changes.head_of(opened).pk,
@@ -187,7 +193,12 @@ class PageEditView(EditorMixin, SpaceView):
             or not (base.revision.space_id == theirs.revision.space_id == self.space.pk)
         ):
             raise Http404("No such page in those revisions.")
-        mine = {"path": data["path"], "title": data["title"], "body": data["body"]}
+        mine = {
+            "path": data["path"],
+            "title": data["title"],
+            "body": data["body"],
+            "condition": data["condition"],
+        }
         merged, clash = merge_page(_as_dict(base), _as_dict(theirs), mine)
         if clash is not None:
             try:
@@ -211,6 +222,7 @@ class PageEditView(EditorMixin, SpaceView):
                 new_path=merged["path"],
                 title=merged["title"],
                 body=merged["body"],
+                condition=merged.get("condition", ""),
                 message=data["message"],
                 author=self.request.user,
                 based_on=data["based_on"],
@@ -243,7 +255,7 @@ class PageEditView(EditorMixin, SpaceView):
 
 
 def _as_dict(page) -> dict:
-    return {"path": page.path, "title": page.title, "body": page.body}
+    return {"path": page.path, "title": page.title, "body": page.body, "condition": page.condition}
 
 
 class PageNewView(EditorMixin, SpaceView):
@@ -265,6 +277,7 @@ class PageNewView(EditorMixin, SpaceView):
                 path=data["path"].strip(),
                 title=data["title"],
                 body=data["body"],
+                condition=data["condition"],
                 message=data["message"],
                 author=request.user,
             )
@@ -278,7 +291,10 @@ class PageNewView(EditorMixin, SpaceView):
 
 
 class PagePreviewView(SpaceView):
-    """POST the editor's Markdown: its HTML as the reader shows it (blocks read-only)."""
+    """POST the editor's Markdown: its HTML as the reader shows it (blocks read-only), every
+    adaptive section marked with its condition; with ``claims`` (JSON), as a published site's
+    visitor with these claims sees it: only the sections whose conditions hold, or a notice
+    that the page's ``condition`` hides the page from them."""
 
     def post(self, request):
         self.require_editor()
@@ -292,8 +308,32 @@ class PagePreviewView(SpaceView):
             )
         fields = content.rendered(body)  # as the page will be stored
         document = document_from_json(fields["html"], fields["outline"])
+        claims_text = request.POST.get("claims", "").strip()
+        if claims_text:
+            try:
+                claims = claims_from_text(claims_text)
+            except ValueError as problem:
+                return _preview_error("claims", str(problem))
+            condition = request.POST.get("condition", "").strip()
+            problem = content.page_condition_problem(condition)
+            if problem:
+                return _preview_error("condition", problem)
+            if not page_shown(condition, claims):
+                return HttpResponse(
+                    format_html(
+                        '<p class="adaptive-hidden">A visitor with these claims does not see '
+                        "this page: its condition <code>{}</code> does not hold for them (on a "
+                        "site it answers 404).</p>",
+                        condition,
+                    )
+                )
+            document = for_visitor(document, claims)
         place = self.block_place(request.POST.get("page", ""), interactive=False)
         return HttpResponse(shown_html(document, lambda: place))
+
+
+def _preview_error(field: str, problem: str) -> HttpResponse:
+    return HttpResponse(format_html('<p class="errors">{}: {}</p>', field, problem), status=400)
 
 
 class PagePresenceView(SpaceView):

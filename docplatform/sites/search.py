@@ -1,7 +1,12 @@
 """Search over a site's pages: the current revision of each space the site lists (its public
 ones). PostgreSQL's full-text search (English stemming, titles weighted above bodies, ranked)
 where the database is PostgreSQL; elsewhere (SQLite) pages whose title or Markdown contains
-every word, case-insensitively, titles first."""
+every word, case-insensitively, titles first.
+
+Search never shows a visitor what adaptive content hides from them: a page whose condition
+does not hold for their claims is never a hit, and a page with adaptive sections is a hit only
+when the text they see of it (its title and the sections shown to them) matches, so a hidden
+section's words neither find a page nor appear in a snippet."""
 
 import html
 import re
@@ -11,12 +16,16 @@ from django.db import connection
 from django.db.models import Case, IntegerField, Q, QuerySet, When
 from django.utils.html import strip_tags
 
+from ..documents.adaptive import for_visitor, page_shown
 from ..documents.reading import page_document
+from ..markdown import Document
 from ..models import Page, Site, Space
 from .selectors import listed_spaces
 
 MAX_QUERY_LENGTH = 200
 MAX_HITS = 20
+#: Pages a search looks at, at most, for its hits (adaptive content may hide matches).
+MAX_SCANNED = 500
 SNIPPET_LENGTH = 200
 #: PostgreSQL's text search configuration: English stemming ("installing" finds "install").
 SEARCH_CONFIG = "english"
@@ -41,12 +50,13 @@ def query_problem(query: str) -> str | None:
     return None
 
 
-def site_search(site: Site, query: str) -> list[SearchHit]:
-    """The pages of the site's listed spaces that match ``query``, best first (at most
-    MAX_HITS)."""
+def site_search(site: Site, query: str, claims: dict | None = None) -> list[SearchHit]:
+    """The pages of the site's listed spaces that match ``query`` for a visitor with
+    ``claims`` (None: a visitor without any), best first (at most MAX_HITS)."""
     words = query.split()
     if not words:
         return []
+    claims = claims if claims is not None else {}
     spaces = {space.pk: space for space in listed_spaces(site).exclude(current_revision=None)}
     pages = Page.objects.filter(
         revision_id__in=[space.current_revision_id for space in spaces.values()]
@@ -55,10 +65,31 @@ def site_search(site: Site, query: str) -> list[SearchHit]:
         found = _full_text(pages, query)
     else:
         found = _contains_every_word(pages, words)
-    return [
-        SearchHit(spaces[page.revision.space_id], page, _snippet(page, words))
-        for page in found[:MAX_HITS]
-    ]
+    hits = []
+    for page in found[:MAX_SCANNED]:
+        if not page_shown(page.condition, claims):
+            continue
+        document = page_document(page)
+        seen = for_visitor(document, claims)
+        if document.sections and not _matches(f"{page.title}\n{_text(seen)}", query, words):
+            continue  # it matched only in what this visitor may not see
+        hits.append(SearchHit(spaces[page.revision.space_id], page, _snippet(seen, words)))
+        if len(hits) == MAX_HITS:
+            break
+    return hits
+
+
+def _matches(text: str, query: str, words: list[str]) -> bool:
+    """Whether ``text`` matches the query as the database's search does."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT to_tsvector(%s::regconfig, %s) @@ websearch_to_tsquery(%s::regconfig, %s)",
+                [SEARCH_CONFIG, text, SEARCH_CONFIG, query],
+            )
+            return bool(cursor.fetchone()[0])
+    folded = text.casefold()
+    return all(word.casefold() in folded for word in words)
 
 
 def _full_text(pages: QuerySet, query: str) -> QuerySet:
@@ -87,11 +118,17 @@ def _contains_every_word(pages: QuerySet, words: list[str]) -> QuerySet:
     )
 
 
-def _snippet(page: Page, words: list[str]) -> tuple[str, str, str]:
-    """Up to SNIPPET_LENGTH characters of the page's text around the first place a word of
-    the query starts (stemmed matches start with the same letters), else its beginning."""
-    shown = _HEADING_ANCHOR.sub("", page_document(page).with_blocks({}))
-    text = " ".join(html.unescape(strip_tags(shown)).split())
+def _text(document: Document) -> str:
+    """The plain text of a document (without its blocks and its headings' "#" links)."""
+    shown = _HEADING_ANCHOR.sub("", document.with_blocks({}))
+    return " ".join(html.unescape(strip_tags(shown)).split())
+
+
+def _snippet(document: Document, words: list[str]) -> tuple[str, str, str]:
+    """Up to SNIPPET_LENGTH characters of the page's text (as the visitor sees it) around
+    the first place a word of the query starts (stemmed matches start with the same
+    letters), else its beginning."""
+    text = _text(document)
     letters = [re.sub(r"\W", "", word) for word in words]
     stems = [re.escape(word[: max(3, len(word) - 3)]) for word in letters if word]
     found = re.search(rf"(?:{'|'.join(stems)})\w*", text, re.IGNORECASE) if stems else None
