@@ -16,14 +16,15 @@ views read them with ``visitor_sessions.visitor_claims``; {} for a visitor witho
 from collections import Counter
 from dataclasses import dataclass, field
 
-from django.db.models import Count, Prefetch, QuerySet
+from django.db.models import Count, Prefetch, Q, QuerySet
 from django.http import Http404
 
 from ..access import OPEN_VISIBILITIES
 from ..documents.adaptive import for_visitor
+from ..documents.conditions import compiled
 from ..documents.reading import page_document
 from ..documents.selectors import NavItem, navigation_for, page_in
-from ..markdown import Document
+from ..markdown import ADAPTIVE_INFO, Document
 from ..models import Organization, Page, Site, Space
 from .addresses import page_url
 from .models import PageFeedback, SiteSpace
@@ -127,6 +128,37 @@ def page_for_visitor(space: Space, path: str | None, claims: dict) -> VisitorPag
 def space_navigation(space: Space, claims: dict) -> list[NavItem]:
     """The space's navigation tree as a visitor with ``claims`` sees it."""
     return navigation_for(space.current_revision_id, claims)[0]
+
+
+def adaptive_outline(site: Site) -> dict:
+    """What the site's adaptive content asks of its visitors (``site:adaptive:read``): the
+    claim names its conditions read, and each condition with where it applies (a page, or
+    the n-th adaptive section of a page, from 1), across the current revisions of the spaces
+    its visitors may open, in the site's order."""
+    spaces = list(readable_spaces(site).exclude(current_revision=None))
+    rows = (
+        Page.objects.filter(revision_id__in=[space.current_revision_id for space in spaces])
+        .filter(~Q(condition="") | Q(body__contains=ADAPTIVE_INFO))
+        .select_related("revision")
+        .order_by("position", "path")
+    )
+    by_space: dict[str, list[Page]] = {}
+    for page in rows:
+        by_space.setdefault(page.revision.space_id, []).append(page)
+    conditions: list[dict] = []
+    for space in spaces:
+        for page in by_space.get(space.pk, []):
+            where = {"space": space.pk, "path": page.path}
+            if page.condition:
+                conditions.append({**where, "condition": page.condition})
+            for section in page_document(page).sections:
+                section_number = {"section": section.index + 1}
+                conditions.append({**where, **section_number, "condition": section.condition})
+    names: set[str] = set()
+    for entry in conditions:
+        condition = compiled(entry["condition"])
+        names.update(condition.names() if condition is not None else [])
+    return {"claims": sorted(names), "conditions": conditions}
 
 
 # --- Feedback, for the space's admins ---------------------------------------------------------

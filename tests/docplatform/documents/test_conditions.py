@@ -71,14 +71,14 @@ def test_a_claim_that_is_not_there_makes_its_comparison_false(condition):
 @pytest.mark.parametrize(
     ("condition", "claims"),
     [
-        ('visitor.claims.plan < 3', {"plan": "pro"}),  # a string against a number
+        ("visitor.claims.plan < 3", {"plan": "pro"}),  # a string against a number
         ('visitor.claims.plan >= "a"', {"plan": 3}),
         ("visitor.claims.seats == true", {"seats": 1}),  # true is not 1
         ('visitor.claims.seats == "12"', {"seats": 12}),
         ("visitor.claims.seats in 12", {"seats": 12}),
         ("visitor.claims.seats not in 12", {"seats": 12}),
         ('visitor.claims.roles < ["a"]', {"roles": ["a", "b"]}),
-        ('3 in visitor.claims.plan', {"plan": "pro3"}),
+        ("3 in visitor.claims.plan", {"plan": "pro3"}),
         ("visitor.claims.org.plan == 1", {"org": "not a mapping"}),
         ("visitor.claims.x == 1", {"x": {"nested": [1, {"deep": None}]}}),
     ],
