@@ -274,10 +274,9 @@ class PageInput(serializers.Serializer):
     body = serializers.CharField(allow_blank=True, default="", trim_whitespace=False)
     condition = serializers.CharField(
         allow_blank=True,
-        allow_null=True,
         required=False,
         help_text="Adaptive content: a condition on the visitor's claims (README, \"Adaptive "
-        'content"), e.g. visitor.claims.plan in ["pro", "team"]; absent, null or "" shows the '
+        'content"), e.g. visitor.claims.plan in ["pro", "team"]; absent or "" shows the '
         "page to every visitor. A condition that cannot be parsed is a 400 naming "
         "pages.N.condition and the character where it goes wrong.",
     )

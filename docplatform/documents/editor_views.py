@@ -174,6 +174,7 @@ class PageEditView(EditorMixin, SpaceView):
                 "theirs": conflict.theirs,
                 "author": author.get_username() if author else author_name or "an integration",
                 "title": clash.title if clash else None,
+                "condition": clash.condition if clash else None,
                 "hunks": list(enumerate(clash.body.hunks)) if clash and clash.body else [],
                 "resolve_base": resolve_base or form.cleaned_data["based_on"],
                 "error": error,
@@ -207,7 +208,12 @@ class PageEditView(EditorMixin, SpaceView):
                     if clash.body
                     else merge_text(base.body, theirs.body, mine["body"]).text()
                 )
-                merged = {**mine, "title": self._chosen_title(clash, mine), "body": body}
+                merged = {
+                    **mine,
+                    "title": self._chosen(clash.title, mine["title"], "title"),
+                    "condition": self._chosen(clash.condition, mine["condition"], "condition"),
+                    "body": body,
+                }
             except ValueError as problem:
                 conflict = services.PageConflict(
                     current=theirs.revision, theirs=_as_dict(theirs), clash=clash
@@ -235,13 +241,14 @@ class PageEditView(EditorMixin, SpaceView):
         messages.success(self.request, f"Merged and saved as revision {revision.pk[:8]}.")
         return redirect(reverse("docs:page", args=[self.space.pk, merged["path"]]) + "?saved=1")
 
-    def _chosen_title(self, clash, mine) -> str:
-        if clash.title is None:
-            return mine["title"]
-        choice = self.request.POST.get("title-choice", "")
+    def _chosen(self, hunk, mine: str, field: str) -> str:
+        """The title or condition the person chose where both sides changed it."""
+        if hunk is None:
+            return mine
+        choice = self.request.POST.get(f"{field}-choice", "")
         if choice not in ("theirs", "mine"):
-            raise ValueError("choose which title to keep")
-        return clash.title.theirs if choice == "theirs" else clash.title.mine
+            raise ValueError(f"choose which {field} to keep")
+        return hunk.theirs if choice == "theirs" else hunk.mine
 
     def _chosen_hunks(self, clash) -> list[tuple[str, str]]:
         chosen = []

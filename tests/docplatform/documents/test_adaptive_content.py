@@ -111,7 +111,7 @@ def test_the_api_writes_and_reads_a_pages_condition(space, org_member):
         f"{API}/spaces/{space.pk}/revisions/",
         {
             "pages": [
-                {"path": "intro", "title": "Intro", "condition": None},
+                {"path": "intro", "title": "Intro", "condition": ""},
                 {"path": "team", "title": "Team", "condition": ' visitor.claims.plan == "team" '},
             ]
         },
@@ -297,3 +297,27 @@ def test_a_stale_save_keeps_the_condition_someone_set_meanwhile(space, org_admin
     )
     page = selectors.page_in(Revision.objects.latest().pk, "intro")
     assert (page.title, page.condition) == ("Intro (mine)", PRO)
+
+
+def test_the_editor_asks_which_condition_to_keep_when_both_changed_it(
+    client, space, org_member, org_admin
+):
+    base = space.current_revision_id
+    services.page_save(
+        space=space, path="intro", title="Intro", body="Hello.", condition=PRO, based_on=base
+    )
+    theirs = Revision.objects.latest().pk
+    client.force_login(org_member)
+    mine = {"title": "Intro", "path": "intro", "body": "Hello.", "based_on": base}
+    conflict = client.post(
+        f"/s/{space.pk}/intro/edit", {**mine, "condition": "visitor.claims.beta"}
+    )
+    assert conflict.status_code == 409
+    html = conflict.content.decode()
+    assert "The condition" in html and 'name="condition-choice"' in html
+    resolve = {**mine, "condition": "visitor.claims.beta", "based_on": theirs, "resolve_base": base}
+    unchosen = client.post(f"/s/{space.pk}/intro/edit", resolve)
+    assert "choose which condition to keep" in unchosen.content.decode()
+    chosen = client.post(f"/s/{space.pk}/intro/edit", {**resolve, "condition-choice": "theirs"})
+    assert chosen.status_code == 302
+    assert selectors.page_in(Revision.objects.latest().pk, "intro").condition == PRO
