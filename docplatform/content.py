@@ -8,13 +8,8 @@ import re
 
 from django.core.exceptions import ValidationError
 
-from .markdown import (
-    RENDERER_VERSION,
-    adaptive_problems,
-    condition_problem,
-    document_as_json,
-    parse_document,
-)
+from .markdown import RENDERER_VERSION, adaptive_problems, condition_problem, parse_document
+from .rendering import document_as_json
 
 MAX_MESSAGE_LENGTH = 500
 MAX_PAGES = 1000

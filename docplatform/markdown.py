@@ -26,12 +26,19 @@ import unicodedata
 from dataclasses import dataclass, field
 
 import nh3
-from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from .documents.conditions import ConditionError, parse
+from .rendering import (
+    BlockRef,
+    Document,
+    Heading,
+    Section,
+    placeholder_prefix,
+    section_prefix,
+)
 
 BLOCK_KEY_RE = re.compile(r"[A-Za-z0-9_-]{1,24}")
 BLOCK_INFO = "block"
@@ -44,130 +51,8 @@ _LINK_SCHEMES = frozenset({"http", "https", "mailto"})
 _IMAGE_SCHEMES = frozenset({"http", "https"})
 _ALIGN_CLASSES = {"left": "align-left", "center": "align-center", "right": "align-right"}
 _ANCHOR_LABEL = "Link to this section"
-_PLACEHOLDER = "dp-block-"
-_SECTION_PLACEHOLDER = "dp-section-"
-
-
-@dataclass(frozen=True)
-class Heading:
-    level: int  # as written in the Markdown (1-6)
-    text: str
-    anchor: str
-    section: int | None = None  # the adaptive section it is in (Document.sections), if any
-
-
-@dataclass(frozen=True)
-class BlockRef:
-    index: int  # position among the document's block fences, from 0
-    key: str  # "" when unknown
-    integration: str  # "" when unknown
-    block: str  # "" when unknown
-    props: dict  # {} when unknown
-    error: str | None = None
-    section: int | None = None  # the adaptive section it is in (Document.sections), if any
-
-
-@dataclass(frozen=True)
-class Section:
-    """An adaptive section: its condition as written, and its body's sanitized HTML (with the
-    placeholders of its blocks); ``error`` says why the condition cannot be parsed (such a
-    section is never shown to visitors)."""
-
-    index: int  # position among the document's adaptive fences, from 0
-    condition: str
-    html: str
-    error: str | None = None
-
-
-@dataclass(frozen=True)
-class Document:
-    html: str  # sanitized HTML with one placeholder per block fence and adaptive section
-    headings: list[Heading]
-    blocks: list[BlockRef]
-    # The random part of this document's placeholders ("" when it has no block fence).
-    nonce: str = field(default="", repr=False)
-    sections: list[Section] = field(default_factory=list)
-
-    def selected(self, shown: set[int]) -> "Document":
-        """The document as a visitor sees it: the sections whose index is in ``shown`` in
-        place, the others gone with their headings and blocks."""
-        return self._with_sections(
-            {s.index: s.html for s in self.sections if s.index in shown}, shown
-        )
-
-    def marked(self) -> "Document":
-        """The document as the organization's people read it: every section in place inside
-        a box naming its condition."""
-        boxes = {
-            section.index: format_section(section.condition, section.html, section.error)
-            for section in self.sections
-        }
-        return self._with_sections(boxes, {section.index for section in self.sections})
-
-    def _with_sections(self, html_of: dict[int, str], shown: set[int]) -> "Document":
-        if not self.sections:
-            return self
-        head, *parts = self.html.split(_section_prefix(self.nonce))
-        pieces = [head]
-        for part in parts:
-            index, _, rest = part.partition("</p>")
-            pieces += [html_of.get(int(index), ""), rest]
-        visible = lambda item: item.section is None or item.section in shown  # noqa: E731
-        return Document(
-            html="".join(pieces),
-            headings=[heading for heading in self.headings if visible(heading)],
-            blocks=[block for block in self.blocks if visible(block)],
-            nonce=self.nonce,
-        )
-
-    def with_blocks(self, rendered: dict[int, str]) -> SafeString:
-        """The HTML with each block's placeholder replaced by rendered[ref.index] (trusted HTML);
-        a block missing from `rendered` becomes an empty string."""
-        if not self.nonce:
-            return mark_safe(self.html)  # noqa: S308 - sanitized by nh3
-        # One pass over the sanitized HTML, so inserted HTML is never searched again.
-        head, *parts = self.html.split(_placeholder_prefix(self.nonce))
-        pieces = [head]
-        for part in parts:
-            index, _, rest = part.partition("</p>")
-            pieces += [rendered.get(int(index), ""), rest]
-        return mark_safe("".join(pieces))  # noqa: S308 - sanitized HTML plus the caller's HTML
-
-
-def format_section(condition: str, html: str, error: str | None = None) -> str:
-    """A section in a box naming its condition (the reader's and the editor's view)."""
-    problem = f'<p class="adaptive-error">{escape(error)}</p>' if error else ""
-    return (
-        f'<div class="adaptive-section"><p class="adaptive-condition">Shown when '
-        f"<code>{escape(condition)}</code></p>{problem}{html}</div>"
-    )
-
-
 #: Goes up when the renderer's output changes: pages rendered before are rendered again.
 RENDERER_VERSION = 2
-
-
-def document_as_json(document: Document) -> dict:
-    """What a page row keeps of its rendering besides the HTML (``document_from_json``)."""
-    return {
-        "headings": [[h.level, h.text, h.anchor, h.section] for h in document.headings],
-        "blocks": [
-            [b.index, b.key, b.integration, b.block, b.props, b.error, b.section]
-            for b in document.blocks
-        ],
-        "nonce": document.nonce,
-        "sections": [[s.index, s.condition, s.html, s.error] for s in document.sections],
-    }
-
-
-def document_from_json(html: str, outline: dict) -> Document:
-    return Document(
-        html=html,
-        headings=[Heading(*heading) for heading in outline["headings"]],
-        blocks=[BlockRef(*block) for block in outline["blocks"]],
-        nonce=outline["nonce"],
-        sections=[Section(*section) for section in outline.get("sections", [])],
-    )
 
 
 def parse_document(text: str, *, heading_offset: int = 0) -> Document:
@@ -200,16 +85,6 @@ def block_fence(*, integration: str, block: str, key: str, props: dict) -> str:
 def new_block_key() -> str:
     """12 random url-safe characters, a fresh block's key."""
     return secrets.token_urlsafe(9)
-
-
-def _placeholder_prefix(nonce: str) -> str:
-    """A block's placeholder is this, its index, then "</p>"."""
-    return f"<p>{_PLACEHOLDER}{nonce}-"
-
-
-def _section_prefix(nonce: str) -> str:
-    """An adaptive section's placeholder is this, its index, then "</p>"."""
-    return f"<p>{_SECTION_PLACEHOLDER}{nonce}-"
 
 
 @dataclass
@@ -262,7 +137,7 @@ def _render_part(state: _Rendering, text: str, *, section: int | None) -> str:
             if not ref.error:
                 state.keys.add(ref.key)
             state.blocks.append(ref)
-            token.meta["placeholder"] = f"{_placeholder_prefix(nonce)}{ref.index}</p>\n"
+            token.meta["placeholder"] = f"{placeholder_prefix(nonce)}{ref.index}</p>\n"
         elif state.live_blocks and section is None and _is_adaptive(token):
             nonce = state.placeholder_nonce()
             index = len(state.sections)
@@ -274,7 +149,7 @@ def _render_part(state: _Rendering, text: str, *, section: int | None) -> str:
                 html=_render_part(state, token.content, section=index),
                 error=condition_problem(condition),
             )
-            token.meta["placeholder"] = f"{_section_prefix(nonce)}{index}</p>\n"
+            token.meta["placeholder"] = f"{section_prefix(nonce)}{index}</p>\n"
     return _CLEANER.clean(_MD.renderer.render(tokens, _MD.options, {}))
 
 
@@ -313,13 +188,6 @@ def adaptive_problems(text: str) -> list[str]:
         if any(_is_adaptive(inner) for inner in _MD.parse(token.content)):
             problems.append(f"{where}: adaptive sections do not nest")
     return problems
-
-
-def adaptive_conditions(text: str) -> list[str]:
-    """The condition of each adaptive section of ``text``, in order."""
-    if ADAPTIVE_INFO not in (text or ""):
-        return []
-    return [_adaptive_condition(t) for t in _MD.parse(text or "") if _is_adaptive(t)]
 
 
 # Headings

@@ -6,7 +6,7 @@ ones a person typed."""
 
 import json
 
-from ..markdown import Document
+from ..rendering import Document
 from .conditions import holds
 
 #: The claims a person may type into the preview, in characters.

@@ -14,7 +14,7 @@ from django.utils.html import format_html
 from .. import content
 from ..changes import selectors as selectors_of_changes
 from ..changes import services as change_services
-from ..markdown import document_from_json
+from ..rendering import document_from_json
 from . import selectors, services
 from .adaptive import claims_from_text, for_visitor, page_shown
 from .blocks import provider

@@ -7,8 +7,9 @@ from collections.abc import Callable
 from django.utils.safestring import SafeString
 
 from ..content import rendered
-from ..markdown import RENDERER_VERSION, Document, document_from_json
+from ..markdown import RENDERER_VERSION
 from ..models import Page
+from ..rendering import Document, document_from_json
 from .adaptive import for_visitor
 from .blocks import BlockPlace, provider
 

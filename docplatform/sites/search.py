@@ -18,8 +18,8 @@ from django.utils.html import strip_tags
 
 from ..documents.adaptive import for_visitor, page_shown
 from ..documents.reading import page_document
-from ..markdown import Document
 from ..models import Page, Site, Space
+from ..rendering import Document
 from .selectors import listed_spaces
 
 MAX_QUERY_LENGTH = 200

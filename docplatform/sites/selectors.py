@@ -24,8 +24,9 @@ from ..documents.adaptive import for_visitor
 from ..documents.conditions import compiled
 from ..documents.reading import page_document
 from ..documents.selectors import NavItem, navigation_for, page_in
-from ..markdown import ADAPTIVE_INFO, Document
+from ..markdown import ADAPTIVE_INFO
 from ..models import Organization, Page, Site, Space
+from ..rendering import Document
 from .addresses import page_url
 from .models import PageFeedback, SiteSpace
 
