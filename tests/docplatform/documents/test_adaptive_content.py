@@ -321,3 +321,14 @@ def test_the_editor_asks_which_condition_to_keep_when_both_changed_it(
     chosen = client.post(f"/s/{space.pk}/intro/edit", {**resolve, "condition-choice": "theirs"})
     assert chosen.status_code == 302
     assert selectors.page_in(Revision.objects.latest().pk, "intro").condition == PRO
+
+
+def test_anyone_else_reads_an_open_spaces_sections_as_a_visitor_without_claims(
+    client, organization
+):
+    space = SpaceFactory(organization=organization, title="Open", visibility="public")
+    space_content_update(space=space, pages=[{"path": "setup", "title": "Setup", "body": BODY}])
+    html = client.get(f"/s/{space.pk}/setup").content.decode()
+    assert "Everyone reads this." in html and "The end." in html
+    assert "quarterly" not in html and "rotate the keys" not in html
+    assert "Shown when" not in html and "dp-section" not in html
