@@ -100,12 +100,12 @@ class PageAdminForm(forms.ModelForm):
 
     class Meta:
         model = Page
-        fields = ["path", "title", "body"]
+        fields = ["path", "title", "condition", "body"]
 
     def clean(self):
         cleaned = super().clean()
         original = Page.objects.get(pk=self.instance.pk)
-        edited = {key: cleaned.get(key) or "" for key in ("path", "title", "body")}
+        edited = {key: cleaned.get(key) or "" for key in ("path", "title", "condition", "body")}
         try:
             check_page_edit(page_dicts(original.revision_id), original.path, edited)
         except ValidationError as error:
@@ -125,7 +125,7 @@ class PageAdmin(admin.ModelAdmin):
     form = PageAdminForm
     list_display = ["title", "path", "revision"]
     search_fields = ["title", "path", "body"]
-    fields = ["id", "revision", "path", "title", "body"]
+    fields = ["id", "revision", "path", "title", "condition", "body"]
 
     def has_add_permission(self, request):
         return False
@@ -149,6 +149,7 @@ class PageAdmin(admin.ModelAdmin):
                 new_path=obj.path,
                 title=obj.title,
                 body=obj.body,
+                condition=obj.condition,
                 message="Edited in the admin",
                 author=request.user,
                 based_on=original.revision_id,

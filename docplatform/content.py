@@ -1,5 +1,6 @@
-"""The rules of a space's content: what a page path, title and body may be, how many pages a
-revision holds, and how a page's Markdown is rendered into its row (``rendered``). The
+"""The rules of a space's content: what a page path, title, condition and body may be (an
+adaptive section's condition included: ``documents.conditions``), how many pages a revision
+holds, and how a page's Markdown is rendered into its row (``rendered``). The
 services that write revisions, Git sync's import and the sites' addresses all check pages
 here."""
 
@@ -7,7 +8,8 @@ import re
 
 from django.core.exceptions import ValidationError
 
-from .markdown import RENDERER_VERSION, document_as_json, parse_document
+from .markdown import RENDERER_VERSION, adaptive_problems, condition_problem, parse_document
+from .rendering import document_as_json
 
 MAX_MESSAGE_LENGTH = 500
 MAX_PAGES = 1000
@@ -40,6 +42,21 @@ def page_path_problem(path) -> str | None:
     return None
 
 
+def condition_of(page: dict) -> str:
+    """A page's condition as stored: "" for none (absent, null or blank)."""
+    condition = page.get("condition")
+    return condition.strip() if isinstance(condition, str) else ""
+
+
+def page_condition_problem(condition) -> str | None:
+    """Why ``condition`` cannot be a page's (None, "" and blank mean "shown to everyone")."""
+    if condition is None or (isinstance(condition, str) and not condition.strip()):
+        return None
+    if not isinstance(condition, str):
+        return "must be a string (a condition on visitor.claims), or null"
+    return condition_problem(condition.strip())
+
+
 def check_pages(pages) -> None:
     errors = {}
     if not isinstance(pages, list) or not pages:
@@ -59,11 +76,16 @@ def check_pages(pages) -> None:
             errors[f"pages.{index}.title"] = ["is required"]
         elif len(title.strip()) > MAX_TITLE_LENGTH:
             errors[f"pages.{index}.title"] = [f"at most {MAX_TITLE_LENGTH} characters"]
+        problem = page_condition_problem(page.get("condition"))
+        if problem:
+            errors[f"pages.{index}.condition"] = [problem]
         body = page.get("body", "")
         if not isinstance(body, str):
             errors[f"pages.{index}.body"] = ["must be a string"]
         elif len(body.encode("utf-8", "surrogatepass")) > MAX_PAGE_BYTES:
             errors[f"pages.{index}.body"] = [f"at most {MAX_PAGE_BYTES // 1024} KiB of Markdown"]
+        elif problems := adaptive_problems(body):
+            errors[f"pages.{index}.body"] = problems
         path = page.get("path")
         if isinstance(path, str) and path in seen:
             errors[f"pages.{index}.path"] = [f"duplicates the path {path!r}"]

@@ -8,6 +8,15 @@ second wall that keeps only what this renderer emits.
 A fenced code block whose info string is ``block`` is an integration block. ``parse_document``
 returns its reference and leaves a placeholder in the HTML that only this call can produce (a
 per-call random nonce), so the caller substitutes each block's trusted HTML after sanitizing.
+
+A fenced code block whose info string is ``adaptive <condition>`` is an adaptive section
+(README, "Adaptive content"): its body is Markdown, shown only to visitors whose claims make
+the condition (``documents.conditions``) hold. The page is rendered once, whoever reads it:
+each section is rendered apart (``Document.sections``, its headings and blocks marked with
+its index) and leaves a placeholder, so the stored rendering stays one per page and a
+published site picks the sections a visitor sees when it serves the page
+(``Document.selected``), and the organization's reader shows them all, each marked with its
+condition (``Document.marked``). Sections do not nest.
 """
 
 import json
@@ -21,8 +30,19 @@ from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from .documents.conditions import ConditionError, parse
+from .rendering import (
+    BlockRef,
+    Document,
+    Heading,
+    Section,
+    placeholder_prefix,
+    section_prefix,
+)
+
 BLOCK_KEY_RE = re.compile(r"[A-Za-z0-9_-]{1,24}")
 BLOCK_INFO = "block"
+ADAPTIVE_INFO = "adaptive"
 MAX_BLOCK_BYTES = 64 * 1024
 
 _LANGUAGE_CLASS = re.compile(r"language-[A-Za-z0-9_+-]+")
@@ -31,70 +51,8 @@ _LINK_SCHEMES = frozenset({"http", "https", "mailto"})
 _IMAGE_SCHEMES = frozenset({"http", "https"})
 _ALIGN_CLASSES = {"left": "align-left", "center": "align-center", "right": "align-right"}
 _ANCHOR_LABEL = "Link to this section"
-_PLACEHOLDER = "dp-block-"
-
-
-@dataclass(frozen=True)
-class Heading:
-    level: int  # as written in the Markdown (1-6)
-    text: str
-    anchor: str
-
-
-@dataclass(frozen=True)
-class BlockRef:
-    index: int  # position among the document's block fences, from 0
-    key: str  # "" when unknown
-    integration: str  # "" when unknown
-    block: str  # "" when unknown
-    props: dict  # {} when unknown
-    error: str | None = None
-
-
-@dataclass(frozen=True)
-class Document:
-    html: str  # sanitized HTML with one placeholder per block fence
-    headings: list[Heading]
-    blocks: list[BlockRef]
-    # The random part of this document's placeholders ("" when it has no block fence).
-    nonce: str = field(default="", repr=False)
-
-    def with_blocks(self, rendered: dict[int, str]) -> SafeString:
-        """The HTML with each block's placeholder replaced by rendered[ref.index] (trusted HTML);
-        a block missing from `rendered` becomes an empty string."""
-        if not self.nonce:
-            return mark_safe(self.html)  # noqa: S308 - sanitized by nh3
-        # One pass over the sanitized HTML, so inserted HTML is never searched again.
-        head, *parts = self.html.split(_placeholder_prefix(self.nonce))
-        pieces = [head]
-        for part in parts:
-            index, _, rest = part.partition("</p>")
-            pieces += [rendered.get(int(index), ""), rest]
-        return mark_safe("".join(pieces))  # noqa: S308 - sanitized HTML plus the caller's HTML
-
-
 #: Goes up when the renderer's output changes: pages rendered before are rendered again.
-RENDERER_VERSION = 1
-
-
-def document_as_json(document: Document) -> dict:
-    """What a page row keeps of its rendering besides the HTML (``document_from_json``)."""
-    return {
-        "headings": [[h.level, h.text, h.anchor] for h in document.headings],
-        "blocks": [
-            [b.index, b.key, b.integration, b.block, b.props, b.error] for b in document.blocks
-        ],
-        "nonce": document.nonce,
-    }
-
-
-def document_from_json(html: str, outline: dict) -> Document:
-    return Document(
-        html=html,
-        headings=[Heading(*heading) for heading in outline["headings"]],
-        blocks=[BlockRef(*block) for block in outline["blocks"]],
-        nonce=outline["nonce"],
-    )
+RENDERER_VERSION = 2
 
 
 def parse_document(text: str, *, heading_offset: int = 0) -> Document:
@@ -129,9 +87,22 @@ def new_block_key() -> str:
     return secrets.token_urlsafe(9)
 
 
-def _placeholder_prefix(nonce: str) -> str:
-    """A block's placeholder is this, its index, then "</p>"."""
-    return f"<p>{_PLACEHOLDER}{nonce}-"
+@dataclass
+class _Rendering:
+    """What one document's rendering gathers, its adaptive sections' included."""
+
+    live_blocks: bool
+    heading_offset: int
+    headings: list[Heading] = field(default_factory=list)
+    blocks: list[BlockRef] = field(default_factory=list)
+    sections: list = field(default_factory=list)
+    keys: set[str] = field(default_factory=set)  # of the valid blocks so far
+    anchors: set[str] = field(default_factory=set)
+    nonce: str = ""
+
+    def placeholder_nonce(self) -> str:
+        self.nonce = self.nonce or secrets.token_hex(16)
+        return self.nonce
 
 
 def _render(text: str, heading_offset: int, *, live_blocks: bool) -> Document:
@@ -139,53 +110,106 @@ def _render(text: str, heading_offset: int, *, live_blocks: bool) -> Document:
     if not text.isascii():
         # A lone surrogate (JSON allows "\ud800") cannot be encoded: it becomes "?".
         text = text.encode("utf-8", "replace").decode("utf-8")
+    state = _Rendering(live_blocks=live_blocks, heading_offset=heading_offset)
+    html = _render_part(state, text, section=None)
+    return Document(
+        html=mark_safe(html),  # noqa: S308
+        headings=state.headings,
+        blocks=state.blocks,
+        nonce=state.nonce,
+        sections=state.sections,
+    )
+
+
+def _render_part(state: _Rendering, text: str, *, section: int | None) -> str:
+    """The sanitized HTML of ``text`` (the page, or one adaptive section's body)."""
     tokens = _MD.parse(text)
-    headings = _headings(tokens, heading_offset)
-    blocks: list[BlockRef] = []
-    keys: set[str] = set()  # of the valid blocks so far
-    nonce = ""
-    for token in tokens:
+    for i, token in enumerate(tokens):
         if token.type == "inline":
             _drop_unsafe_addresses(token)
+        elif token.type == "heading_open":
+            _heading(state, tokens, i, section)
         elif token.type in ("th_open", "td_open"):
             _alignment_to_class(token)
-        elif live_blocks and token.type == "fence" and token.info.strip() == BLOCK_INFO:
-            nonce = nonce or secrets.token_hex(16)
-            ref = _block_ref(len(blocks), token.content, keys)
+        elif state.live_blocks and token.type == "fence" and token.info.strip() == BLOCK_INFO:
+            nonce = state.placeholder_nonce()
+            ref = _block_ref(len(state.blocks), token.content, state.keys, section)
             if not ref.error:
-                keys.add(ref.key)
-            blocks.append(ref)
-            token.meta["placeholder"] = f"{_placeholder_prefix(nonce)}{ref.index}</p>\n"
-    html = _CLEANER.clean(_MD.renderer.render(tokens, _MD.options, {}))
-    return Document(html=mark_safe(html), headings=headings, blocks=blocks, nonce=nonce)  # noqa: S308
+                state.keys.add(ref.key)
+            state.blocks.append(ref)
+            token.meta["placeholder"] = f"{placeholder_prefix(nonce)}{ref.index}</p>\n"
+        elif state.live_blocks and section is None and _is_adaptive(token):
+            nonce = state.placeholder_nonce()
+            index = len(state.sections)
+            state.sections.append(None)  # its place, before the sections' blocks are counted
+            condition = _adaptive_condition(token)
+            state.sections[index] = Section(
+                index=index,
+                condition=condition,
+                html=_render_part(state, token.content, section=index),
+                error=condition_problem(condition),
+            )
+            token.meta["placeholder"] = f"{section_prefix(nonce)}{index}</p>\n"
+    return _CLEANER.clean(_MD.renderer.render(tokens, _MD.options, {}))
+
+
+# Adaptive sections
+
+
+def _is_adaptive(token: Token) -> bool:
+    return token.type == "fence" and token.info.split(maxsplit=1)[:1] == [ADAPTIVE_INFO]
+
+
+def _adaptive_condition(token: Token) -> str:
+    return token.info.strip()[len(ADAPTIVE_INFO) :].strip()
+
+
+def condition_problem(condition: str) -> str | None:
+    """Why a condition cannot be used (``documents.conditions``), or None."""
+    try:
+        parse(condition)
+    except ConditionError as error:
+        return str(error)
+    return None
+
+
+def adaptive_problems(text: str) -> list[str]:
+    """Why each adaptive section of ``text`` cannot be saved (its condition, or a section
+    inside another), naming the section and its line; [] when all can."""
+    if ADAPTIVE_INFO not in (text or ""):
+        return []  # spares parsing every page of every save
+    problems = []
+    sections = [token for token in _MD.parse(text) if _is_adaptive(token)]
+    for number, token in enumerate(sections, start=1):
+        where = f"adaptive section {number} (line {token.map[0] + 1 if token.map else '?'})"
+        problem = condition_problem(_adaptive_condition(token))
+        if problem:
+            problems.append(f"{where}: its condition {problem}")
+        if any(_is_adaptive(inner) for inner in _MD.parse(token.content)):
+            problems.append(f"{where}: adaptive sections do not nest")
+    return problems
 
 
 # Headings
 
 
-def _headings(tokens: list[Token], offset: int) -> list[Heading]:
-    """Give each heading its anchor and shifted level; the table of contents, in order."""
-    headings: list[Heading] = []
-    used: set[str] = set()
-    for i, token in enumerate(tokens):
-        if token.type != "heading_open":
-            continue
-        inline, close = tokens[i + 1], tokens[i + 2]
-        level = int(token.tag[1])
-        text = _plain_text(inline.children or [])
-        anchor = base = _slug(text)
-        suffix = 0
-        while anchor in used:
-            suffix += 1
-            anchor = f"{base}-{suffix}"
-        used.add(anchor)
-        headings.append(Heading(level=level, text=text, anchor=anchor))
-        token.tag = close.tag = f"h{max(1, min(6, level + offset))}"
-        token.attrSet("id", anchor)
-        children = inline.children or []
-        space = [Token("text", "", 0, content=" ")] if children else []
-        inline.children = [*children, *space, *_anchor_tokens(anchor)]
-    return headings
+def _heading(state: _Rendering, tokens: list[Token], i: int, section: int | None) -> None:
+    """Give the heading at ``tokens[i]`` its anchor and shifted level, and list it."""
+    token, inline, close = tokens[i], tokens[i + 1], tokens[i + 2]
+    level = int(token.tag[1])
+    text = _plain_text(inline.children or [])
+    anchor = base = _slug(text)
+    suffix = 0
+    while anchor in state.anchors:
+        suffix += 1
+        anchor = f"{base}-{suffix}"
+    state.anchors.add(anchor)
+    state.headings.append(Heading(level=level, text=text, anchor=anchor, section=section))
+    token.tag = close.tag = f"h{max(1, min(6, level + state.heading_offset))}"
+    token.attrSet("id", anchor)
+    children = inline.children or []
+    space = [Token("text", "", 0, content=" ")] if children else []
+    inline.children = [*children, *space, *_anchor_tokens(anchor)]
 
 
 def _plain_text(children: list[Token]) -> str:
@@ -255,7 +279,7 @@ def _alignment_to_class(cell: Token) -> None:
 # Block fences
 
 
-def _block_ref(index: int, body: str, keys_before: set[str]) -> BlockRef:
+def _block_ref(index: int, body: str, keys_before: set[str], section: int | None) -> BlockRef:
     data = _block_object(body)
     fields = data if isinstance(data, dict) else {}
 
@@ -275,6 +299,7 @@ def _block_ref(index: int, body: str, keys_before: set[str]) -> BlockRef:
         block=text("block"),
         props=props if isinstance(props, dict) else {},
         error=error,
+        section=section,
     )
 
 

@@ -148,6 +148,15 @@ class Page(models.Model):
     path = models.CharField(max_length=300)
     title = models.CharField(max_length=300)
     body = models.TextField(blank=True, help_text="Markdown.")
+    # Adaptive content: shown on published sites only to visitors whose claims make it hold
+    # (``documents.conditions``); "" shows it to everyone.
+    condition = models.CharField(
+        max_length=1000,
+        blank=True,
+        default="",
+        help_text='A condition on the visitor\'s claims, e.g. visitor.claims.plan == "pro"; '
+        "empty: shown to everyone.",
+    )
     position = models.PositiveIntegerField(default=0)
     # The body rendered when the page was written (``docplatform.markdown``), so reading never
     # parses Markdown: the sanitized HTML, its headings and blocks, and the renderer's version

@@ -6,7 +6,7 @@ from django.utils import timezone
 
 from . import events
 from .audit.services import audit_record
-from .content import MAX_MESSAGE_LENGTH, check_pages, rendered
+from .content import MAX_MESSAGE_LENGTH, check_pages, condition_of, rendered
 from .documents.selectors import first_page
 from .events.publisher import publish
 from .events.schemas import EventPayloadInvalid, payload_check
@@ -137,7 +137,8 @@ def space_content_update(
     based_on: str | None = None,
     git_commit: str = "",
 ):
-    """Write a new revision holding ``pages`` ({path, title, body}, in navigation order);
+    """Write a new revision holding ``pages`` ({path, title, body, and an optional
+    condition}, in navigation order);
     fires ``space_content_updated``. ``author``: the person who wrote it, or the machine
     principal of an installation's token (then the revision records that installation, and
     the organization's audit log a ``revision.written`` row). With ``based_on`` (a revision
@@ -171,6 +172,7 @@ def space_content_update(
             path=page["path"],
             title=page["title"].strip(),
             body=page.get("body", ""),
+            condition=condition_of(page),
             position=position,
             **renderings.get(page.get("body", "")) or rendered(page.get("body", "")),
         )

@@ -15,7 +15,7 @@ SCOPE_LABELS: dict[str, str] = {
     "site:script:cookies": "Set cookies on your sites (internal platform use)",
     "site:visitor:auth": "Sign in the visitors of your sites",
     "site:visitor:claims": "Read the claims of your sites' visitors",
-    "site:adaptive:read": "Read the adaptive content of your sites",
+    "site:adaptive:read": "Read the visitor claims and conditions of your sites' adaptive content",
     "site:adaptive:write": "Change the adaptive content of your sites",
     "openapi:read": "Read your OpenAPI specifications",
     "openapi:write": "Publish OpenAPI specifications",

@@ -108,6 +108,11 @@ class PageOutput(serializers.Serializer):
     path = serializers.CharField()
     title = serializers.CharField()
     body = serializers.CharField()
+    condition = serializers.CharField(
+        help_text="Adaptive content: published sites show the page only to visitors whose "
+        'claims make this condition hold (e.g. visitor.claims.plan == "pro"); "" for every '
+        "visitor."
+    )
 
 
 # --- Spaces ---------------------------------------------------------------------------------
@@ -267,6 +272,14 @@ class PageInput(serializers.Serializer):
     path = serializers.CharField(max_length=300)
     title = serializers.CharField(max_length=300)
     body = serializers.CharField(allow_blank=True, default="", trim_whitespace=False)
+    condition = serializers.CharField(
+        allow_blank=True,
+        required=False,
+        help_text="Adaptive content: a condition on the visitor's claims (README, \"Adaptive "
+        'content"), e.g. visitor.claims.plan in ["pro", "team"]; absent or "" shows the '
+        "page to every visitor. A condition that cannot be parsed is a 400 naming "
+        "pages.N.condition and the character where it goes wrong.",
+    )
 
 
 class RevisionInput(serializers.Serializer):

@@ -10,7 +10,7 @@ from ..comments import api as comments_api
 from ..conversations import api as conversations_api
 from ..gitsync import api as git_api
 from ..teams import api as teams_api
-from . import event_types, organizations, page_restore, sites, spaces, tokens
+from . import adaptive, event_types, organizations, page_restore, sites, spaces, tokens
 
 urlpatterns = [
     path("me/", organizations.MeApi.as_view(), name="me"),
@@ -144,6 +144,11 @@ urlpatterns = [
         name="revision-pages",
     ),
     path("sites/<id:site_id>/", sites.SiteDetailApi.as_view(), name="site"),
+    path(
+        "sites/<id:site_id>/adaptive/",
+        adaptive.SiteAdaptiveApi.as_view(),
+        name="site-adaptive",
+    ),
     path(
         "beacon/sites/<id:site_id>/views/",
         sites.BeaconSiteViewApi.as_view(),

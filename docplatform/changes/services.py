@@ -121,13 +121,15 @@ def change_request_page_save(
     title: str,
     body: str,
     new_path: str | None = None,
+    condition: str | None = None,
     actor,
     message: str = "",
     based_on,
 ) -> ChangeRequestRevision:
     """One page of the change request edited (the editor's save), from its revision
     ``based_on``; merged line by line with a change of that page saved since, or
-    ChangeRequestConflict. ValidationError naming ``title``, ``path`` or ``body``."""
+    ChangeRequestConflict. ``condition``: None keeps the page's. ValidationError naming
+    ``title``, ``path``, ``condition`` or ``body``."""
     _require_open(change_request)
     then = selectors.change_request_revision_of(change_request, based_on)
     if then is None:
@@ -135,7 +137,9 @@ def change_request_page_save(
     mine = next((page for page in then.pages if page["path"] == path), None)
     if mine is None:
         raise ValidationError({"path": ["no page has this path in the change request"]})
-    edited = _page({"path": path if new_path is None else new_path, "title": title, "body": body})
+    edited = {"path": path if new_path is None else new_path, "title": title, "body": body}
+    edited["condition"] = mine.get("condition", "") if condition is None else condition
+    edited = _page(edited)
     with transaction.atomic():
         head = _locked_head(change_request)
         if head.pk != then.pk:
@@ -327,7 +331,9 @@ def _write(change_request, pages, actor, message, *, base_revision=None) -> Chan
 def _page(page: dict) -> dict:
     """A page as stored: its title stripped, its lines ending in ``\\n`` (as the space's)."""
     body = page.get("body", "").replace("\r\n", "\n")
-    return {"path": page["path"], "title": page["title"].strip(), "body": body}
+    kept = {"path": page["path"], "title": page["title"].strip(), "body": body}
+    condition = content.condition_of(page)
+    return kept | ({"condition": condition} if condition else {})
 
 
 def _checked_text(*, subject, description) -> tuple[str | None, str | None]:

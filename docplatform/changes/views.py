@@ -149,7 +149,11 @@ class ChangeRequestActionView(ChangeRequestMixin, SpaceView):
                 resolved[path] = None
             elif path:
                 body = post.get(f"clash-{index}-body", "")
-                resolved[path] = {"title": post.get(f"clash-{index}-title", ""), "body": body}
+                resolved[path] = {
+                    "title": post.get(f"clash-{index}-title", ""),
+                    "condition": post.get(f"clash-{index}-condition", ""),
+                    "body": body,
+                }
         services.change_request_update_from_space(
             change_request=change_request, actor=self.request.user, resolved=resolved
         )
@@ -184,6 +188,7 @@ class ChangeRequestPageEditView(ChangeRequestMixin, EditorMixin, SpaceView):
                 new_path=data["path"],
                 title=data["title"],
                 body=data["body"],
+                condition=data["condition"],
                 message=data["message"],
                 actor=request.user,
                 based_on=data["based_on"],
@@ -217,6 +222,7 @@ def _proposals(conflict, head) -> list[dict]:
     """Each overlapping page with a first proposal to edit: both sides of every hunk (the
     space's first), or the side that kept a page the other removed."""
     titles = {page["path"]: page["title"] for page in head.pages}
+    conditions = {page["path"]: page.get("condition", "") for page in head.pages}
     proposals = []
     for clash in conflict.clashes:
         hunk = clash.body.hunks[0] if clash.deleted_by else None
@@ -227,7 +233,8 @@ def _proposals(conflict, head) -> list[dict]:
         else:
             body = next(page["body"] for page in head.pages if page["path"] == clash.path)
         title = clash.title.mine if clash.title else titles.get(clash.path, clash.path)
-        proposals.append({"clash": clash, "title": title, "body": body})
+        condition = clash.condition.mine if clash.condition else conditions.get(clash.path, "")
+        proposals.append({"clash": clash, "title": title, "condition": condition, "body": body})
     return proposals
 
 

@@ -9,8 +9,8 @@ from django.http import Http404
 
 from .. import access
 from ..access import Action
-from ..markdown import Heading
 from ..models import Space
+from ..rendering import Heading
 from .models import Comment
 
 

@@ -11,8 +11,8 @@ from typing import Protocol
 
 from django.utils.html import format_html
 
-from ..markdown import BlockRef
 from ..models import Space
+from ..rendering import BlockRef
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,9 @@ from django.utils.html import format_html
 from .. import content
 from ..changes import selectors as selectors_of_changes
 from ..changes import services as change_services
-from ..markdown import document_from_json
+from ..rendering import document_from_json
 from . import selectors, services
+from .adaptive import claims_from_text, for_visitor, page_shown
 from .blocks import provider
 from .merging import CHOICES, merge_page, merge_text
 from .reading import shown_html
@@ -28,6 +29,7 @@ class PageForm(forms.Form):
     title = forms.CharField(required=False, strip=False)
     path = forms.CharField(required=False)
     body = forms.CharField(required=False, strip=False, widget=forms.Textarea)
+    condition = forms.CharField(required=False)
     message = forms.CharField(required=False, max_length=content.MAX_MESSAGE_LENGTH)
     based_on = forms.CharField(required=False, max_length=32)
 
@@ -76,6 +78,7 @@ class PageEditView(EditorMixin, SpaceView):
                 "title": page.title,
                 "path": page.path,
                 "body": page.body,
+                "condition": page.condition,
                 "based_on": self.space.current_revision_id,
             }
         )
@@ -100,6 +103,7 @@ class PageEditView(EditorMixin, SpaceView):
                     path=data["path"],
                     title=data["title"],
                     body=data["body"],
+                    condition=data["condition"],
                     message=data["message"],
                     author=request.user,
                 )
@@ -110,6 +114,7 @@ class PageEditView(EditorMixin, SpaceView):
                     new_path=data["path"],
                     title=data["title"],
                     body=data["body"],
+                    condition=data["condition"],
                     message=data["message"],
                     author=request.user,
                     based_on=data["based_on"],
@@ -140,6 +145,7 @@ class PageEditView(EditorMixin, SpaceView):
                     new_path=data["path"],
                     title=data["title"],
                     body=data["body"],
+                    condition=data["condition"],
                     message=data["message"],
                     actor=self.request.user,
                     based_on=selectors_of_changes.head_of(opened).pk,
@@ -168,6 +174,7 @@ class PageEditView(EditorMixin, SpaceView):
                 "theirs": conflict.theirs,
                 "author": author.get_username() if author else author_name or "an integration",
                 "title": clash.title if clash else None,
+                "condition": clash.condition if clash else None,
                 "hunks": list(enumerate(clash.body.hunks)) if clash and clash.body else [],
                 "resolve_base": resolve_base or form.cleaned_data["based_on"],
                 "error": error,
@@ -187,7 +194,12 @@ class PageEditView(EditorMixin, SpaceView):
             or not (base.revision.space_id == theirs.revision.space_id == self.space.pk)
         ):
             raise Http404("No such page in those revisions.")
-        mine = {"path": data["path"], "title": data["title"], "body": data["body"]}
+        mine = {
+            "path": data["path"],
+            "title": data["title"],
+            "body": data["body"],
+            "condition": data["condition"],
+        }
         merged, clash = merge_page(_as_dict(base), _as_dict(theirs), mine)
         if clash is not None:
             try:
@@ -196,7 +208,12 @@ class PageEditView(EditorMixin, SpaceView):
                     if clash.body
                     else merge_text(base.body, theirs.body, mine["body"]).text()
                 )
-                merged = {**mine, "title": self._chosen_title(clash, mine), "body": body}
+                merged = {
+                    **mine,
+                    "title": self._chosen(clash.title, mine["title"], "title"),
+                    "condition": self._chosen(clash.condition, mine["condition"], "condition"),
+                    "body": body,
+                }
             except ValueError as problem:
                 conflict = services.PageConflict(
                     current=theirs.revision, theirs=_as_dict(theirs), clash=clash
@@ -211,6 +228,7 @@ class PageEditView(EditorMixin, SpaceView):
                 new_path=merged["path"],
                 title=merged["title"],
                 body=merged["body"],
+                condition=merged.get("condition", ""),
                 message=data["message"],
                 author=self.request.user,
                 based_on=data["based_on"],
@@ -223,13 +241,14 @@ class PageEditView(EditorMixin, SpaceView):
         messages.success(self.request, f"Merged and saved as revision {revision.pk[:8]}.")
         return redirect(reverse("docs:page", args=[self.space.pk, merged["path"]]) + "?saved=1")
 
-    def _chosen_title(self, clash, mine) -> str:
-        if clash.title is None:
-            return mine["title"]
-        choice = self.request.POST.get("title-choice", "")
+    def _chosen(self, hunk, mine: str, field: str) -> str:
+        """The title or condition the person chose where both sides changed it."""
+        if hunk is None:
+            return mine
+        choice = self.request.POST.get(f"{field}-choice", "")
         if choice not in ("theirs", "mine"):
-            raise ValueError("choose which title to keep")
-        return clash.title.theirs if choice == "theirs" else clash.title.mine
+            raise ValueError(f"choose which {field} to keep")
+        return hunk.theirs if choice == "theirs" else hunk.mine
 
     def _chosen_hunks(self, clash) -> list[tuple[str, str]]:
         chosen = []
@@ -243,7 +262,7 @@ class PageEditView(EditorMixin, SpaceView):
 
 
 def _as_dict(page) -> dict:
-    return {"path": page.path, "title": page.title, "body": page.body}
+    return {"path": page.path, "title": page.title, "body": page.body, "condition": page.condition}
 
 
 class PageNewView(EditorMixin, SpaceView):
@@ -265,6 +284,7 @@ class PageNewView(EditorMixin, SpaceView):
                 path=data["path"].strip(),
                 title=data["title"],
                 body=data["body"],
+                condition=data["condition"],
                 message=data["message"],
                 author=request.user,
             )
@@ -278,7 +298,10 @@ class PageNewView(EditorMixin, SpaceView):
 
 
 class PagePreviewView(SpaceView):
-    """POST the editor's Markdown: its HTML as the reader shows it (blocks read-only)."""
+    """POST the editor's Markdown: its HTML as the reader shows it (blocks read-only), every
+    adaptive section marked with its condition; with ``claims`` (JSON), as a published site's
+    visitor with these claims sees it: only the sections whose conditions hold, or a notice
+    that the page's ``condition`` hides the page from them."""
 
     def post(self, request):
         self.require_editor()
@@ -292,8 +315,32 @@ class PagePreviewView(SpaceView):
             )
         fields = content.rendered(body)  # as the page will be stored
         document = document_from_json(fields["html"], fields["outline"])
+        claims_text = request.POST.get("claims", "").strip()
+        if claims_text:
+            try:
+                claims = claims_from_text(claims_text)
+            except ValueError as problem:
+                return _preview_error("claims", str(problem))
+            condition = request.POST.get("condition", "").strip()
+            problem = content.page_condition_problem(condition)
+            if problem:
+                return _preview_error("condition", problem)
+            if not page_shown(condition, claims):
+                return HttpResponse(
+                    format_html(
+                        '<p class="adaptive-hidden">A visitor with these claims does not see '
+                        "this page: its condition <code>{}</code> does not hold for them (on a "
+                        "site it answers 404).</p>",
+                        condition,
+                    )
+                )
+            document = for_visitor(document, claims)
         place = self.block_place(request.POST.get("page", ""), interactive=False)
         return HttpResponse(shown_html(document, lambda: place))
+
+
+def _preview_error(field: str, problem: str) -> HttpResponse:
+    return HttpResponse(format_html('<p class="errors">{}: {}</p>', field, problem), status=400)
 
 
 class PagePresenceView(SpaceView):

@@ -51,8 +51,13 @@ class RevisionView(SpaceView):
                 "page_obj": page,
                 "content": shown_html(document, lambda: place),
                 "toc": table_of_contents(document),
+                "show_condition": True,
                 "restorable": self.may_edit
-                and (now is None or (now.title, now.body) != (page.title, page.body)),
+                and (
+                    now is None
+                    or (now.title, now.body, now.condition)
+                    != (page.title, page.body, page.condition)
+                ),
                 "deleted_since": now is None,
             }
         return self.page("docs/revision.html", context)

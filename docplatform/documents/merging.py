@@ -94,19 +94,23 @@ def merge_text(base: str, theirs: str, mine: str) -> TextMerge:
 
 @dataclass
 class PageClash:
-    """A page both sides changed where the changes overlap: its title, or lines of its body,
-    or one side deleted it while the other changed it (``deleted_by``)."""
+    """A page both sides changed where the changes overlap: its title, its condition (a
+    value, merged as the title is), or lines of its body, or one side deleted it while the
+    other changed it (``deleted_by``)."""
 
     path: str
     title: Hunk | None = None
     body: TextMerge | None = None
     deleted_by: str = ""
+    condition: Hunk | None = None
 
     def hunks(self) -> list[dict]:
-        """The hunks as the API shows them: title first, then the body's."""
+        """The hunks as the API shows them: title first, then the condition, the body's."""
         found = []
         if self.title is not None:
             found.append({"field": "title", **self.title.as_json()})
+        if self.condition is not None:
+            found.append({"field": "condition", **self.condition.as_json()})
         for hunk in self.body.hunks if self.body is not None else []:
             found.append({"field": "body", **hunk.as_json()})
         return found
@@ -119,18 +123,29 @@ class PageClash:
 
 
 def merge_page(base: dict, theirs: dict, mine: dict) -> tuple[dict | None, PageClash | None]:
-    """One page ({path, title, body}) changed by both sides from ``base``: the merged page,
-    or what overlaps."""
+    """One page ({path, title, body, condition}) changed by both sides from ``base``: the
+    merged page, or what overlaps. The condition merges as the title does: the side that
+    changed it wins, both changing it differently overlap."""
     clash = PageClash(path=mine["path"])
     title = _merge_value(base["title"], theirs["title"], mine["title"])
     if title is None:
         clash.title = Hunk(base["title"], theirs["title"], mine["title"])
+    conditions = [_condition(page) for page in (base, theirs, mine)]
+    condition = _merge_value(*conditions)
+    if condition is None:
+        clash.condition = Hunk(*conditions)
     body = merge_text(base["body"], theirs["body"], mine["body"])
     if not body.clean:
         clash.body = body
-    if clash.title is not None or clash.body is not None:
+    if clash.title is not None or clash.condition is not None or clash.body is not None:
         return None, clash
-    return {"path": mine["path"], "title": title, "body": body.text()}, None
+    merged = {"path": mine["path"], "title": title, "body": body.text()}
+    return merged | ({"condition": condition} if condition else {}), None
+
+
+def _condition(page: dict) -> str:
+    condition = page.get("condition")
+    return condition if isinstance(condition, str) else ""
 
 
 def _merge_value(base, theirs, mine):
@@ -196,7 +211,7 @@ def _merged_page(base, theirs, mine, path) -> tuple[dict | None, PageClash | Non
     if base is None:  # added on one side, or on both
         if theirs is None or mine is None or theirs == mine:
             return theirs or mine, None
-        return merge_page({"path": path, "title": "", "body": ""}, theirs, mine)
+        return merge_page({"path": path, "title": "", "body": "", "condition": ""}, theirs, mine)
     if theirs is None or mine is None:  # deleted on one side
         kept, deleted_by = (mine, "theirs") if theirs is None else (theirs, "mine")
         if kept == base:
@@ -208,7 +223,11 @@ def _merged_page(base, theirs, mine, path) -> tuple[dict | None, PageClash | Non
 
 
 def _by_path(pages: list[dict]) -> dict[str, dict]:
-    return {
-        page["path"]: {"path": page["path"], "title": page["title"], "body": page.get("body", "")}
-        for page in pages
-    }
+    return {page["path"]: _as_page(page) for page in pages}
+
+
+def _as_page(page: dict) -> dict:
+    """{path, title, body}, and its condition when it has one."""
+    condition = _condition(page)
+    kept = {"path": page["path"], "title": page["title"], "body": page.get("body", "")}
+    return kept | ({"condition": condition} if condition else {})

@@ -12,17 +12,26 @@ from ..markdown import RENDERER_VERSION
 from ..models import Page, Revision, Space
 from ..queries import Prepared, stand_in
 from . import access
+from .adaptive import page_shown
 
 HISTORY_PAGE_SIZE = 30
 
 
 def page_dicts(revision_id: str) -> list[dict]:
-    """A revision's pages as {path, title, body}, in navigation order."""
-    return list(
+    """A revision's pages as {path, title, body}, in navigation order, each with its
+    ``condition`` when it has one."""
+    rows = (
         Page.objects.filter(revision_id=revision_id)
         .order_by("position", "path")
-        .values("path", "title", "body")
+        .values("path", "title", "body", "condition")
     )
+    return [_without_empty_condition(row) for row in rows]
+
+
+def _without_empty_condition(page: dict) -> dict:
+    if not page["condition"]:
+        del page["condition"]
+    return page
 
 
 _SPACE_ID = stand_in("space")
@@ -61,6 +70,7 @@ class NavItem:
     title: str
     children: list["NavItem"] = field(default_factory=list)
     depth: int = 0
+    condition: str = ""  # adaptive content: "" shows it to every visitor
 
 
 def navigation(revision_id: str | None) -> tuple[list[NavItem], list[NavItem]]:
@@ -69,12 +79,36 @@ def navigation(revision_id: str | None) -> tuple[list[NavItem], list[NavItem]]:
     siblings in their navigation order. Cached per revision: a revision never changes."""
     if revision_id is None:
         return [], []
-    key = f"navigation:1:{revision_id}"
+    key = f"navigation:2:{revision_id}"
     cached = cache.get(key)
     if cached is None:
         cached = _navigation(revision_id)
         cache.set(key, cached, 24 * 3600)
     return cached
+
+
+def navigation_for(revision_id: str | None, claims: dict | None):
+    """``navigation`` as a visitor with ``claims`` sees it: without the pages whose condition
+    does not hold for them (the pages under such a page take its place); None: everything,
+    as the organization's people see it."""
+    roots, ordered = navigation(revision_id)
+    if claims is None or not any(item.condition for item in ordered):
+        return roots, ordered
+    shown: list[NavItem] = []
+
+    def kept(level: list[NavItem], depth: int) -> list[NavItem]:
+        items = []
+        for item in level:
+            if not page_shown(item.condition, claims):
+                items += kept(item.children, depth)
+                continue
+            copy = NavItem(item.path, item.title, depth=depth, condition=item.condition)
+            shown.append(copy)
+            copy.children = kept(item.children, depth + 1)
+            items.append(copy)
+        return items
+
+    return kept(roots, 0), shown
 
 
 def first_page(space: Space | None) -> Page | None:
@@ -89,7 +123,10 @@ def first_page(space: Space | None) -> Page | None:
 
 def _navigation(revision_id: str) -> tuple[list[NavItem], list[NavItem]]:
     rows = Page.objects.filter(revision_id=revision_id).order_by("position", "path")
-    items = {path: NavItem(path, title) for path, title in rows.values_list("path", "title")}
+    items = {
+        path: NavItem(path, title, condition=condition)
+        for path, title, condition in rows.values_list("path", "title", "condition")
+    }
     roots: list[NavItem] = []
     for path, item in items.items():
         parent = nearest_parent(path, items)
@@ -117,22 +154,26 @@ def nearest_parent(path: str, items) -> str | None:
     return None
 
 
-def page_in(revision_id: str | None, path: str | None) -> Page | None:
+def page_in(revision_id: str | None, path: str | None, claims: dict | None = None) -> Page | None:
     """The page at ``path`` of the revision (the first in reading order when ``path`` is
-    None), or None. Cached once rendered: a revision's pages never change."""
+    None), or None. With ``claims`` (a visitor's), a page whose condition does not hold for
+    them is None too, as a missing one. Cached once rendered: a revision's pages never
+    change."""
     if revision_id is None:
         return None
     if path is None:
-        _, ordered = navigation(revision_id)
+        _, ordered = navigation_for(revision_id, claims)
         if not ordered:
             return None
         path = ordered[0].path
-    key = f"page:1:{revision_id}:{path}"
+    key = f"page:2:{revision_id}:{path}"
     page = cache.get(key)
     if page is None:
         page = Page.objects.filter(revision_id=revision_id, path=path).first()
         if page is not None and page.rendered_with == RENDERER_VERSION:
             cache.set(key, page, 3600)
+    if page is not None and claims is not None and not page_shown(page.condition, claims):
+        return None
     return page
 
 
@@ -167,10 +208,11 @@ def history(space: Space, *, before: str | None = None) -> tuple[list[HistoryEnt
     listed = listed[:HISTORY_PAGE_SIZE]
     wanted = {r.pk for r in listed} | {r.parent_id for r in listed if r.parent_id}
     contents: dict[str, dict[str, dict]] = {revision_id: {} for revision_id in wanted}
-    for revision_id, path, title, body in Page.objects.filter(revision_id__in=wanted).values_list(
-        "revision_id", "path", "title", "body"
-    ):
-        contents[revision_id][path] = {"title": title, "body": body}
+    rows = Page.objects.filter(revision_id__in=wanted).values_list(
+        "revision_id", "path", "title", "body", "condition"
+    )
+    for revision_id, path, title, body, condition in rows:
+        contents[revision_id][path] = {"title": title, "body": body, "condition": condition}
     entries = [
         HistoryEntry(
             revision,
@@ -224,12 +266,12 @@ def _changes(before: dict, after: dict, *, lines: bool) -> list[PageChange]:
 
 
 def _same(old: dict, new: dict) -> bool:
-    return old["title"] == new["title"] and old["body"] == new["body"]
+    return _as_lines(old) == _as_lines(new)
 
 
 def line_diff(old: dict | None, new: dict | None) -> list[tuple[str, str]]:
-    """A unified line diff of the page (its title as the first line), with 3 lines of
-    context; ``@`` lines mark where a hunk starts."""
+    """A unified line diff of the page (its title as the first line, then its condition
+    when it has one), with 3 lines of context; ``@`` lines mark where a hunk starts."""
     before = _as_lines(old)
     after = _as_lines(new)
     diff = []
@@ -246,4 +288,6 @@ def line_diff(old: dict | None, new: dict | None) -> list[tuple[str, str]]:
 def _as_lines(page: dict | None) -> list[str]:
     if page is None:
         return []
-    return [f"# {page['title']}", "", *page["body"].splitlines()]
+    condition = page.get("condition") or ""
+    shown_when = [f"condition: {condition}"] if condition else []
+    return [f"# {page['title']}", *shown_when, "", *page["body"].splitlines()]

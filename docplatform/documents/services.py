@@ -47,19 +47,21 @@ def page_save(
     title: str,
     body: str,
     new_path: str | None = None,
+    condition: str | None = None,
     message: str = "",
     author=None,
     based_on: str,
 ) -> Revision:
-    """Save one page's title, Markdown and (``new_path``) its path, edited from the revision
-    ``based_on``. Raises ValidationError naming the field (``title``, ``path``, ``body``),
-    or PageConflict."""
+    """Save one page's title, Markdown, (``new_path``) its path and its ``condition`` (None
+    keeps the page's), edited from the revision ``based_on``. Raises ValidationError naming
+    the field (``title``, ``path``, ``condition``, ``body``), or PageConflict."""
     new_path = path if new_path is None else new_path
     base = _base_pages(space, based_on)
     mine = base.get(path)
     if mine is None:
         raise ValidationError({"path": ["no page has this path in that revision"]})
     edited = {"path": new_path, "title": title, "body": body}
+    edited["condition"] = mine.get("condition", "") if condition is None else condition
 
     def merged_with(theirs: dict | None):
         """The edit on top of theirs, when theirs changed the page since ``based_on``."""
@@ -125,11 +127,18 @@ def space_pages_write(
 
 
 def page_create(
-    *, space: Space, path: str, title: str, body: str = "", message: str = "", author=None
+    *,
+    space: Space,
+    path: str,
+    title: str,
+    body: str = "",
+    condition: str = "",
+    message: str = "",
+    author=None,
 ) -> Revision:
     """Add a page at the end of the navigation (under its parent path, where it has one)."""
     current = page_dicts(space.current_revision_id) if space.current_revision_id else []
-    page = {"path": path, "title": title, "body": body}
+    page = {"path": path, "title": title, "body": body, "condition": condition}
     check_page_edit(current, None, page)  # the same checks as an edit's (raises ValidationError)
     try:
         return services.space_content_update(
@@ -143,7 +152,13 @@ def page_create(
         # Someone saved between our read and our write: add the page to what is there now.
         space.refresh_from_db(fields=["current_revision"])
         return page_create(
-            space=space, path=path, title=title, body=body, message=message, author=author
+            space=space,
+            path=path,
+            title=title,
+            body=body,
+            condition=condition,
+            message=message,
+            author=author,
         )
 
 
@@ -381,8 +396,8 @@ def _check_page(page: dict) -> None:
         ) from None
 
 
-def _content(page: dict) -> tuple[str, str]:
-    return page["title"], page["body"]
+def _content(page: dict) -> tuple[str, str, str]:
+    return page["title"], page["body"], page.get("condition") or ""
 
 
 def _default_message(verb: str, title: str) -> str:

@@ -32,7 +32,7 @@ from ..comments.panel import comments_panel
 from ..markdown import RENDERER_VERSION
 from . import access, selectors, services
 from .blocks import BlockPlace, provider
-from .reading import page_document, shown_html, table_of_contents
+from .reading import as_read, page_document, shown_html, table_of_contents
 
 #: Where a cached page shell takes its content: derived from the secret key, so the same in
 #: every process sharing a cache, and unknown to anyone writing content.
@@ -147,11 +147,19 @@ def is_static(page) -> bool:
 
 class ReaderView(SpaceView):
     """A page of the space (its first page without a path); opening it fires ``space_view``
-    for the visitor, at most once per visitor, space and 5 minutes."""
+    for the visitor, at most once per visitor, space and 5 minutes.
+
+    The organization's people see every page and adaptive section (each section marked with
+    its condition); anyone else reading an open space sees it as a published site's visitor
+    without claims does (README, "Adaptive content")."""
+
+    @property
+    def claims(self) -> dict | None:
+        return None if self.role is not None else {}
 
     def get(self, request, page_path=None):
         revision_id = self.space.current_revision_id
-        page = selectors.page_in(revision_id, page_path)
+        page = selectors.page_in(revision_id, page_path, self.claims)
         if page is None and page_path is not None:
             raise Http404("No such page.")
         if page is None:
@@ -159,7 +167,7 @@ class ReaderView(SpaceView):
         elif is_static(page):  # the whole page is kept: no document to build at a read
             response = HttpResponse(self._with_comments(self._shell(page, whole=True), page))
         else:
-            document = page_document(page)
+            document = as_read(page_document(page), self.claims)
             content = shown_html(document, lambda: self.block_place(page.path, interactive=True))
             shell = self._shell(page).replace(_CONTENT, content, 1)
             response = HttpResponse(self._with_comments(shell, page))
@@ -178,20 +186,21 @@ class ReaderView(SpaceView):
     def _frame(self, page, *, whole: bool = False) -> dict:
         """The page around the content (navigation, table of contents, previous and next),
         and the content itself when ``whole``, else a mark in its place."""
-        roots, ordered = selectors.navigation(self.space.current_revision_id)
+        roots, ordered = selectors.navigation_for(self.space.current_revision_id, self.claims)
         context = {
             "roots": roots,
             "current_path": page.path if page else None,
             "nav_prefix": reverse("docs:space", args=[self.space.pk]),
         }
         if page is not None:
-            document = page_document(page)
+            document = as_read(page_document(page), self.claims)
             at = [item.path for item in ordered].index(page.path)
             context |= {
                 "page_obj": page,
                 # The mark is replaced by the page's HTML (sanitized when it was written).
                 "content": mark_safe(document.html if whole else _CONTENT),  # noqa: S308
                 "toc": table_of_contents(document),
+                "show_condition": self.role is not None,
                 "comments": mark_safe(_COMMENTS if self.role else ""),  # noqa: S308
                 "previous": ordered[at - 1] if at > 0 else None,
                 "next": ordered[at + 1] if at + 1 < len(ordered) else None,

@@ -1,8 +1,10 @@
 """A page as a Markdown file, and back: ``<page path>.md`` holding YAML front matter with the
-page's title, then the page's Markdown as it is stored::
+page's title (and its condition, when it has one: adaptive content), then the page's Markdown
+as it is stored::
 
     ---
     title: Install the tool
+    condition: visitor.claims.plan in ["pro", "team"]
     ---
     # Requirements
     ...
@@ -10,7 +12,8 @@ page's title, then the page's Markdown as it is stored::
 Reading a file written here gives the page back exactly. A file without front matter (or
 without a title in it) takes its title from its first ``# `` heading, else from its name.
 Front matter comes from whoever pushed to the branch: it is read by the SDK's limited loader
-(size, depth, aliases), and a file it refuses is skipped with the reason.
+(size, depth, aliases), and a file it refuses is skipped with the reason, as is a file whose
+condition (or an adaptive section's) cannot be parsed.
 """
 
 import re
@@ -19,7 +22,8 @@ from dataclasses import dataclass
 import yaml
 from docplatform_sdk.manifest.yamlload import FRONT_MATTER_LIMITS, load_limited_yaml
 
-from ..content import MAX_PAGE_BYTES, MAX_TITLE_LENGTH, page_path_problem
+from ..content import MAX_PAGE_BYTES, MAX_TITLE_LENGTH, page_condition_problem, page_path_problem
+from ..markdown import adaptive_problems
 
 SUFFIX = ".md"
 FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)^(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S | re.M)
@@ -43,10 +47,11 @@ def is_page_file(file_path: str) -> bool:
 
 
 def page_file(page: dict) -> bytes:
-    """The file of a page ({path, title, body})."""
-    front_matter = yaml.safe_dump(
-        {"title": page["title"]}, allow_unicode=True, sort_keys=False, width=1_000_000
-    )
+    """The file of a page ({path, title, body}, and its condition when it has one)."""
+    fields = {"title": page["title"]}
+    if page.get("condition"):
+        fields["condition"] = page["condition"]
+    front_matter = yaml.safe_dump(fields, allow_unicode=True, sort_keys=False, width=1_000_000)
     return f"---\n{front_matter}---\n{page['body']}".encode()
 
 
@@ -76,7 +81,7 @@ def page_from_file(path: str, data: bytes) -> dict | Skipped:
         return Skipped(path, f"not valid UTF-8 (byte {error.start})")
     if "\x00" in text:
         return Skipped(path, "holds a NUL character")
-    title, body = "", text
+    title, body, condition = "", text, ""
     front = FRONT_MATTER.match(text)
     if front:
         loaded = load_limited_yaml(front.group(1), path, FRONT_MATTER_LIMITS)
@@ -89,10 +94,19 @@ def page_from_file(path: str, data: bytes) -> dict | Skipped:
         if isinstance(title, bool) or not isinstance(title, str | int | float | type(None)):
             return Skipped(path, "its title is not text (title: ... holds a list or a mapping)")
         title = str(title or "").strip()
+        condition = (fields or {}).get("condition")
+        problem = page_condition_problem(condition)
+        if problem:
+            return Skipped(path, f"its condition {problem}")
+        condition = (condition or "").strip()
         body = text[front.end() :]
+    problems = adaptive_problems(body)
+    if problems:
+        return Skipped(path, f"its {problems[0]}")
     if not title:
         heading = FIRST_HEADING.search(body)
         title = heading.group(1).strip() if heading else page_path.rsplit("/", 1)[-1]
     if len(title) > MAX_TITLE_LENGTH:
         return Skipped(path, f"its title is longer than {MAX_TITLE_LENGTH} characters")
-    return {"path": page_path, "title": title, "body": body}
+    page = {"path": page_path, "title": title, "body": body}
+    return page | ({"condition": condition} if condition else {})

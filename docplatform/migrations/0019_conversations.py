@@ -8,7 +8,7 @@ import docplatform.ids
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("docplatform", "0015_change_request_comments"),
+        ("docplatform", "0017_page_conditions"),
         ("integrations", "0012_release_channel"),
     ]
 

@@ -6,7 +6,13 @@ title or Markdown contains the words, case-insensitively, titles first.
 
 Two ways of matching, one search: every word of the query (the site's search box), or, with
 ``at_least``, the pages holding at least that many of its words, those holding the most
-first (a conversation's words: no page holds them all)."""
+first (a conversation's words: no page holds them all).
+
+A site's search never shows a visitor what adaptive content hides from them: a page whose
+condition does not hold for their claims is never a hit, and a page with adaptive sections is a
+hit only when the text they see of it (its title and the sections shown to them) matches, so a
+hidden section's words neither find a page nor appear in a snippet. The organization's people
+(conversations) see every page and section."""
 
 import html
 import re
@@ -16,12 +22,16 @@ from django.db import connection
 from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
 from django.utils.html import strip_tags
 
+from ..documents.adaptive import for_visitor, page_shown
 from ..documents.reading import page_document
 from ..models import Page, Site, Space
+from ..rendering import Document
 from .selectors import listed_spaces
 
 MAX_QUERY_LENGTH = 200
 MAX_HITS = 20
+#: Pages a search looks at, at most, for its hits (adaptive content may hide matches).
+MAX_SCANNED = 500
 SNIPPET_LENGTH = 200
 #: PostgreSQL's text search configuration: English stemming ("installing" finds "install").
 SEARCH_CONFIG = "english"
@@ -46,18 +56,25 @@ def query_problem(query: str) -> str | None:
     return None
 
 
-def site_search(site: Site, query: str) -> list[SearchHit]:
-    """The pages of the site's listed spaces that match ``query``, best first (at most
-    MAX_HITS)."""
-    return spaces_search(listed_spaces(site), query)
+def site_search(site: Site, query: str, claims: dict | None = None) -> list[SearchHit]:
+    """The pages of the site's listed spaces that match ``query`` for a visitor with
+    ``claims`` (None: a visitor without any), best first (at most MAX_HITS)."""
+    return spaces_search(listed_spaces(site), query, claims=claims or {})
 
 
 def spaces_search(
-    spaces: QuerySet, query: str, *, at_least: int | None = None, limit: int = MAX_HITS
+    spaces: QuerySet,
+    query: str,
+    *,
+    at_least: int | None = None,
+    limit: int = MAX_HITS,
+    claims: dict | None = None,
 ) -> list[SearchHit]:
     """The pages of ``spaces``' current revisions that match ``query``, best first (at most
     ``limit``): holding every word of it, or, with ``at_least``, at least that many of its
-    words (all of them when it has fewer), the pages holding the most first."""
+    words (all of them when it has fewer), the pages holding the most first. ``claims``: a
+    site visitor's, whose adaptive content is applied; None: the organization's people, who
+    see every page and section."""
     words = query.split()
     if not words:
         return []
@@ -71,10 +88,34 @@ def spaces_search(
         found = _full_text(pages, query)
     else:
         found = _contains_every_word(pages, words)
-    return [
-        SearchHit(spaces[page.revision.space_id], page, _snippet(page, words))
-        for page in found[:limit]
-    ]
+    hits = []
+    for page in found[:MAX_SCANNED]:
+        document = page_document(page)
+        if claims is None:
+            seen = document.selected({section.index for section in document.sections})
+        elif not page_shown(page.condition, claims):
+            continue
+        else:
+            seen = for_visitor(document, claims)
+            if document.sections and not _matches(f"{page.title}\n{_text(seen)}", query, words):
+                continue  # it matched only in what this visitor may not see
+        hits.append(SearchHit(spaces[page.revision.space_id], page, _snippet(seen, words)))
+        if len(hits) == limit:
+            break
+    return hits
+
+
+def _matches(text: str, query: str, words: list[str]) -> bool:
+    """Whether ``text`` matches the query as the database's search does."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT to_tsvector(%s::regconfig, %s) @@ websearch_to_tsquery(%s::regconfig, %s)",
+                [SEARCH_CONFIG, text, SEARCH_CONFIG, query],
+            )
+            return bool(cursor.fetchone()[0])
+    folded = text.casefold()
+    return all(word.casefold() in folded for word in words)
 
 
 def _full_text(pages: QuerySet, query: str) -> QuerySet:
@@ -141,11 +182,17 @@ def _contains_every_word(pages: QuerySet, words: list[str]) -> QuerySet:
     )
 
 
-def _snippet(page: Page, words: list[str]) -> tuple[str, str, str]:
-    """Up to SNIPPET_LENGTH characters of the page's text around the first place a word of
-    the query starts (stemmed matches start with the same letters), else its beginning."""
-    shown = _HEADING_ANCHOR.sub("", page_document(page).with_blocks({}))
-    text = " ".join(html.unescape(strip_tags(shown)).split())
+def _text(document: Document) -> str:
+    """The plain text of a document (without its blocks and its headings' "#" links)."""
+    shown = _HEADING_ANCHOR.sub("", document.with_blocks({}))
+    return " ".join(html.unescape(strip_tags(shown)).split())
+
+
+def _snippet(document: Document, words: list[str]) -> tuple[str, str, str]:
+    """Up to SNIPPET_LENGTH characters of the page's text (as the visitor sees it) around
+    the first place a word of the query starts (stemmed matches start with the same
+    letters), else its beginning."""
+    text = _text(document)
     letters = [re.sub(r"\W", "", word) for word in words]
     stems = [re.escape(word[: max(3, len(word) - 3)]) for word in letters if word]
     found = re.search(rf"(?:{'|'.join(stems)})\w*", text, re.IGNORECASE) if stems else None

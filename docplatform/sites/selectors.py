@@ -6,16 +6,27 @@ pages, search and beacon alike. A site shows the spaces it publishes that anyone
 (``documents.access``), in the order its admins gave: public ones are listed and searched;
 unlisted ones open by their address but are neither listed nor searched; private ones are
 unknown there (404), as are the spaces it does not publish.
+
+Adaptive content (README, "Adaptive content"): a page whose condition does not hold for the
+visitor's claims is unknown to them (404, out of the navigation, previous and next), and its
+adaptive sections whose conditions do not hold are not in it. The claims are given (the site's
+views read them with ``visitor_sessions.visitor_claims``; {} for a visitor without a session).
 """
 
 from collections import Counter
 from dataclasses import dataclass, field
 
-from django.db.models import Count, Prefetch, QuerySet
+from django.db.models import Count, Prefetch, Q, QuerySet
 from django.http import Http404
 
 from ..access import OPEN_VISIBILITIES
+from ..documents.adaptive import for_visitor
+from ..documents.conditions import compiled
+from ..documents.reading import page_document
+from ..documents.selectors import NavItem, navigation_for, page_in
+from ..markdown import ADAPTIVE_INFO
 from ..models import Organization, Page, Site, Space
+from ..rendering import Document
 from .addresses import page_url
 from .models import PageFeedback, SiteSpace
 
@@ -82,6 +93,73 @@ def page_on_site(site: Site, page_id: str) -> Page | None:
         .filter(pk=page_id, revision__space__in=readable_spaces(site))
         .first()
     )
+
+
+@dataclass(frozen=True)
+class VisitorPage:
+    """A page as a visitor with some claims sees it, with their navigation around it."""
+
+    page: Page
+    document: Document  # only the adaptive sections shown to them
+    roots: list[NavItem]
+    previous: NavItem | None
+    next: NavItem | None
+    adaptive: bool  # what they see depends on their claims
+
+
+def page_for_visitor(space: Space, path: str | None, claims: dict) -> VisitorPage | None:
+    """The space's page at ``path`` (its first shown page when None) as a visitor with
+    ``claims`` sees it; None when there is no such page or its condition hides it."""
+    page = page_in(space.current_revision_id, path, claims)
+    if page is None:
+        return None
+    roots, ordered = navigation_for(space.current_revision_id, claims)
+    at = [item.path for item in ordered].index(page.path)
+    document = page_document(page)
+    return VisitorPage(
+        page=page,
+        document=for_visitor(document, claims),
+        roots=roots,
+        previous=ordered[at - 1] if at > 0 else None,
+        next=ordered[at + 1] if at + 1 < len(ordered) else None,
+        adaptive=bool(page.condition or document.sections),
+    )
+
+
+def space_navigation(space: Space, claims: dict) -> list[NavItem]:
+    """The space's navigation tree as a visitor with ``claims`` sees it."""
+    return navigation_for(space.current_revision_id, claims)[0]
+
+
+def adaptive_outline(site: Site) -> dict:
+    """What the site's adaptive content asks of its visitors (``site:adaptive:read``): the
+    claim names its conditions read, and each condition with where it applies (a page, or
+    the n-th adaptive section of a page, from 1), across the current revisions of the spaces
+    its visitors may open, in the site's order."""
+    spaces = list(readable_spaces(site).exclude(current_revision=None))
+    rows = (
+        Page.objects.filter(revision_id__in=[space.current_revision_id for space in spaces])
+        .filter(~Q(condition="") | Q(body__contains=ADAPTIVE_INFO))
+        .select_related("revision")
+        .order_by("position", "path")
+    )
+    by_space: dict[str, list[Page]] = {}
+    for page in rows:
+        by_space.setdefault(page.revision.space_id, []).append(page)
+    conditions: list[dict] = []
+    for space in spaces:
+        for page in by_space.get(space.pk, []):
+            where = {"space": space.pk, "path": page.path}
+            if page.condition:
+                conditions.append({**where, "condition": page.condition})
+            for section in page_document(page).sections:
+                section_number = {"section": section.index + 1}
+                conditions.append({**where, **section_number, "condition": section.condition})
+    names: set[str] = set()
+    for entry in conditions:
+        condition = compiled(entry["condition"])
+        names.update(condition.names() if condition is not None else [])
+    return {"claims": sorted(names), "conditions": conditions}
 
 
 # --- Feedback, for the space's admins ---------------------------------------------------------

@@ -1,7 +1,8 @@
 """A published site's pages on the sites origin (``sites.middleware``): its spaces, a space's
 pages rendered as the reader renders them (its blocks too, read-only unless made for visitors),
 its search, and what visitors send (feedback, block presses). Thin: selectors read, services
-write. Nobody is signed in here."""
+write. Nobody of the platform is signed in here; a visitor's claims (``visitor_sessions``)
+decide which adaptive content they see (``selectors.page_for_visitor``)."""
 
 import json
 
@@ -10,12 +11,14 @@ from django.http import Http404, HttpResponse, HttpResponseServerError, JsonResp
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.functional import cached_property
 from django.views import View
 
 from ..api.visitors import remember_visitor
 from ..client_address import client_ip
 from ..content import page_path_problem
 from ..documents import selectors as reader
+from ..documents.adaptive import for_visitor
 from ..documents.blocks import BlockPlace, provider
 from ..documents.reading import page_document, shown_html, table_of_contents
 from ..events import FEEDBACK_RATINGS
@@ -23,6 +26,7 @@ from ..models import Page
 from . import search, selectors, services
 from .addresses import is_http_url, page_url, site_url
 from .throttle import wait_seconds
+from .visitor_sessions import visitor_claims
 from .visitors import site_visitor
 
 
@@ -36,6 +40,12 @@ class SiteView(View):
 
     def load(self, kwargs: dict) -> None:
         """Read what the address names besides the site (popping it from ``kwargs``)."""
+
+    @cached_property
+    def claims(self) -> dict:
+        """The visitor's claims ({} without a visitor session): what adaptive content holds
+        for them."""
+        return visitor_claims(self.request, self.site)
 
     def page(self, template: str, context: dict, *, status: int = 200) -> HttpResponse:
         return render(self.request, template, {"site": self.site, **context}, status=status)
@@ -71,7 +81,7 @@ class SiteSearchView(SiteView):
     def get(self, request):
         query = request.GET.get("q", "").strip()
         problem = search.query_problem(query)
-        hits = [] if problem else search.site_search(self.site, query)
+        hits = [] if problem else search.site_search(self.site, query, self.claims)
         context = {"query": query, "problem": problem, "hits": hits}
         return self.page("sites/search.html", context, status=400 if problem else 200)
 
@@ -84,7 +94,8 @@ class SpaceOnSiteView(SiteView):
         self.space = selectors.space_on_site(self.site, kwargs.pop("space_id"))
 
     def page_of(self, path: str | None) -> Page | None:
-        return reader.page_in(self.space.current_revision_id, path)
+        """The page at ``path``, None when there is none or it is hidden from this visitor."""
+        return reader.page_in(self.space.current_revision_id, path, self.claims)
 
     def block_place(self, page_path: str) -> BlockPlace:
         return BlockPlace(
@@ -126,30 +137,30 @@ class SitePageView(SpaceOnSiteView):
     the feedback form."""
 
     def get(self, request, page_path=None):
-        page = self.page_of(page_path)
-        if page is None and page_path is not None:
-            raise Http404("No such page.")
-        roots, ordered = reader.navigation(self.space.current_revision_id)
+        shown = selectors.page_for_visitor(self.space, page_path, self.claims)
+        if shown is None and page_path is not None:
+            raise Http404("No such page.")  # the same whether missing or hidden by a condition
+        page = shown.page if shown else None
         context = {
             "space": self.space,
-            "roots": roots,
+            "roots": shown.roots if shown else selectors.space_navigation(self.space, self.claims),
             "current_path": page.path if page else None,
             "nav_prefix": reverse("sites:space", args=[self.site.pk, self.space.pk]),
         }
-        if page is not None:
-            document = page_document(page)
-            at = [item.path for item in ordered].index(page.path)
+        if shown is not None:
             context |= {
                 "page_obj": page,
-                "content": shown_html(document, lambda: self.block_place(page.path)),
-                "toc": table_of_contents(document),
-                "previous": ordered[at - 1] if at > 0 else None,
-                "next": ordered[at + 1] if at + 1 < len(ordered) else None,
+                "content": shown_html(shown.document, lambda: self.block_place(page.path)),
+                "toc": table_of_contents(shown.document),
+                "previous": shown.previous,
+                "next": shown.next,
                 "canonical": page_url(self.site, self.space, page.path),
                 "ratings": FEEDBACK_RATINGS,
                 "rated": request.GET.get("feedback") in FEEDBACK_RATINGS,
             }
         response = self.page("sites/page.html", context)
+        if shown is not None and shown.adaptive:
+            response["Cache-Control"] = "private"  # another visitor may see another page
         return self.counted(response, page_url(self.site, self.space, page.path if page else ""))
 
 
@@ -209,7 +220,7 @@ class BlockPressView(SpaceOnSiteView):
         page = None if page_path_problem(path) else self.page_of(path)
         ref = None
         if page is not None:
-            document = page_document(page)
+            document = for_visitor(page_document(page), self.claims)
             ref = next((b for b in document.blocks if b.key == key and not b.error), None)
         if ref is None:
             raise Http404("No such block on this page (it may have been removed meanwhile).")

@@ -11,6 +11,8 @@
   var preview = editor.querySelector("[data-preview]");
   var status = editor.querySelector("[data-preview-status]");
   var basedOn = editor.querySelector("[data-based-on]");
+  var condition = editor.querySelector("[data-condition]");
+  var claims = editor.querySelector("[data-claims]"); // "as a visitor with these claims"
   var fields = Array.prototype.slice.call(editor.querySelectorAll("[data-draft-field]"));
   var draftKey = "dp-draft:" + editor.dataset.draftKey;
   var csrf = form.querySelector("input[name=csrfmiddlewaretoken]").value;
@@ -50,6 +52,8 @@
     var data = new FormData();
     data.append("body", body.value);
     data.append("page", editor.dataset.pagePath || "");
+    data.append("condition", condition ? condition.value : "");
+    data.append("claims", claims ? claims.value : "");
     status.textContent = "Updating…";
     fetch(editor.dataset.previewUrl, {
       method: "POST",
@@ -108,9 +112,10 @@
   fields.forEach(function (field) {
     field.addEventListener("input", function () {
       saveDraft();
-      if (field === body) schedulePreview();
+      if (field === body || field === condition) schedulePreview();
     });
   });
+  if (claims) claims.addEventListener("input", schedulePreview);
   window.addEventListener("beforeunload", function (event) {
     if (!dirty) return;
     event.preventDefault();
