@@ -50,10 +50,22 @@ class SiteOutput(serializers.Serializer):
     published = serializers.BooleanField(
         help_text="Served on SITES_URL; an unpublished site answers 404 there."
     )
+    audience = serializers.ChoiceField(
+        choices=["public", "authenticated"],
+        help_text="public: anyone reads it; authenticated: only visitors signed in through "
+        "authInstallation.",
+    )
+    authInstallation = serializers.SerializerMethodField(
+        help_text="The site installation (scope site:visitor:auth) that signs its visitors in; "
+        "null for a public site."
+    )
     createdAt = serializers.DateTimeField(source="created_at")
 
     def get_spaces(self, site) -> list[str]:
         return [placement.space_id for placement in site.placements.all()]
+
+    def get_authInstallation(self, site) -> str | None:
+        return site.visitor_auth_installation if site.authenticated else None
 
 
 SPACES_HELP = (
@@ -84,10 +96,25 @@ class SiteUpdateInput(serializers.Serializer):
     published = serializers.BooleanField(
         required=False, help_text="Serve it on SITES_URL (true) or stop (false)."
     )
+    audience = serializers.CharField(
+        required=False,
+        max_length=32,
+        help_text="public, or authenticated (with authInstallation, or the site's current one): "
+        "only visitors signed in through that installation read the site.",
+    )
+    authInstallation = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=32,
+        help_text="The id of one of the site's installations whose integration is granted "
+        "site:visitor:auth.",
+    )
 
     def validate(self, data):
         if not data:
-            raise serializers.ValidationError("give title, spaces or published")
+            raise serializers.ValidationError(
+                "give title, spaces, published, audience or authInstallation"
+            )
         return data
 
 
@@ -154,10 +181,12 @@ class SiteListApi(generics.ListAPIView):
         return Response(SiteOutput(site).data, status=status.HTTP_201_CREATED)
 
 
-@service_errors("title", "spaces", methods=["patch"])
+@service_errors("title", "spaces", "audience", "authInstallation", methods=["patch"])
 class SiteDetailApi(APIView):
     """A site, with the spaces it publishes in their order (its people read it). PATCH
-    changes its title, its spaces and their order, or publishes or unpublishes it; DELETE
+    changes its title, its spaces and their order, publishes or unpublishes it, or sets its
+    audience (``authenticated`` through one of its installations granted
+    ``site:visitor:auth``, README "Visitor authentication"); DELETE
     deletes it (the spaces stay): the organization's admins."""
 
     permission_classes = [ActsByRole]
@@ -175,11 +204,16 @@ class SiteDetailApi(APIView):
         return Response(SiteOutput(self.site(request, site_id)).data)
 
     @extend_schema(
-        summary="Change a site: title, spaces and their order, publication",
+        summary="Change a site: title, spaces and their order, publication, audience",
         request=SiteUpdateInput,
         responses=SiteOutput,
         examples=[
             OpenApiExample("Publish", value={"published": True}, request_only=True),
+            OpenApiExample(
+                "Signed-in visitors only",
+                value={"audience": "authenticated", "authInstallation": "In4kT8vQe5WnZa2KdR6t"},
+                request_only=True,
+            ),
             OpenApiExample(
                 "Spaces in a new order",
                 value={"spaces": ["Sp3hJ8vQe5WnZa2KdR6t", "Sp7qK2mXw9RtYb4LcN1s"]},
@@ -198,6 +232,8 @@ class SiteDetailApi(APIView):
             title=fields.get("title"),
             space_ids=fields.get("spaces"),
             published=fields.get("published"),
+            audience=fields.get("audience"),
+            auth_installation=fields.get("authInstallation"),
         )
         return Response(SiteOutput(self.site(request, site_id)).data)
 

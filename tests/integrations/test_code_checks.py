@@ -94,7 +94,8 @@ CASES = {
         {"main.py": "import yaml\n" + HEADER + "integration = create_integration()\n"},
         [
             "main.py:1:1: ModuleNotFoundError: No module named 'yaml'. The runtime has only "
-            "Python's standard library, docplatform_sdk and oauthlib: to use yaml, put its .py "
+            "Python's standard library, docplatform_sdk, oauthlib and jwt (PyJWT): to use yaml, "
+            "put its .py "
             "files in the integration's folder (pip install --no-deps --target . yaml); only "
             "pure-Python code is bundled"
         ],
