@@ -170,6 +170,15 @@ CASES = {
         ["main.py: handler for space_content_updated: the manifest's scopes do not grant it; "
          "add space:content:read"],
     ),
+    "a visitor handler the scopes do not grant is a warning naming the scope": (
+        {**WITH_SCRIPT, "scopes": ["site:visitor:auth"]},
+        {"main.py": HEADER + "integration = create_integration("
+         "visitor_authentication=lambda request, context: None, "
+         "visitor_claims=lambda event, context: {})\n"},
+        [],
+        ["main.py: handler visitor_claims: the manifest's scopes do not grant it; "
+         "add site:adaptive:write"],
+    ),
     "a button and a completion_url without a script": (
         {"configurations": BUTTON, "blocks": [{"id": "g", "title": "G", "description": "B."}]},
         {},
