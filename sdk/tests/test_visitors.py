@@ -26,9 +26,12 @@ def test_a_token_is_hs256_for_the_site_short_lived_and_unique():
     assert payload["claims"] == {"plan": "pro"}
     assert payload["exp"] - payload["iat"] == 60
     assert abs(payload["iat"] - time.time()) < 5
-    assert payload["jti"] != jwt.decode(
-        sign_visitor_token({}, context), KEY.encode(), algorithms=["HS256"], audience="Site1"
-    )["jti"]
+    assert (
+        payload["jti"]
+        != jwt.decode(
+            sign_visitor_token({}, context), KEY.encode(), algorithms=["HS256"], audience="Site1"
+        )["jti"]
+    )
     with pytest.raises(TypeError):
         sign_visitor_token(["plan"], context)
     with pytest.raises(ValueError):
