@@ -21,7 +21,7 @@ from rest_framework.views import APIView
 
 from ..access import Action
 from ..client_address import client_ip
-from ..events import FEEDBACK_RATINGS
+from ..events import FEEDBACK_RATINGS, payload_without_claims
 from ..events.models import Event
 from ..models import Site
 from ..selectors import organization_events, organization_sites
@@ -123,8 +123,14 @@ class EventOutput(serializers.Serializer):
     type = serializers.CharField()
     space = serializers.CharField(source="space_id", allow_null=True)
     site = serializers.CharField(source="site_id", allow_null=True)
-    payload = serializers.JSONField(help_text="The event's fields.")
+    payload = serializers.SerializerMethodField(
+        help_text="The event's fields (never a visitor's claims: only installations granted "
+        "site:visitor:claims receive them)."
+    )
     createdAt = serializers.DateTimeField(source="created_at")
+
+    def get_payload(self, event) -> dict:
+        return payload_without_claims(event.payload)
 
 
 # --- Sites and events -----------------------------------------------------------------------

@@ -52,7 +52,7 @@ class SiteView(View):
     def counted(self, response: HttpResponse, url: str) -> HttpResponse:
         """The visit of ``url`` fires ``site_view`` (at most once per visitor and page a
         minute: ``services``); the visitor keeps the site's anonymous cookie."""
-        visitor, who = site_visitor(self.request)
+        visitor, who = site_visitor(self.request, self.site)
         if self.request.method == "GET":  # not HEAD: nobody looked at it
             referrer = self.request.META.get("HTTP_REFERER", "")
             services.site_view_record_once(
@@ -184,7 +184,7 @@ class FeedbackView(SpaceOnSiteView):
         referrer = data.get("referrer") or ""
         if referrer and not is_http_url(referrer):
             return self.refused(request, {"referrer": ["must be an http or https URL"]})
-        visitor, who = site_visitor(request)
+        visitor, who = site_visitor(request, self.site)
         try:
             feedback = services.page_feedback_give(
                 site=self.site,

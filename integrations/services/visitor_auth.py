@@ -9,6 +9,9 @@ by ``IntegrationsConfig.ready``).
   beside its public endpoint): the request goes to its ``visitor_authentication`` handler as
   a ``fetch`` would, and the answer (a redirect to the identity provider) comes back as it is,
   less what could carry the platform's credentials (``public_endpoints``).
+- A visitor's claims reach an installation in ``site_view`` and ``page_feedback`` only when
+  it holds ``site:visitor:claims`` (``installation_reads_visitor_claims``, the outbox's
+  claims reader).
 - When a session starts, each of the site's installations granted ``site:adaptive:write``
   is asked (``visitor_claims``, all at once, within ``VISITOR_CLAIMS_DEADLINE``) for claims to
   add; the keys each returns win over the token's, in the installations' order (the
@@ -36,6 +39,7 @@ from ..policies import installation_has_scope, is_paused, is_receiving, runnable
 from .public_endpoints import EndpointTarget, installation_endpoint_target, relayed_request_headers
 
 ADAPTIVE_WRITE_SCOPE = "site:adaptive:write"
+CLAIMS_READ_SCOPE = "site:visitor:claims"
 
 _claims_pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="visitor-claims")
 
@@ -179,3 +183,11 @@ def visitor_claims_collect(site: Site, claims: dict) -> dict:
         except RuntimeFailure:
             continue  # logged by the call; the session starts without its claims
     return merged
+
+
+def installation_reads_visitor_claims(installation_id: str) -> bool:
+    """Whether the installation is granted ``site:visitor:claims`` now."""
+    installation = (
+        Installation.objects.select_related("integration").filter(pk=installation_id).first()
+    )
+    return installation is not None and installation_has_scope(installation, CLAIMS_READ_SCOPE)
