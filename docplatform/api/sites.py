@@ -8,7 +8,7 @@ scopes allow (``installation_scopes`` on each view). The beacon takes no authent
 knows published sites only.
 """
 
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.validators import URLValidator
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_view
@@ -315,6 +315,18 @@ class BeaconApi(APIView):
     throttle_classes = [AnonRateThrottle]
     parser_classes = [SafeJSONParser, PlainTextJSONParser]
 
+    def site(self, site_id: str) -> Site:
+        """A published site; 403 for an authenticated one, whose visitors the beacon cannot
+        tell (their session is a cookie of ``SITES_URL``): its own pages record what they
+        do."""
+        site = site_selectors.site_for_visitors(site_id)
+        if site.authenticated:
+            raise PermissionDenied(
+                "this site lets in only signed-in visitors: its own pages record their views "
+                "and feedback"
+            )
+        return site
+
     def recorded(self, request, record) -> Response:
         visitor, who = site_visitor(request)
         record(visitor, who)
@@ -344,7 +356,7 @@ class BeaconSiteViewApi(BeaconApi):
         ],
     )
     def post(self, request, site_id):
-        site = site_selectors.site_for_visitors(site_id)
+        site = self.site(site_id)
         data = SiteViewInput(data=request.data)
         data.is_valid(raise_exception=True)
         return self.recorded(
@@ -378,7 +390,7 @@ class BeaconPageFeedbackApi(BeaconApi):
         ],
     )
     def post(self, request, site_id):
-        site = site_selectors.site_for_visitors(site_id)
+        site = self.site(site_id)
         wait = wait_seconds("feedback", client_ip(request))
         if wait:
             raise Throttled(wait)

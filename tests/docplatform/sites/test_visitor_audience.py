@@ -152,3 +152,27 @@ def test_the_key_is_stored_encrypted(site):
         [stored] = cursor.fetchone()
     assert site.visitor_signing_key not in stored
     assert Site.objects.get(pk=site.pk).visitor_signing_key == site.visitor_signing_key
+
+
+def test_the_consent_page_says_what_the_visitor_scopes_grant(client, org_admin, tmp_path, site):
+    from django.urls import reverse
+
+    integration = publish_site_integration(
+        tmp_path / "all",
+        org_admin,
+        name="visitor-all",
+        scopes=["site:visitor:auth", "site:visitor:claims", "site:adaptive:write"],
+        code=SIGNER,
+    )
+    client.force_login(org_admin)
+    address = reverse("marketplace:install", args=["acme", integration.name])
+    page = client.get(f"{address}?level=site&site={site.pk}").content.decode()
+    for words in (
+        "Sign in the visitors of the sites you let it guard, and hold those sites&#x27; visitor "
+        "signing keys <code>site:visitor:auth</code>",
+        "See who your sites&#x27; signed-in visitors are (their claims) in their page views and "
+        "feedback <code>site:visitor:claims</code>",
+        "Add to the claims of your sites&#x27; signed-in visitors, which decide the adaptive "
+        "content they see <code>site:adaptive:write</code>",
+    ):
+        assert words in page

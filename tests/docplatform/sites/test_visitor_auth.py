@@ -251,3 +251,13 @@ def test_without_site_adaptive_write_no_claims_are_asked(
     signed_in(visitor, locked, {"sub": "v1"})
     assert session_of(visitor, locked) == {"sub": "v1"}
     assert not IntegrationLog.objects.filter(installation=adder, event="visitor_claims").exists()
+
+
+def test_the_beacon_refuses_an_authenticated_sites_visits(locked, handbook, settings):
+    from tests.api_helpers import API, api_client
+
+    url = f"{settings.SITES_URL}/{locked.pk}/{handbook.pk}/intro"
+    beacon = api_client()
+    assert beacon.post(f"{API}/beacon/sites/{locked.pk}/views/", {"url": url}).status_code == 403
+    rating = {"url": url, "pageId": "x", "rating": "good"}
+    assert beacon.post(f"{API}/beacon/sites/{locked.pk}/feedback/", rating).status_code == 403
