@@ -131,8 +131,17 @@ def site_update(
     ``auth_installation``: ``_audience_checked``); None leaves a field as it is. A
     publication changed is its own audit row (``site.published``, ``site.unpublished``);
     the rest is one ``site.changed`` row naming what changed, from what to what."""
-    fields = _checked(site.organization, title=title, space_ids=space_ids, published=published)
-    access = _audience_checked(site, audience, auth_installation)
+    errors = {}
+    try:
+        fields = _checked(site.organization, title=title, space_ids=space_ids, published=published)
+    except ValidationError as error:
+        errors |= error.message_dict
+    try:
+        access = _audience_checked(site, audience, auth_installation)
+    except ValidationError as error:
+        errors |= error.message_dict
+    if errors:
+        raise ValidationError(errors)
     changes = {}
     if access is not None and access != (site.audience, site.visitor_auth_installation):
         changes["audience"] = {

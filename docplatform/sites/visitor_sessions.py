@@ -6,8 +6,9 @@ a JWT signed with the site's visitor key (HS256, the key's UTF-8 bytes), for the
 with ``iat``, a unique ``jti`` and a ``claims`` object. ``token_claims`` takes it once (its
 ``jti`` is kept until it expires: a replay is refused); ``session_start`` adds the claims of
 the site's ``site:adaptive:write`` installations and makes the session: a value signed by
-the platform (Django's signing, salted per site) holding the site, the claims and an expiry,
-kept in an HttpOnly, SameSite=Lax cookie scoped to the site's path (Secure on https).
+the platform (Django's signing, salted per site) holding the site, the installation that
+signed the visitor in (another one set on the site ends the session), the claims and an
+expiry, kept in an HttpOnly, SameSite=Lax cookie scoped to the site's path (Secure on https).
 
 ``visitor_claims(request, site)`` is the one reader of a session: the claims, or ``{}`` for a
 public site or a visitor without a valid session.
@@ -107,9 +108,13 @@ def session_start(site: Site, claims: dict) -> str:
     if _claims_size(merged) > MAX_CLAIMS_BYTES:
         merged = claims
     expires = int(time.time()) + settings.SITE_VISITOR_SESSION_AGE
-    return signing.dumps(
-        {"site": site.pk, "claims": merged, "exp": expires}, salt=_salt(site), compress=True
-    )
+    session = {
+        "site": site.pk,
+        "via": site.visitor_auth_installation,
+        "claims": merged,
+        "exp": expires,
+    }
+    return signing.dumps(session, salt=_salt(site), compress=True)
 
 
 def session_cookie_set(response, site: Site, value: str) -> None:
@@ -135,6 +140,8 @@ def session_claims(request, site: Site) -> dict | None:
         return None
     if not isinstance(session, dict) or session.get("site") != site.pk:
         return None
+    if session.get("via") != site.visitor_auth_installation:
+        return None  # signed in through an installation the site no longer signs in with
     if not isinstance(session.get("exp"), int) or session["exp"] < time.time():
         return None
     claims = session.get("claims")

@@ -82,6 +82,7 @@ def test_a_bad_audience_is_a_400_naming_the_field(
         ({"audience": "authenticated", "authInstallation": elsewhere.pk}, ["authInstallation"]),
         ({"audience": "authenticated", "authInstallation": adder.pk}, ["authInstallation"]),
         ({"audience": "authenticated", "authInstallation": signer.parent_id}, ["authInstallation"]),
+        ({"spaces": ["NoSuchSpace"], "audience": "friends"}, ["audience", "spaces"]),  # each named
     ]
     for body, attrs in cases:
         answer = client.patch(f"{API}/sites/{site.pk}/", body)

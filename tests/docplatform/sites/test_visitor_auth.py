@@ -261,3 +261,20 @@ def test_the_beacon_refuses_an_authenticated_sites_visits(locked, handbook, sett
     assert beacon.post(f"{API}/beacon/sites/{locked.pk}/views/", {"url": url}).status_code == 403
     rating = {"url": url, "pageId": "x", "rating": "good"}
     assert beacon.post(f"{API}/beacon/sites/{locked.pk}/feedback/", rating).status_code == 403
+
+
+def test_another_sign_in_installation_ends_the_sessions(visitor, locked, tmp_path, org_admin):
+    signed_in(visitor, locked)
+    assert visitor.get(home(locked)).status_code == 200
+    integration = publish_site_integration(
+        tmp_path / "other",
+        org_admin,
+        name="other-signer",
+        scopes=["site:visitor:auth"],
+        code=SIGNER,
+    )
+    other = install_on_site(integration, org_admin, locked)
+    site_services.site_update(site=locked, actor=org_admin, auth_installation=other.pk)
+    answer = visitor.get(home(locked))
+    assert answer.status_code == 302
+    assert f"/visitor-auth/{other.pk}" in answer["Location"]
