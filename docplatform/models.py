@@ -7,6 +7,7 @@ from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
 
+from .crypto import EncryptedJSONField
 from .ids import new_id
 
 SUBDOMAIN_VALIDATOR = RegexValidator(
@@ -192,6 +193,11 @@ class SpaceVisit(models.Model):
         return f"{self.visitor} in {self.space_id}"
 
 
+def new_visitor_signing_key() -> str:
+    """A site's visitor key: 256 random bits, a string (integrations sign with its bytes)."""
+    return secrets.token_urlsafe(32)
+
+
 class Site(models.Model):
     """A published site: it publishes one or more spaces of its organization, in the order
     its admins give (``SiteSpace.position``)."""
@@ -209,6 +215,26 @@ class Site(models.Model):
         help_text="Host names the site is also served on (e.g. docs.example.com): the beacon "
         "accepts their pages' URLs too.",
     )
+    audience = models.CharField(
+        max_length=16,
+        choices=[("public", "Public"), ("authenticated", "Authenticated")],
+        default="public",
+        help_text="Public: anyone reads it. Authenticated: only visitors signed in through "
+        "visitor_auth_installation (sites.visitor_sessions).",
+    )
+    visitor_auth_installation = models.CharField(
+        max_length=32,
+        blank=True,
+        default="",
+        help_text="The id of the site installation (scope site:visitor:auth) that signs its "
+        "visitors in, when the audience is authenticated.",
+    )
+    visitor_signing_key = EncryptedJSONField(
+        default=new_visitor_signing_key,
+        editable=False,
+        help_text="Signs the visitor tokens (HS256, its UTF-8 bytes the key); given only to "
+        "the site's installations holding site:visitor:auth, never shown.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -216,6 +242,10 @@ class Site(models.Model):
 
     def __str__(self):
         return self.title
+
+    @property
+    def authenticated(self) -> bool:
+        return self.audience == "authenticated"
 
 
 def hash_token(raw: str) -> str:
@@ -275,5 +305,10 @@ from .conversations.models import Conversation  # noqa: E402, F401
 from .documents.models import PagePresence  # noqa: E402, F401
 from .events.models import Delivery, DrainRequest, Event  # noqa: E402, F401
 from .gitsync.models import GitConnection, GitSync  # noqa: E402, F401
-from .sites.models import PageFeedback, SiteSpace, SiteVisit  # noqa: E402, F401
+from .sites.models import (  # noqa: E402, F401
+    PageFeedback,
+    SiteSpace,
+    SiteVisit,
+    VisitorTokenUse,
+)
 from .teams.models import Invitation  # noqa: E402, F401

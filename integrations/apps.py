@@ -7,15 +7,26 @@ class IntegrationsConfig(AppConfig):
     def ready(self):
         from docplatform.api.schema import register_api_tag
         from docplatform.crypto import register_derivable_key
-        from docplatform.events.registry import register_consumer, register_router
+        from docplatform.events.registry import (
+            register_claims_reader,
+            register_consumer,
+            register_router,
+        )
         from docplatform.observability.metrics import collector_register
+        from docplatform.sites.visitor_auth import register_visitor_auth
 
         from .gateway.metrics import RuntimeWorkersCollector
         from .routing import INSTALLATION_ROUTER, RUNTIME_CONSUMER
+        from .services.visitor_auth import (
+            IntegrationVisitorAuth,
+            installation_reads_visitor_claims,
+        )
 
         register_derivable_key("RUNTIME_SIGNING_KEY", "signs every envelope to the runtime host")
         register_router(INSTALLATION_ROUTER)
         register_consumer(RUNTIME_CONSUMER)
+        register_visitor_auth(IntegrationVisitorAuth())  # who signs a site's visitors in
+        register_claims_reader(installation_reads_visitor_claims)
         collector_register(RuntimeWorkersCollector())  # the runtime hosts' workers, on /metrics
         _register_api_tags(register_api_tag)
 

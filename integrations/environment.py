@@ -8,10 +8,12 @@ from django.conf import settings
 from django.urls import reverse
 
 from docplatform.crypto import key_from_setting
+from docplatform.sites.addresses import site_url
 
 from .endpoint_selectors import selected_space_ids
 from .middleware import URLCONF as PUBLIC_URLCONF
 from .models import Installation, Integration, IntegrationVersion
+from .policies import installation_has_scope
 from .runtime.protocol import BUNDLE_HASH
 
 
@@ -58,7 +60,8 @@ def environment_for(version: IntegrationVersion, installation: Installation | No
     """The environment of one call: the integration's, and its installation's when there is one.
 
     For a space or site installation, ``installation`` is its organization installation and
-    ``spaceInstallation``/``siteInstallation`` the local one.
+    ``spaceInstallation``/``siteInstallation`` the local one; a site installation's calls
+    also say which site (``site``: ``_site_part``).
     """
     integration = version.integration
     environment = {
@@ -98,4 +101,20 @@ def environment_for(version: IntegrationVersion, installation: Installation | No
             "site": installation.site_id,
             **_installation_part(installation),
         }
+        environment["site"] = _site_part(installation)
     return environment
+
+
+#: The scope whose holders sign the site's visitors in, and receive its visitor key.
+VISITOR_AUTH_SCOPE = "site:visitor:auth"
+
+
+def _site_part(installation: Installation) -> dict:
+    """``environment.site`` of a site installation's calls: the site's id and address, and
+    its visitor key only for an installation holding ``site:visitor:auth`` (README, "Visitor
+    authentication")."""
+    site = installation.site
+    part = {"id": site.pk, "url": site_url(site)}
+    if installation_has_scope(installation, VISITOR_AUTH_SCOPE):
+        part["visitorSigningKey"] = site.visitor_signing_key
+    return part

@@ -3,11 +3,14 @@
 Served on the integrations host only (``INTEGRATIONS_URL``, see ``integrations.middleware``):
 ``{INTEGRATIONS_URL}/installations/{id}/...`` is an installation's public endpoint
 (``environment.installation.urls.publicEndpoint``); ``/integrations/{name}/...`` the
-integration's own, called without an installation. Any method, path, query, headers and raw
-body go to the runtime as a ``fetch`` event; the integration's answer comes back as is, less
-what could carry the platform's credentials. What is relayed and to which version is decided
-by ``services.public_endpoints``; this module turns it into HTTP.
+integration's own, called without an installation; ``/visitor-auth/{id}`` a site's visitor
+signing in through an installation (``services.visitor_auth``). Any method, path, query,
+headers and raw body go to the runtime as a ``fetch`` event; the integration's answer comes
+back as is, less what could carry the platform's credentials. What is relayed and to which
+version is decided by ``services.public_endpoints``; this module turns it into HTTP.
 """
+
+from functools import partial
 
 from django.http import HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
@@ -22,6 +25,7 @@ from .services.public_endpoints import (
     relayed_answer_headers,
     request_body,
 )
+from .services.visitor_auth import visitor_authentication_call, visitor_authentication_target
 
 
 def _failed(failure: RuntimeFailure) -> JsonResponse:
@@ -40,14 +44,14 @@ def server_error(request):
     )
 
 
-def _relay(request, path: str, target: EndpointTarget) -> HttpResponse:
+def _relay(request, path: str, target: EndpointTarget, call=None) -> HttpResponse:
+    """Relay the request to ``call`` (``endpoint_call`` by default) and its answer back."""
     with lines_held() as lines:  # the call's log line is written once the answer is sent
         try:
-            answer = endpoint_call(
+            answer = (call or partial(endpoint_call, path=path))(
                 target,
                 method=request.method,
                 full_path=request.get_full_path(),
-                path=path,
                 headers=request.headers,
                 body=request_body(request.META.get("CONTENT_LENGTH"), request.read),
             )
@@ -75,3 +79,15 @@ def integration_endpoint(request, name: str, path: str = ""):
     except RuntimeFailure as failure:
         return _failed(failure)
     return _relay(request, path, target)
+
+
+@csrf_exempt
+def visitor_authentication(request, installation_id: str):
+    """A site's visitor signing in (``services.visitor_auth``): relayed to the installation's
+    ``visitor_authentication`` handler, its answer back as a public endpoint's is."""
+    location = request.GET.get("location", "")
+    try:
+        target = visitor_authentication_target(installation_id, location)
+    except RuntimeFailure as failure:
+        return _failed(failure)
+    return _relay(request, "", target, partial(visitor_authentication_call, location=location))

@@ -13,10 +13,18 @@ SCOPE_LABELS: dict[str, str] = {
     "site:views:read": "See the page views of your sites",
     "site:script:inject": "Add scripts to your sites (internal platform use)",
     "site:script:cookies": "Set cookies on your sites (internal platform use)",
-    "site:visitor:auth": "Sign in the visitors of your sites",
-    "site:visitor:claims": "Read the claims of your sites' visitors",
+    "site:visitor:auth": (
+        "Sign in the visitors of the sites you let it guard, and hold those sites' visitor "
+        "signing keys"
+    ),
+    "site:visitor:claims": (
+        "See who your sites' signed-in visitors are (their claims) in their page views and feedback"
+    ),
     "site:adaptive:read": "Read the visitor claims and conditions of your sites' adaptive content",
-    "site:adaptive:write": "Change the adaptive content of your sites",
+    "site:adaptive:write": (
+        "Add to the claims of your sites' signed-in visitors, which decide the adaptive "
+        "content they see"
+    ),
     "openapi:read": "Read your OpenAPI specifications",
     "openapi:write": "Publish OpenAPI specifications",
     "conversations:ingest": "Send support conversations to your organization's admins",

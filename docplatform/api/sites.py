@@ -8,7 +8,7 @@ scopes allow (``installation_scopes`` on each view). The beacon takes no authent
 knows published sites only.
 """
 
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.validators import URLValidator
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiExample, extend_schema, extend_schema_view
@@ -21,7 +21,7 @@ from rest_framework.views import APIView
 
 from ..access import Action
 from ..client_address import client_ip
-from ..events import FEEDBACK_RATINGS
+from ..events import FEEDBACK_RATINGS, payload_without_claims
 from ..events.models import Event
 from ..models import Site
 from ..selectors import organization_events, organization_sites
@@ -50,10 +50,22 @@ class SiteOutput(serializers.Serializer):
     published = serializers.BooleanField(
         help_text="Served on SITES_URL; an unpublished site answers 404 there."
     )
+    audience = serializers.ChoiceField(
+        choices=["public", "authenticated"],
+        help_text="public: anyone reads it; authenticated: only visitors signed in through "
+        "authInstallation.",
+    )
+    authInstallation = serializers.SerializerMethodField(
+        help_text="The site installation (scope site:visitor:auth) that signs its visitors in; "
+        "null for a public site."
+    )
     createdAt = serializers.DateTimeField(source="created_at")
 
     def get_spaces(self, site) -> list[str]:
         return [placement.space_id for placement in site.placements.all()]
+
+    def get_authInstallation(self, site) -> str | None:
+        return site.visitor_auth_installation if site.authenticated else None
 
 
 SPACES_HELP = (
@@ -84,10 +96,25 @@ class SiteUpdateInput(serializers.Serializer):
     published = serializers.BooleanField(
         required=False, help_text="Serve it on SITES_URL (true) or stop (false)."
     )
+    audience = serializers.CharField(
+        required=False,
+        max_length=32,
+        help_text="public, or authenticated (with authInstallation, or the site's current one): "
+        "only visitors signed in through that installation read the site.",
+    )
+    authInstallation = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=32,
+        help_text="The id of one of the site's installations whose integration is granted "
+        "site:visitor:auth.",
+    )
 
     def validate(self, data):
         if not data:
-            raise serializers.ValidationError("give title, spaces or published")
+            raise serializers.ValidationError(
+                "give title, spaces, published, audience or authInstallation"
+            )
         return data
 
 
@@ -96,8 +123,14 @@ class EventOutput(serializers.Serializer):
     type = serializers.CharField()
     space = serializers.CharField(source="space_id", allow_null=True)
     site = serializers.CharField(source="site_id", allow_null=True)
-    payload = serializers.JSONField(help_text="The event's fields.")
+    payload = serializers.SerializerMethodField(
+        help_text="The event's fields (never a visitor's claims: only installations granted "
+        "site:visitor:claims receive them)."
+    )
     createdAt = serializers.DateTimeField(source="created_at")
+
+    def get_payload(self, event) -> dict:
+        return payload_without_claims(event.payload)
 
 
 # --- Sites and events -----------------------------------------------------------------------
@@ -154,10 +187,12 @@ class SiteListApi(generics.ListAPIView):
         return Response(SiteOutput(site).data, status=status.HTTP_201_CREATED)
 
 
-@service_errors("title", "spaces", methods=["patch"])
+@service_errors("title", "spaces", "audience", "authInstallation", methods=["patch"])
 class SiteDetailApi(APIView):
     """A site, with the spaces it publishes in their order (its people read it). PATCH
-    changes its title, its spaces and their order, or publishes or unpublishes it; DELETE
+    changes its title, its spaces and their order, publishes or unpublishes it, or sets its
+    audience (``authenticated`` through one of its installations granted
+    ``site:visitor:auth``, README "Visitor authentication"); DELETE
     deletes it (the spaces stay): the organization's admins."""
 
     permission_classes = [ActsByRole]
@@ -175,11 +210,16 @@ class SiteDetailApi(APIView):
         return Response(SiteOutput(self.site(request, site_id)).data)
 
     @extend_schema(
-        summary="Change a site: title, spaces and their order, publication",
+        summary="Change a site: title, spaces and their order, publication, audience",
         request=SiteUpdateInput,
         responses=SiteOutput,
         examples=[
             OpenApiExample("Publish", value={"published": True}, request_only=True),
+            OpenApiExample(
+                "Signed-in visitors only",
+                value={"audience": "authenticated", "authInstallation": "In4kT8vQe5WnZa2KdR6t"},
+                request_only=True,
+            ),
             OpenApiExample(
                 "Spaces in a new order",
                 value={"spaces": ["Sp3hJ8vQe5WnZa2KdR6t", "Sp7qK2mXw9RtYb4LcN1s"]},
@@ -198,6 +238,8 @@ class SiteDetailApi(APIView):
             title=fields.get("title"),
             space_ids=fields.get("spaces"),
             published=fields.get("published"),
+            audience=fields.get("audience"),
+            auth_installation=fields.get("authInstallation"),
         )
         return Response(SiteOutput(self.site(request, site_id)).data)
 
@@ -273,6 +315,18 @@ class BeaconApi(APIView):
     throttle_classes = [AnonRateThrottle]
     parser_classes = [SafeJSONParser, PlainTextJSONParser]
 
+    def site(self, site_id: str) -> Site:
+        """A published site; 403 for an authenticated one, whose visitors the beacon cannot
+        tell (their session is a cookie of ``SITES_URL``): its own pages record what they
+        do."""
+        site = site_selectors.site_for_visitors(site_id)
+        if site.authenticated:
+            raise PermissionDenied(
+                "this site lets in only signed-in visitors: its own pages record their views "
+                "and feedback"
+            )
+        return site
+
     def recorded(self, request, record) -> Response:
         visitor, who = site_visitor(request)
         record(visitor, who)
@@ -302,7 +356,7 @@ class BeaconSiteViewApi(BeaconApi):
         ],
     )
     def post(self, request, site_id):
-        site = site_selectors.site_for_visitors(site_id)
+        site = self.site(site_id)
         data = SiteViewInput(data=request.data)
         data.is_valid(raise_exception=True)
         return self.recorded(
@@ -336,7 +390,7 @@ class BeaconPageFeedbackApi(BeaconApi):
         ],
     )
     def post(self, request, site_id):
-        site = site_selectors.site_for_visitors(site_id)
+        site = self.site(site_id)
         wait = wait_seconds("feedback", client_ip(request))
         if wait:
             raise Throttled(wait)

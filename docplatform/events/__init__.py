@@ -2,8 +2,9 @@
 
 - ``catalogue``: one definition of each event's fields (``fire`` builds every payload with it).
 - ``models``: Event, Delivery, DrainRequest (registered with the docplatform app).
-- ``registry``: the routers (who receives an event) and the consumers (who takes deliveries)
-  that apps register in their ``AppConfig.ready()``; the host imports no plug-in app.
+- ``registry``: the routers (who receives an event), the consumers (who takes deliveries)
+  and who reads visitors' claims, that apps register in their ``AppConfig.ready()``; the host
+  imports no plug-in app.
 - ``outbox``: ``fire``, queueing, drains, the sweeper; ``inserts`` writes a fired event and its
   deliveries (one compiled statement on PostgreSQL), ``drain_flag`` the drain request flag's
   statements.
@@ -21,7 +22,7 @@ from .catalogue import (
     EventType,
     Visitor,
 )
-from .outbox import fire, payload_for
+from .outbox import fire, payload_for, payload_without_claims
 
 __all__ = [
     "EVENT_FIELDS",
@@ -34,4 +35,5 @@ __all__ = [
     "Visitor",
     "fire",
     "payload_for",
+    "payload_without_claims",
 ]

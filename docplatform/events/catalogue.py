@@ -120,6 +120,12 @@ FIELD_VALUES: dict[str, dict] = {
                 "type": "string",
                 "description": "The signed-in member reading a space (an extension), if known.",
             },
+            "claims": {
+                "type": "object",
+                "description": "The claims of a visitor signed in on an authenticated site "
+                '(README, "Visitor authentication"); only installations granted '
+                "site:visitor:claims receive them.",
+            },
         },
         "required": ["anonymousId", "userAgent", "ip", "cookies"],
         "additionalProperties": False,
@@ -293,6 +299,9 @@ class Visitor:
     #: The signed-in member reading a space in the platform's reader (an extension of the
     #: specification's visitor: ``userId``, only when known).
     user_id: str | None = None
+    #: A signed-in visitor's claims on an authenticated site (``claims``; for the
+    #: installations granted ``site:visitor:claims`` only: ``outbox.payload_for``).
+    claims: dict | None = None
 
     def as_payload(self) -> dict:
         payload = {
@@ -303,6 +312,8 @@ class Visitor:
         }
         if self.user_id is not None:
             payload["userId"] = self.user_id
+        if self.claims is not None:
+            payload["claims"] = dict(self.claims)
         return payload
 
 

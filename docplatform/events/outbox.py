@@ -25,7 +25,7 @@ from .drain_flag import drain_flag_replace, drain_flag_set
 from .inserts import event_insert
 from .models import Delivery, DrainRequest, Event
 from .publisher import BrokerUnavailable, publish, raise_if_broker_down
-from .registry import consumer_for, consumer_named, routers
+from .registry import consumer_for, consumer_named, reads_visitor_claims, routers
 from .schemas import payload_check
 
 logger = logging.getLogger(__name__)
@@ -67,13 +67,30 @@ def fire(
 
 
 def payload_for(event: Event, delivery: Delivery) -> dict:
-    """The JSON body an installation receives for one delivery."""
-    return {
+    """The JSON body an installation receives for one delivery: the visitor's claims only
+    for an installation that may read them (``registry.reads_visitor_claims``)."""
+    payload = {
         "type": event.type,
         "eventId": str(delivery.event_uuid),
         "installationId": delivery.installation_id,
         **event.payload,
     }
+    if _has_claims(payload) and not reads_visitor_claims(delivery.installation_id):
+        return payload_without_claims(payload)
+    return payload
+
+
+def _has_claims(payload: dict) -> bool:
+    visitor = payload.get("visitor")
+    return isinstance(visitor, dict) and "claims" in visitor
+
+
+def payload_without_claims(payload: dict) -> dict:
+    """``payload`` less the visitor's claims (what anyone but their readers sees)."""
+    if not _has_claims(payload):
+        return payload
+    visitor = {key: value for key, value in payload["visitor"].items() if key != "claims"}
+    return {**payload, "visitor": visitor}
 
 
 def _deliveries(event: Event, installation) -> list[Delivery]:

@@ -1,4 +1,5 @@
-"""The two registries apps fill in their ``AppConfig.ready()``: routers and consumers.
+"""The registries apps fill in their ``AppConfig.ready()``: routers, consumers, and who may
+read a visitor's claims.
 
 The host knows no plug-in app. A **router** says who receives an event (the integrations app
 registers the installation router); a **consumer** takes deliveries to where they go (the
@@ -9,6 +10,10 @@ A consumer with a ``drain_task_name`` takes its fresh deliveries in batches: pro
 for one drain task (``outbox.drain_request``) instead of queueing a task per delivery, and the
 drain claims every due delivery of the consumer. ``task_name`` still takes single
 deliveries: retries at their countdown, and what the sweeper re-queues.
+
+A **claims reader** says whether an installation receives the signed-in visitor's claims in
+the events that carry them (``visitor.claims`` of ``site_view`` and ``page_feedback``; the
+integrations app registers "holds ``site:visitor:claims``"). Without one, nobody does.
 """
 
 from collections.abc import Callable
@@ -102,3 +107,16 @@ def consumer_named(name: str) -> Consumer:
 def consumer_names() -> list[str]:
     """The registered consumers' names, in the order the apps registered them."""
     return list(_CONSUMERS)
+
+
+_CLAIMS_READERS: list[Callable[[str], bool]] = []
+
+
+def register_claims_reader(reader: Callable[[str], bool]) -> None:
+    """``reader(installation_id)``: whether that installation may read visitors' claims."""
+    if reader not in _CLAIMS_READERS:
+        _CLAIMS_READERS.append(reader)
+
+
+def reads_visitor_claims(installation_id: str) -> bool:
+    return any(reader(installation_id) for reader in _CLAIMS_READERS)

@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("docplatform", "0015_change_request_comments"),
+        ("docplatform", "0016_site_visitor_audience"),
     ]
 
     operations = [

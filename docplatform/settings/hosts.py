@@ -5,7 +5,7 @@ sites (``SITES_URL``); what a site's visitors may send per address; the hosts ad
 from urllib.parse import urlsplit
 
 from .base import ALLOWED_HOSTS, DEBUG
-from .environment import check_separate_origins, env, env_rate
+from .environment import check_separate_origins, env, env_positive, env_rate
 
 # Where the platform is reached from outside (the API endpoint and installations' public
 # endpoints given to integration code) and where the runtime host listens.
@@ -35,6 +35,11 @@ SITE_RATES = {
     "feedback": env_rate("SITE_FEEDBACK_RATE", "20/minute"),
     "blocks": env_rate("SITE_BLOCK_PRESS_RATE", "60/minute"),
 }
+# An authenticated site (README, "Visitor authentication"): a visitor token may live at most
+# VISITOR_TOKEN_MAX_AGE seconds (its exp past that is refused: the used ids are kept that
+# long), and the site's session cookie it starts lasts SITE_VISITOR_SESSION_AGE seconds.
+VISITOR_TOKEN_MAX_AGE = env_positive(int, "VISITOR_TOKEN_MAX_AGE", 600)
+SITE_VISITOR_SESSION_AGE = env_positive(int, "SITE_VISITOR_SESSION_AGE", 8 * 3600)
 # The three hosts are served: admit them without repeating them in ALLOWED_HOSTS.
 for _url in (PLATFORM_URL, INTEGRATIONS_URL, SITES_URL):
     _host = urlsplit(_url).hostname

@@ -24,6 +24,9 @@ RUNTIME_MAX_ANSWER_MB = env_positive(float, "RUNTIME_MAX_ANSWER_MB", 10.0)
 # Seconds a page waits for its integration blocks (rendered at once); a block that has not
 # answered by then shows an inline box instead.
 BLOCK_RENDER_DEADLINE = env_positive(float, "BLOCK_RENDER_DEADLINE", 3.0)
+# Seconds a visitor's sign-in waits for the site's site:adaptive:write installations'
+# visitor_claims handlers (called at once); one that has not answered by then adds nothing.
+VISITOR_CLAIMS_DEADLINE = env_positive(float, "VISITOR_CLAIMS_DEADLINE", 3.0)
 # Deliveries wait 1x, 2x, 4x this before trying an unreachable runtime host again.
 RUNTIME_RETRY_BASE_DELAY = env_number(float, "RUNTIME_RETRY_BASE_DELAY", 2.0)
 # Event deliveries one integration may have running at once, across the workers: the rest are

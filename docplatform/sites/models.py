@@ -91,3 +91,21 @@ class PageFeedback(models.Model):
 
     def __str__(self):
         return f"{self.rating} on {self.space_id}/{self.page_path}"
+
+
+class VisitorTokenUse(models.Model):
+    """A visitor token (its ``jti``) a site has taken, kept until the token expires: a token
+    starts one session only, a replayed one is refused (``sites.visitor_sessions``)."""
+
+    jti = models.CharField(max_length=200)
+    site = models.ForeignKey("docplatform.Site", on_delete=models.CASCADE, related_name="+")
+    expires_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        app_label = "docplatform"
+        constraints = [
+            models.UniqueConstraint(fields=["site", "jti"], name="one_use_per_visitor_token")
+        ]
+
+    def __str__(self):
+        return f"{self.jti} on {self.site_id}"

@@ -1,8 +1,9 @@
 """An organization's Sites page on the platform's origin (``/orgs/<subdomain>/sites/``): every
 member sees its sites, where they are served and what they publish; its admins create them,
 choose and order their spaces, publish or unpublish them and delete them (after typing the
-site's title). Thin: ``site_services`` validates and writes, the access module decides who
-may (``Action.MANAGE_SITE``); a refused form is shown again with its errors (400)."""
+site's title) and set who may read them (anyone, or signed-in visitors). Thin:
+``site_services`` validates and writes, the access module decides who may
+(``Action.MANAGE_SITE``); a refused form is shown again with its errors (400)."""
 
 from django.contrib import messages
 from django.core.exceptions import ValidationError
@@ -16,6 +17,7 @@ from ..pages import OrganizationPage
 from ..selectors import organization_spaces
 from . import selectors, site_services
 from .addresses import site_url
+from .visitor_auth import visitor_auth
 
 #: Where a space without a position given goes: after those with one.
 UNPLACED = 10**9
@@ -107,16 +109,36 @@ class SiteActionPage(SitesPage):
 
 
 class SiteEditPage(SiteActionPage, SiteFormPage):
+    """Also who may read the site: anyone, or only visitors signed in through one of its
+    installations granted ``site:visitor:auth`` (its visitor key is never shown)."""
+
+    def form(self, values: dict, errors: dict, *, status: int = 200):
+        values = {"sign_in_choices": visitor_auth().choices(self.site), **values}
+        return super().form(values, errors, status=status)
+
     def get(self, request):
         site = self.site
         spaces = [placement.space_id for placement in site.placements.all()]
-        return self.form({"title": site.title, "spaces": spaces}, {})
+        values = {
+            "title": site.title,
+            "spaces": spaces,
+            "audience": site.audience,
+            "auth_installation": site.visitor_auth_installation,
+        }
+        return self.form(values, {})
 
     def post(self, request):
         site, values = self.site, self.submitted(request)
+        values["audience"] = request.POST.get("audience", "public")
+        values["auth_installation"] = request.POST.get("auth_installation", "")
         try:
             site_services.site_update(
-                site=site, actor=request.user, title=values["title"], space_ids=values["spaces"]
+                site=site,
+                actor=request.user,
+                title=values["title"],
+                space_ids=values["spaces"],
+                audience=values["audience"],
+                auth_installation=values["auth_installation"],
             )
         except ValidationError as error:
             return self.form(values, error.message_dict, status=400)

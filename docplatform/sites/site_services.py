@@ -12,6 +12,7 @@ from ..audit.services import audit_record
 from ..models import Organization, Site, Space
 from .models import SiteSpace
 from .selectors import site_space_ids
+from .visitor_auth import visitor_auth
 
 MAX_SPACES = 200
 
@@ -53,6 +54,31 @@ def _checked(organization: Organization, *, title, space_ids, published) -> dict
     return cleaned
 
 
+AUDIENCES = ("public", "authenticated")
+
+
+def _audience_checked(site: Site, audience, installation_id) -> tuple[str, str] | None:
+    """The site's audience and sign-in installation after a change of either (None: neither
+    given): ValidationError naming ``audience`` or ``authInstallation``. A public site keeps
+    no installation; an authenticated one needs one of its own installations holding
+    ``site:visitor:auth`` (``visitor_auth``)."""
+    if audience is None and installation_id is None:
+        return None
+    if audience is not None and audience not in AUDIENCES:
+        raise ValidationError({"audience": [f"must be one of {', '.join(AUDIENCES)}"]})
+    audience = audience or site.audience
+    if audience == "public":
+        return audience, ""
+    installation_id = site.visitor_auth_installation if installation_id is None else installation_id
+    if not isinstance(installation_id, str) or not installation_id:
+        problem = "an authenticated site needs the installation that signs its visitors in"
+        raise ValidationError({"authInstallation": [problem]})
+    problem = visitor_auth().installation_problem(site, installation_id)
+    if problem:
+        raise ValidationError({"authInstallation": [problem]})
+    return audience, installation_id
+
+
 def _place(site: Site, space_ids: list[str]) -> None:
     SiteSpace.objects.filter(site=site).delete()
     SiteSpace.objects.bulk_create(
@@ -90,13 +116,39 @@ def site_create(*, organization: Organization, title, space_ids, published=False
 
 
 @transaction.atomic
-def site_update(*, site: Site, actor, title=None, space_ids=None, published=None) -> Site:
-    """Change the site's title, the spaces it publishes and their order, and whether it is
-    published (None leaves a field as it is). A publication changed is its own audit row
-    (``site.published``, ``site.unpublished``); the rest is one ``site.changed`` row naming
-    what changed, from what to what."""
-    fields = _checked(site.organization, title=title, space_ids=space_ids, published=published)
+def site_update(
+    *,
+    site: Site,
+    actor,
+    title=None,
+    space_ids=None,
+    published=None,
+    audience=None,
+    auth_installation=None,
+) -> Site:
+    """Change the site's title, the spaces it publishes and their order, whether it is
+    published, and its audience (``public``, or ``authenticated`` through
+    ``auth_installation``: ``_audience_checked``); None leaves a field as it is. A
+    publication changed is its own audit row (``site.published``, ``site.unpublished``);
+    the rest is one ``site.changed`` row naming what changed, from what to what."""
+    errors = {}
+    try:
+        fields = _checked(site.organization, title=title, space_ids=space_ids, published=published)
+    except ValidationError as error:
+        errors |= error.message_dict
+    try:
+        access = _audience_checked(site, audience, auth_installation)
+    except ValidationError as error:
+        errors |= error.message_dict
+    if errors:
+        raise ValidationError(errors)
     changes = {}
+    if access is not None and access != (site.audience, site.visitor_auth_installation):
+        changes["audience"] = {
+            "from": {"audience": site.audience, "installation": site.visitor_auth_installation},
+            "to": {"audience": access[0], "installation": access[1]},
+        }
+        site.audience, site.visitor_auth_installation = access
     if fields["title"] is not None and fields["title"] != site.title:
         changes["title"] = {"from": site.title, "to": fields["title"]}
         site.title = fields["title"]
@@ -109,7 +161,7 @@ def site_update(*, site: Site, actor, title=None, space_ids=None, published=None
     if publication:
         site.published = fields["published"]
     if changes or publication:
-        site.save(update_fields=["title", "published"])
+        site.save(update_fields=["title", "published", "audience", "visitor_auth_installation"])
     if changes:
         audit_record(action="site.changed", actor=actor, target=site, details=changes)
     if publication:

@@ -23,18 +23,27 @@ from ..documents.blocks import BlockPlace, provider
 from ..documents.reading import page_document, shown_html, table_of_contents
 from ..events import FEEDBACK_RATINGS
 from ..models import Page
-from . import search, selectors, services
+from . import search, selectors, services, visitor_gate
 from .addresses import is_http_url, page_url, site_url
 from .throttle import wait_seconds
+from .visitor_gate import wants_json
 from .visitor_sessions import visitor_claims
 from .visitors import site_visitor
 
 
 class SiteView(View):
-    """A page of one site (``<SITES_URL>/<site id>/...``): 404 for an unknown site."""
+    """A page of one site (``<SITES_URL>/<site id>/...``): 404 for an unknown site. An
+    authenticated site's door (``visitor_gate``) comes first: nothing of the site is read for
+    a visitor it stops. ``sends_to_sign_in``: a page the door sends such a visitor to sign in
+    for (and back to); elsewhere it answers 401."""
+
+    sends_to_sign_in = True
 
     def dispatch(self, request, *args, **kwargs):
         self.site = selectors.site_for_visitors(kwargs.pop("site_id"))
+        stopped = visitor_gate.refusal(request, self.site, sends_to_sign_in=self.sends_to_sign_in)
+        if stopped is not None:
+            return stopped
         self.load(kwargs)
         return super().dispatch(request, *args, **kwargs)
 
@@ -53,7 +62,7 @@ class SiteView(View):
     def counted(self, response: HttpResponse, url: str) -> HttpResponse:
         """The visit of ``url`` fires ``site_view`` (at most once per visitor and page a
         minute: ``services``); the visitor keeps the site's anonymous cookie."""
-        visitor, who = site_visitor(self.request)
+        visitor, who = site_visitor(self.request, self.site)
         if self.request.method == "GET":  # not HEAD: nobody looked at it
             referrer = self.request.META.get("HTTP_REFERER", "")
             services.site_view_record_once(
@@ -77,6 +86,8 @@ class SiteHomeView(SiteView):
 
 class SiteSearchView(SiteView):
     """``?q=``: the site's pages holding the words."""
+
+    sends_to_sign_in = False
 
     def get(self, request):
         query = request.GET.get("q", "").strip()
@@ -109,7 +120,7 @@ class SpaceOnSiteView(SiteView):
 
     def refused(self, request, errors: dict, *, status: int = 400, retry_after: int = 0):
         """A refusal naming the fields: JSON to a script, else a page with a way back."""
-        if _wants_json(request):
+        if wants_json(request):
             response = JsonResponse({"errors": errors}, status=status)
         else:
             back = reverse("sites:space", args=[self.site.pk, self.space.pk])
@@ -168,6 +179,8 @@ class FeedbackView(SpaceOnSiteView):
     """POST a rating (``good``, ``ok``, ``bad``) of a page with an optional comment, as JSON
     (the page's script: answers JSON) or as a form (goes back to the page)."""
 
+    sends_to_sign_in = False
+
     def post(self, request):
         refusal = self.refusal(request, "feedback")
         if refusal is not None:
@@ -182,7 +195,7 @@ class FeedbackView(SpaceOnSiteView):
         referrer = data.get("referrer") or ""
         if referrer and not is_http_url(referrer):
             return self.refused(request, {"referrer": ["must be an http or https URL"]})
-        visitor, who = site_visitor(request)
+        visitor, who = site_visitor(request, self.site)
         try:
             feedback = services.page_feedback_give(
                 site=self.site,
@@ -196,7 +209,7 @@ class FeedbackView(SpaceOnSiteView):
             )
         except ValidationError as error:
             return self.refused(request, error.message_dict)
-        if _wants_json(request):
+        if wants_json(request):
             answer = {"page": page.path, "rating": feedback.rating, "comment": feedback.comment}
             response = JsonResponse(answer)
         else:
@@ -211,6 +224,8 @@ class BlockPressView(SpaceOnSiteView):
     """POST: a visitor presses a block's button on a page of the current revision (only a
     block made for visitors takes it: the block provider decides). Answers the block's HTML
     to the page's script, else goes back to the page."""
+
+    sends_to_sign_in = False
 
     def post(self, request):
         refusal = self.refusal(request, "blocks")
@@ -229,12 +244,6 @@ class BlockPressView(SpaceOnSiteView):
             return HttpResponse(html)
         address = reverse("sites:page", args=[self.site.pk, self.space.pk, page.path])
         return redirect(f"{address}#block-{key}")
-
-
-def _wants_json(request) -> bool:
-    return request.content_type == "application/json" or "application/json" in request.headers.get(
-        "Accept", ""
-    )
 
 
 def _submitted(request) -> dict | str:

@@ -50,3 +50,29 @@ def ui_render_event(
         "action": action,
         "context": context,
     }
+
+
+def visitor_authentication_event(
+    installation: Installation, *, location: str, method: str, url: str, headers: dict
+) -> dict:
+    """A visitor of the installation's site asks to sign in, to come back to ``location``
+    (an address of the site): the request they sent, as a ``fetch`` carries it."""
+    return {
+        "type": "visitor_authentication",
+        "eventId": str(uuid.uuid4()),
+        "installationId": installation.pk,
+        "siteId": installation.site_id,
+        "location": location,
+        "request": {"method": method, "url": url, "headers": headers},
+    }
+
+
+def visitor_claims_event(installation: Installation, claims: dict) -> dict:
+    """A visitor's session starts on the installation's site with the token's ``claims``."""
+    return {
+        "type": "visitor_claims",
+        "eventId": str(uuid.uuid4()),
+        "installationId": installation.pk,
+        "siteId": installation.site_id,
+        "claims": claims,
+    }

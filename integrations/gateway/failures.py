@@ -38,6 +38,7 @@ STATUS: dict[str, int] = {
     "no_script": 404,
     "not_found": 404,
     "body_too_large": 413,
+    "invalid_location": 400,  # a sign-in's location is not an address of its site
     "conflict": 409,
 }
 

@@ -130,7 +130,7 @@ def _require(condition: bool, part: str, message: str):
 def _check_event(event: dict):
     event_type = event.get("type")
     _require(isinstance(event_type, str) and event_type, "event", "event.type must be a string")
-    if event_type == "fetch":
+    if event_type in ("fetch", "visitor_authentication"):  # both carry the visitor's request
         request = event.get("request")
         _require(isinstance(request, dict), "event", "event.request must be an object")
         for key in ("method", "url"):

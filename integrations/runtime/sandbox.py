@@ -3,7 +3,7 @@
 Each worker gets new user, PID, mount, network, IPC and UTS namespaces: no network but a
 down loopback; a file system of its own holding only ``/usr/lib``, ``/usr/lib64`` (the
 system's libraries) and ``/usr/bin``, the Python installation without its site-packages, the
-SDK folder (``docplatform_sdk`` and ``oauthlib``) and the integration's bundle, all
+SDK folder (``docplatform_sdk``, ``oauthlib`` and ``jwt``) and the integration's bundle, all
 read-only, a private ``/tmp`` of bounded size and its own ``/proc`` and ``/dev``; nothing of
 the platform's files, settings (``/etc``, ``/usr/local/etc``), database, processes or keys.
 When its PID namespace's first process dies, the kernel kills every process in it, so killing

@@ -16,6 +16,7 @@ from .oauth import (
     TokenResponse,
     create_oauth_handler,
 )
+from .visitors import VisitorSigningError, sign_visitor_token, visitor_return_url
 
 __all__ = [
     "Component",
@@ -31,6 +32,7 @@ __all__ = [
     "Request",
     "Response",
     "TokenResponse",
+    "VisitorSigningError",
     "block",
     "button",
     "create_component",
@@ -38,7 +40,9 @@ __all__ = [
     "create_oauth_handler",
     "link",
     "select",
+    "sign_visitor_token",
     "switch",
     "text",
     "text_input",
+    "visitor_return_url",
 ]

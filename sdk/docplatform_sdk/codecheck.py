@@ -11,11 +11,14 @@ host) and hand its description to ``check_code``, the one home of these rules:
   manifest's scopes grant it (else a warning naming the scope to add); ``ui_render`` and
   ``fetch`` are never events;
 - a ``completion_url`` or a button's ``callback_url`` has a ``fetch`` handler to answer it;
+- a ``visitor_authentication`` or ``visitor_claims`` handler has its scope
+  (``site:visitor:auth``, ``site:adaptive:write``; else a warning naming it);
 - and without a ``script``, none of the above is asked of the manifest.
 """
 
 from dataclasses import dataclass
 
+from .definition import HANDLER_SCOPES
 from .manifest import EVENT_SCOPES, CheckResult, Manifest, Problem
 from .manifest.base import hint, index, join
 
@@ -34,6 +37,7 @@ class Description:
     events: tuple[str, ...] = ()
     components: tuple[str, ...] = ()
     fetch: bool = False
+    handlers: tuple[str, ...] = ()
     integration: bool = False
     found: str | None = None
     where: str | None = None
@@ -64,6 +68,7 @@ class Description:
             events=_texts(integration.get("events")),
             components=_texts(integration.get("components")),
             fetch=integration.get("fetch") is True,
+            handlers=_texts(integration.get("handlers", [])),
         )
 
 
@@ -111,7 +116,20 @@ def check_code(manifest: Manifest, description: Description | None) -> CheckResu
         errors += _fetch_paths(manifest, description, script)
         event_errors, warnings = _events(manifest, description, script)
         errors += event_errors
+        warnings += _handlers(manifest, description, script)
     return CheckResult(errors=errors, warnings=warnings)
+
+
+def _handlers(manifest: Manifest, description: Description, script: str) -> list[Problem]:
+    """A visitor handler the manifest's scopes never let the platform call."""
+    return [
+        Problem(
+            script,
+            f"handler {name}: the manifest's scopes do not grant it; add {HANDLER_SCOPES[name]}",
+        )
+        for name in description.handlers
+        if name in HANDLER_SCOPES and HANDLER_SCOPES[name] not in manifest.scopes
+    ]
 
 
 def combined(result: CheckResult, code: CheckResult) -> CheckResult:

@@ -11,12 +11,14 @@ import json as jsonlib
 
 from .jsonobject import JSONObject
 
-OPTIONAL_ENVIRONMENT_KEYS = ("installation", "spaceInstallation", "siteInstallation")
+OPTIONAL_ENVIRONMENT_KEYS = ("installation", "spaceInstallation", "siteInstallation", "site")
 
 
 class Environment(JSONObject):
     """``context.environment``: apiEndpoint, apiTokens, integration, secrets, and where the
-    call concerns one, installation, spaceInstallation, siteInstallation (None otherwise)."""
+    call concerns one, installation, spaceInstallation, siteInstallation and site (its
+    ``id``, ``url`` and, for an installation granted ``site:visitor:auth``,
+    ``visitorSigningKey``; None otherwise)."""
 
     def __init__(self, data: dict):
         super().__init__(data)

@@ -22,6 +22,23 @@ class Integration:
     fetch: Callable | None = None
     components: dict[str, Component] = field(default_factory=dict)
     events: dict[str, Callable] = field(default_factory=dict)
+    #: ``visitor_authentication(request, context) -> Response`` (scope ``site:visitor:auth``)
+    #: and ``visitor_claims(event, context) -> dict`` (scope ``site:adaptive:write``).
+    visitor_authentication: Callable | None = None
+    visitor_claims: Callable | None = None
+
+    @property
+    def handlers(self) -> list[str]:
+        """The names of the visitor handlers it has (``HANDLER_SCOPES``' keys)."""
+        return [name for name in HANDLER_SCOPES if getattr(self, name) is not None]
+
+
+#: The handlers beside ``fetch``, components and events, with the scope each needs to be
+#: called at all.
+HANDLER_SCOPES = {
+    "visitor_authentication": "site:visitor:auth",
+    "visitor_claims": "site:adaptive:write",
+}
 
 
 def _check_callable(value, what: str):
@@ -50,10 +67,17 @@ def create_integration(
     fetch: Callable | None = None,
     components: Iterable[Component] = (),
     events: dict[str, Callable] | None = None,
+    visitor_authentication: Callable | None = None,
+    visitor_claims: Callable | None = None,
 ) -> Integration:
     """The entrypoint: ``integration = create_integration(fetch=..., components=[...],
-    events={"space_view": handler})``."""
+    events={"space_view": handler})``. ``visitor_authentication(request, context)`` signs a
+    site's visitors in (returns a Response, usually a redirect to the identity provider);
+    ``visitor_claims(event, context)`` returns claims to add when a visitor's session starts
+    (README, "Visitor authentication")."""
     _check_callable(fetch, "fetch")
+    _check_callable(visitor_authentication, "visitor_authentication")
+    _check_callable(visitor_claims, "visitor_claims")
     by_id = {}
     for component in components:
         if not isinstance(component, Component):
@@ -64,4 +88,4 @@ def create_integration(
     events = dict(events or {})
     for name, handler in events.items():
         _check_callable(handler, f"the handler of event {name!r}")
-    return Integration(fetch, by_id, events)
+    return Integration(fetch, by_id, events, visitor_authentication, visitor_claims)

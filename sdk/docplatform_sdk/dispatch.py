@@ -63,6 +63,10 @@ class Dispatcher:
             return self.fetch(event, context, fetch_body or b"")
         if event_type == "ui_render":
             return self.render(event, context)
+        if event_type == "visitor_authentication":
+            return self.visitor_authentication(event, context, fetch_body or b"")
+        if event_type == "visitor_claims":
+            return self.visitor_claims(event, context)
         handler = self.integration.events.get(event_type)
         if handler is None:
             return Answer.json(200, {"handled": False})
@@ -71,9 +75,33 @@ class Dispatcher:
 
     def fetch(self, event: dict, context: Context, body: bytes) -> Answer:
         if self.integration.fetch is None:
-            return Answer.json(
-                404, {"error": "not_handled", "message": "the integration has no fetch handler"}
+            return _not_handled("fetch")
+        return self.respond(self.integration.fetch, "fetch", event, context, body)
+
+    def visitor_authentication(self, event: dict, context: Context, body: bytes) -> Answer:
+        """A site's visitor signing in: the handler gets their request (``location``, the
+        site's address to come back to, is in its query) and answers as ``fetch`` does."""
+        if self.integration.visitor_authentication is None:
+            return _not_handled("visitor_authentication")
+        handler = self.integration.visitor_authentication
+        return self.respond(handler, "visitor_authentication", event, context, body)
+
+    def visitor_claims(self, event: dict, context: Context) -> Answer:
+        """A visitor's session starts: the handler gets the event (``claims``: the token's)
+        and returns a dict of claims to add (None: none)."""
+        if self.integration.visitor_claims is None:
+            return Answer.json(200, {"claims": {}, "handled": False})
+        claims = self.call(self.integration.visitor_claims, wrap(event), context)
+        if claims is None:
+            claims = {}
+        if not isinstance(claims, dict):
+            raise IntegrationContractError(
+                f"visitor_claims must return a dict, not {type(claims).__name__}"
             )
+        return Answer.json(200, {"claims": claims, "handled": True})
+
+    def respond(self, handler, name: str, event: dict, context: Context, body: bytes) -> Answer:
+        """Call ``handler(request, context)`` with the event's request; its Response."""
         described = event["request"]
         request = Request(
             described["method"],
@@ -82,10 +110,10 @@ class Dispatcher:
             body,
             route=_route(described["url"], context.environment.public_endpoints),
         )
-        response = self.call(self.integration.fetch, request, context)
+        response = self.call(handler, request, context)
         if not isinstance(response, Response):
             raise IntegrationContractError(
-                f"fetch must return a Response, not {type(response).__name__}"
+                f"{name} must return a Response, not {type(response).__name__}"
             )
         return Answer(response.status, response.body, _header_list(response.headers))
 
@@ -113,6 +141,11 @@ class Dispatcher:
                 element = _element(component_id, props, state, event.get("context"))
         markup = self.call(component.render, element, context)
         return Answer.json(200, {"element": markup, "state": state, "props": props})
+
+
+def _not_handled(name: str) -> Answer:
+    message = f"the integration has no {name} handler"
+    return Answer.json(404, {"error": "not_handled", "message": message})
 
 
 def _element(component_id: str, props, state, ui_context) -> JSONObject:

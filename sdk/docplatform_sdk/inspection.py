@@ -72,7 +72,8 @@ def message(error: BaseException, folder: str) -> str:
 def _vendoring_hint(package: str) -> str:
     """How to bring a package the runtime does not have: its code in the folder."""
     return (
-        f". The runtime has only Python's standard library, docplatform_sdk and oauthlib: to "
+        f". The runtime has only Python's standard library, docplatform_sdk, oauthlib and jwt "
+        f"(PyJWT): to "
         f"use {package}, put its .py files in the integration's folder (pip install --no-deps "
         f"--target . {package}); only pure-Python code is bundled"
     )
@@ -102,6 +103,7 @@ def describe_bundle(folder: str, script: str) -> dict:
             "events": sorted(map(str, integration.events)),
             "components": sorted(integration.components),
             "fetch": integration.fetch is not None,
+            "handlers": integration.handlers,
         }
     }
 

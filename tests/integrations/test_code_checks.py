@@ -94,7 +94,8 @@ CASES = {
         {"main.py": "import yaml\n" + HEADER + "integration = create_integration()\n"},
         [
             "main.py:1:1: ModuleNotFoundError: No module named 'yaml'. The runtime has only "
-            "Python's standard library, docplatform_sdk and oauthlib: to use yaml, put its .py "
+            "Python's standard library, docplatform_sdk, oauthlib and jwt (PyJWT): to use yaml, "
+            "put its .py "
             "files in the integration's folder (pip install --no-deps --target . yaml); only "
             "pure-Python code is bundled"
         ],
@@ -168,6 +169,15 @@ CASES = {
         [],
         ["main.py: handler for space_content_updated: the manifest's scopes do not grant it; "
          "add space:content:read"],
+    ),
+    "a visitor handler the scopes do not grant is a warning naming the scope": (
+        {**WITH_SCRIPT, "scopes": ["site:visitor:auth"]},
+        {"main.py": HEADER + "integration = create_integration("
+         "visitor_authentication=lambda request, context: None, "
+         "visitor_claims=lambda event, context: {})\n"},
+        [],
+        ["main.py: handler visitor_claims: the manifest's scopes do not grant it; "
+         "add site:adaptive:write"],
     ),
     "a button and a completion_url without a script": (
         {"configurations": BUTTON, "blocks": [{"id": "g", "title": "G", "description": "B."}]},

@@ -2,8 +2,8 @@
 
 ``check`` and ``publish`` run ``docplatform_sdk.inspection`` in a process of its own over a
 copy of exactly what is published (the bundle's ``.py`` files) with what the runtime's
-sandbox offers: the standard library, ``docplatform_sdk`` and ``oauthlib``, nothing else
-installed. Under bubblewrap (``bwrap``) when it is on PATH: no network, the system, the
+sandbox offers: the standard library, ``docplatform_sdk``, ``oauthlib`` and ``jwt``, nothing
+else installed. Under bubblewrap (``bwrap``) when it is on PATH: no network, the system, the
 Python installation, the SDK and the bundle read-only, a private ``/tmp``. Else a plain
 subprocess, said in one line: it is the author's own code on the author's machine.
 """
