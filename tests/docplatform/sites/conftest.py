@@ -6,7 +6,10 @@ import pytest
 from django.test import Client
 
 from docplatform.services import space_content_update
+from docplatform.sites import site_services
 from tests.factories import SiteFactory, SpaceFactory
+
+from .visitor_support import SIGNER, install_on_site, publish_site_integration
 
 HANDBOOK = [
     {"path": "intro", "title": "Introduction", "body": "# Welcome\n\nInstalling takes a minute.\n"},
@@ -56,3 +59,21 @@ def sites_host(settings) -> str:
 def visitor(sites_host):
     """A browser on the sites origin."""
     return Client(HTTP_HOST=sites_host, **BROWSER)
+
+
+@pytest.fixture
+def signer(tmp_path, org_admin, site):
+    integration = publish_site_integration(
+        tmp_path / "signer", org_admin, name="signer", scopes=["site:visitor:auth"], code=SIGNER
+    )
+    return install_on_site(integration, org_admin, site)
+
+
+@pytest.fixture
+def locked(site, signer, org_admin):
+    """The site, for signed-in visitors only, through ``signer``."""
+    site_services.site_update(
+        site=site, actor=org_admin, audience="authenticated", auth_installation=signer.pk
+    )
+    site.refresh_from_db()
+    return site

@@ -20,32 +20,11 @@ from tests.factories import SiteFactory
 from .visitor_support import (
     ADDER,
     SIGNER,
+    home,
     install_on_site,
     publish_site_integration,
     token_for,
 )
-
-
-@pytest.fixture
-def signer(tmp_path, org_admin, site):
-    integration = publish_site_integration(
-        tmp_path / "signer", org_admin, name="signer", scopes=["site:visitor:auth"], code=SIGNER
-    )
-    return install_on_site(integration, org_admin, site)
-
-
-@pytest.fixture
-def locked(site, signer, org_admin):
-    """The site, for signed-in visitors only, through ``signer``."""
-    site_services.site_update(
-        site=site, actor=org_admin, audience="authenticated", auth_installation=signer.pk
-    )
-    site.refresh_from_db()
-    return site
-
-
-def home(site) -> str:
-    return f"/{site.pk}/"
 
 
 def signed_in(visitor, site, claims=None):

@@ -77,3 +77,7 @@ def token_for(site, claims: dict, /, **changes) -> str:
     payload |= {"claims": claims, **changes}
     payload = {name: value for name, value in payload.items() if value is not None}
     return jwt.encode(payload, key.encode(), algorithm="HS256")
+
+
+def home(site) -> str:
+    return f"/{site.pk}/"
