@@ -266,16 +266,22 @@ def _changes(before: dict, after: dict, *, lines: bool) -> list[PageChange]:
 
 
 def _same(old: dict, new: dict) -> bool:
-    return _as_lines(old) == _as_lines(new)
+    return _heading_lines(old) == _heading_lines(new) and (
+        old["body"].splitlines() == new["body"].splitlines()
+    )
 
 
 def line_diff(old: dict | None, new: dict | None) -> list[tuple[str, str]]:
-    """A unified line diff of the page (its title as the first line, then its condition
-    when it has one), with 3 lines of context; ``@`` lines mark where a hunk starts."""
-    before = _as_lines(old)
-    after = _as_lines(new)
+    """A line diff of the page: its title (``# Title``) and its condition first, as lines of
+    their own where they differ, then the unified diff of its body with 3 lines of context,
+    whose ``@`` lines (where a hunk starts) count the body's own lines."""
     diff = []
-    for line in difflib.unified_diff(before, after, lineterm="", n=3):
+    for before, after in zip(_heading_lines(old), _heading_lines(new), strict=True):
+        if before != after:
+            diff += [("-", before)] if before is not None else []
+            diff += [("+", after)] if after is not None else []
+    body = lambda page: page["body"].splitlines() if page is not None else []  # noqa: E731
+    for line in difflib.unified_diff(body(old), body(new), lineterm="", n=3):
         if line.startswith(("---", "+++")):
             continue
         if line.startswith("@@"):
@@ -285,9 +291,9 @@ def line_diff(old: dict | None, new: dict | None) -> list[tuple[str, str]]:
     return diff
 
 
-def _as_lines(page: dict | None) -> list[str]:
+def _heading_lines(page: dict | None) -> tuple[str | None, str | None]:
+    """The page's title and condition as the diff shows them (None: it has none)."""
     if page is None:
-        return []
+        return None, None
     condition = page.get("condition") or ""
-    shown_when = [f"condition: {condition}"] if condition else []
-    return [f"# {page['title']}", *shown_when, "", *page["body"].splitlines()]
+    return f"# {page['title']}", f"condition: {condition}" if condition else None

@@ -125,6 +125,26 @@ def test_the_diff_shows_the_changed_lines(space):
     assert ("-", "two") in change.lines and ("+", "TWO") in change.lines
 
 
+def test_a_diffs_hunks_count_the_bodys_lines_and_a_new_title_is_a_line_of_its_own(space):
+    body = "\n".join(f"line {n}" for n in range(1, 11))
+    first = services.page_save(
+        space=space, path="a", title="A", body=body, based_on=space.current_revision_id
+    )
+    revision = services.page_save(
+        space=space, path="a", title="Alpha", body=body.replace("line 8", "LINE 8"),
+        based_on=first.pk,
+    )  # fmt: skip
+    [change] = selectors.revision_diff(revision)
+    assert change.lines[:3] == [("-", "# A"), ("+", "# Alpha"), ("@", "@@ -5,6 +5,6 @@")]
+    assert change.lines[3:6] == [(" ", "line 5"), (" ", "line 6"), (" ", "line 7")]
+    assert change.lines[6:8] == [("-", "line 8"), ("+", "LINE 8")]
+    body_only = services.page_save(
+        space=space, path="a", title="Alpha", body=body, based_on=revision.pk
+    )
+    [change] = selectors.revision_diff(body_only)
+    assert change.lines[0] == ("@", "@@ -5,6 +5,6 @@")
+
+
 def test_the_admin_edits_a_current_page_as_a_new_revision(client, space, admin_user):
     client.force_login(admin_user)
     page = space.current_revision.pages.get(path="a")
