@@ -265,5 +265,6 @@ from .comments.models import Comment  # noqa: E402, F401
 from .documents.models import PagePresence  # noqa: E402, F401
 from .events.models import Delivery, DrainRequest, Event  # noqa: E402, F401
 from .gitsync.models import GitConnection, GitSync  # noqa: E402, F401
+from .openapi.models import OpenApiDocument, OpenApiVersion  # noqa: E402, F401
 from .sites.models import PageFeedback, SiteSpace, SiteVisit  # noqa: E402, F401
 from .teams.models import Invitation  # noqa: E402, F401

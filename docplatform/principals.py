@@ -30,6 +30,10 @@ class MachinePrincipal(Protocol):
     def sites(self):
         """The sites it reaches (a QuerySet of Site)."""
 
+    def organizations(self):
+        """The organizations whose own resources (such as OpenAPI documents) it reaches, as
+        far as its scopes allow (a QuerySet of Organization)."""
+
 
 def is_machine(user) -> bool:
     return bool(getattr(user, "is_machine", False))

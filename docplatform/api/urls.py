@@ -8,6 +8,7 @@ from ..audit import api as audit_api
 from ..changes import api as changes_api
 from ..comments import api as comments_api
 from ..gitsync import api as git_api
+from ..openapi import api as openapi_api
 from ..teams import api as teams_api
 from . import event_types, organizations, page_restore, sites, spaces, tokens
 
@@ -42,6 +43,17 @@ urlpatterns = [
         name="invitation-accept",
     ),
     path("orgs/<orgref:org>/audit-log/", audit_api.AuditLogApi.as_view(), name="audit-log"),
+    path("orgs/<orgref:org>/openapi/", openapi_api.OpenApiDocumentsApi.as_view(), name="openapi"),
+    path(
+        "orgs/<orgref:org>/openapi/<name:name>/",
+        openapi_api.OpenApiDocumentApi.as_view(),
+        name="openapi-document",
+    ),
+    path(
+        "orgs/<orgref:org>/openapi/<name:name>/versions/<str:version>/",
+        openapi_api.OpenApiVersionApi.as_view(),
+        name="openapi-version",
+    ),
     path("event-types/", event_types.EventTypeListApi.as_view(), name="event-types"),
     path(
         "event-types/<str:event_type>/",
