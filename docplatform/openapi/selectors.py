@@ -57,3 +57,20 @@ def latest_spec(organization_id: str, name: str) -> dict | None:
         .values_list("spec", flat=True)
         .first()
     )
+
+
+def latest_specs(organization_id: str):
+    """(name, parsed latest version) of each of the organization's documents, the most
+    recently published first."""
+    documents = OpenApiDocument.objects.filter(organization_id=organization_id).order_by(
+        "-updated_at"
+    )
+    for document in documents.only("id", "name"):
+        spec = (
+            OpenApiVersion.objects.filter(document=document)
+            .order_by("-number")
+            .values_list("spec", flat=True)
+            .first()
+        )
+        if spec is not None:
+            yield document.name, spec

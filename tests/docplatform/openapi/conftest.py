@@ -3,6 +3,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from tests.docplatform.sites.conftest import (  # noqa: F401 - the sites' fixtures
+    handbook,
+    private,
+    site,
+    sites_host,
+    unlisted,
+    visitor,
+)
+
 
 @pytest.fixture
 def document_server():

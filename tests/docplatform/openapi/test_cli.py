@@ -5,8 +5,9 @@ import json
 
 import pytest
 
+from docplatform.documents.blocks import BUILTIN
 from docplatform.openapi.models import OpenApiVersion
-from docplatform.services import api_token_create
+from docplatform.services import api_token_create, space_content_update
 from tests.factories import MembershipFactory, OrganizationFactory
 from tests.integrations.cli_support import Author
 
@@ -74,3 +75,30 @@ def test_a_reader_is_refused_and_several_organizations_need_one_named(
     chosen = author.run("openapi", "publish", "pets", str(spec), "--organization", "globex")
     assert chosen.returncode == 0, chosen.stderr
     assert OpenApiVersion.objects.get().document.organization.subdomain == "globex"
+
+
+def test_a_document_published_by_the_cli_renders_as_a_block_in_the_reader_and_on_the_site(
+    login, org_member, tmp_path, handbook, site, visitor, client
+):
+    spec = tmp_path / "petstore.yaml"
+    spec.write_text(PETSTORE_31)
+    done = login(org_member).run("openapi", "publish", "pets", str(spec))
+    assert done.returncode == 0, done.stdout + done.stderr
+    block = {
+        "integration": BUILTIN,
+        "block": "openapi-operation",
+        "key": "getpet",
+        "props": {"document": "pets", "operation": "GET /pets/{petId}"},
+    }
+    body = f"Our API.\n\n```block\n{json.dumps(block)}\n```\n"
+    space_content_update(
+        space=handbook, pages=[{"path": "api", "title": "API", "body": body}], message="API"
+    )
+    client.force_login(org_member)
+    for page in [
+        client.get(f"/s/{handbook.pk}/api").content.decode(),
+        visitor.get(f"/{site.pk}/{handbook.pk}/api").content.decode(),
+    ]:
+        assert '<span class="openapi-method openapi-method-get">GET</span>' in page
+        assert '<code class="openapi-path">/pets/{petId}</code>' in page
+        assert "Fetch one pet" in page and "<script>alert" not in page
