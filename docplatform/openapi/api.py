@@ -8,7 +8,12 @@ installation token reaches its installation's organization: ``openapi:read`` to 
 ``openapi:write`` to publish, 403 naming the scope without it.
 """
 
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    extend_schema,
+    extend_schema_field,
+)
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -25,7 +30,7 @@ from .models import NAME_HELP
 # --- Representations ------------------------------------------------------------------------
 
 
-class VersionOutput(serializers.Serializer):
+class OpenApiVersionOutput(serializers.Serializer):
     name = serializers.CharField(source="document.name", help_text="The document's name.")
     number = serializers.IntegerField(help_text="1 for the first upload, then 2, 3, ...")
     formatVersion = serializers.CharField(
@@ -41,12 +46,12 @@ class VersionOutput(serializers.Serializer):
     createdAt = serializers.DateTimeField(source="created_at")
 
 
-class VersionContentOutput(VersionOutput):
+class OpenApiVersionContentOutput(OpenApiVersionOutput):
     content = serializers.CharField(help_text="The document's text as uploaded (JSON or YAML).")
     document = serializers.JSONField(source="spec", help_text="The document parsed, as JSON.")
 
 
-class DocumentOutput(serializers.Serializer):
+class OpenApiDocumentOutput(serializers.Serializer):
     name = serializers.CharField()
     latestVersion = serializers.IntegerField(source="latest_number", allow_null=True)
     versionCount = serializers.IntegerField(source="version_count")
@@ -54,15 +59,15 @@ class DocumentOutput(serializers.Serializer):
     updatedAt = serializers.DateTimeField(source="updated_at")
 
 
-class DocumentDetailOutput(DocumentOutput):
+class OpenApiDocumentDetailOutput(OpenApiDocumentOutput):
     versions = serializers.SerializerMethodField(help_text="Its versions, the latest first.")
 
-    @extend_schema(responses=VersionOutput(many=True))
+    @extend_schema_field(OpenApiVersionOutput(many=True))
     def get_versions(self, document) -> list:
-        return VersionOutput(selectors.versions_of(document), many=True).data
+        return OpenApiVersionOutput(selectors.versions_of(document), many=True).data
 
 
-class PublishInput(serializers.Serializer):
+class OpenApiPublishInput(serializers.Serializer):
     name = TextField(max_length=64, help_text=NAME_HELP)
     content = TextField(
         required=False,
@@ -100,16 +105,17 @@ class OpenApiDocumentsApi(OrganizationOpenApi):
     installation_scopes = {"GET": "openapi:read", "POST": "openapi:write"}
 
     @extend_schema(
-        summary="List the organization's OpenAPI documents", responses=DocumentOutput(many=True)
+        summary="List the organization's OpenAPI documents",
+        responses=OpenApiDocumentOutput(many=True),
     )
     def get(self, request, org):
         documents = selectors.documents_of(self.organization())
-        return Response(DocumentOutput(documents, many=True).data)
+        return Response(OpenApiDocumentOutput(documents, many=True).data)
 
     @extend_schema(
         summary="Publish a version of an OpenAPI document",
-        request=PublishInput,
-        responses={201: VersionOutput},
+        request=OpenApiPublishInput,
+        responses={201: OpenApiVersionOutput},
         examples=[
             OpenApiExample(
                 "Its text",
@@ -125,7 +131,7 @@ class OpenApiDocumentsApi(OrganizationOpenApi):
     )
     def post(self, request, org):
         organization = self.organization()
-        data = PublishInput(data=request.data)
+        data = OpenApiPublishInput(data=request.data)
         data.is_valid(raise_exception=True)
         given = data.validated_data
         version = services.openapi_publish(
@@ -135,18 +141,18 @@ class OpenApiDocumentsApi(OrganizationOpenApi):
             url=given.get("url"),
             actor=request.user,
         )
-        return Response(VersionOutput(version).data, status=status.HTTP_201_CREATED)
+        return Response(OpenApiVersionOutput(version).data, status=status.HTTP_201_CREATED)
 
 
 class OpenApiDocumentApi(OrganizationOpenApi):
     """One OpenAPI document with its versions, the latest first."""
 
     @extend_schema(
-        summary="Get an OpenAPI document and its versions", responses=DocumentDetailOutput
+        summary="Get an OpenAPI document and its versions", responses=OpenApiDocumentDetailOutput
     )
     def get(self, request, org, name):
         document = selectors.document_of(self.organization(), name)
-        return Response(DocumentDetailOutput(document).data)
+        return Response(OpenApiDocumentDetailOutput(document).data)
 
 
 class OpenApiVersionApi(OrganizationOpenApi):
@@ -162,8 +168,8 @@ class OpenApiVersionApi(OrganizationOpenApi):
                 description='Its number, or "latest".',
             )
         ],
-        responses=VersionContentOutput,
+        responses=OpenApiVersionContentOutput,
     )
     def get(self, request, org, name, version):
         document = selectors.document_of(self.organization(), name)
-        return Response(VersionContentOutput(selectors.version_of(document, version)).data)
+        return Response(OpenApiVersionContentOutput(selectors.version_of(document, version)).data)
