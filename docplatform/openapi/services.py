@@ -17,15 +17,16 @@ from .specs import parse_document
 
 
 def _document_for(organization: Organization, name: str) -> OpenApiDocument:
-    """The organization's document ``name``, made the first time, locked until commit."""
-    document = OpenApiDocument.objects.filter(organization=organization, name=name).first()
-    if document is None:
+    """The organization's document ``name``, made the first time, locked until commit (two
+    uploads at once get consecutive numbers)."""
+    documents = OpenApiDocument.objects.filter(organization=organization, name=name)
+    if not documents.exists():
         try:
             with transaction.atomic():
-                document = OpenApiDocument.objects.create(organization=organization, name=name)
-        except IntegrityError:  # made at the same moment by another request
+                OpenApiDocument.objects.create(organization=organization, name=name)
+        except IntegrityError:  # made at the same moment by another upload
             pass
-    return OpenApiDocument.objects.select_for_update().get(organization=organization, name=name)
+    return documents.select_for_update().get()
 
 
 def openapi_publish(

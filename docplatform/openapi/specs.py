@@ -66,6 +66,17 @@ class _Invalid(Exception):
         self.path = _path(path)
 
 
+def _check_storable(text: str, path: tuple) -> None:
+    """A text the database stores as it is (JSON escapes such as \\u0000 make ones it
+    cannot), as the API's JSON parser requires of a request's strings."""
+    if "\x00" in text:
+        raise _Invalid("a text contains a NUL character", path)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise _Invalid("a text contains an unpaired surrogate", path) from None
+
+
 def _jsonable(value, path: tuple, depth: int = 0):
     """The parsed value as JSON keeps it: keys as strings (YAML reads ``200:`` as a number),
     no binary, set or non-finite number."""
@@ -76,13 +87,17 @@ def _jsonable(value, path: tuple, depth: int = 0):
         for key, item in value.items():
             if isinstance(key, bool) or not isinstance(key, str | int | float):
                 raise _Invalid(f"the key {key!r} is not text", path)
+            _check_storable(str(key), path)
             result[str(key)] = _jsonable(item, (*path, key), depth + 1)
         return result
     if isinstance(value, list):
         return [_jsonable(item, (*path, index), depth + 1) for index, item in enumerate(value)]
     if isinstance(value, float) and not math.isfinite(value):
         raise _Invalid("numbers must be finite", path)
-    if value is None or isinstance(value, str | int | float | bool):
+    if isinstance(value, str):
+        _check_storable(value, path)
+        return value
+    if value is None or isinstance(value, int | float | bool):
         return value
     raise _Invalid(f"a {type(value).__name__} value has no JSON form", path)
 
@@ -194,6 +209,7 @@ def parse_document(text: str, *, field: str, max_bytes: int) -> Parsed:
             {field: f"The document is {size:,} bytes; at most {max_bytes:,} are accepted."}
         )
     try:
+        _check_storable(text, ())
         format_version, spec = _validate(_parse(text, max_bytes))
     except _Invalid as invalid:
         where = f"at {invalid.path}: " if invalid.path else ""

@@ -127,6 +127,11 @@ def test_readers_may_not_publish_and_outsiders_see_nothing(people):
         ({"name": "pets", "content": '{"openapi": "3.1.0",'}, "content", "not valid JSON"),
         ({"name": "pets", "content": "swagger: '1.2'\n"}, "content", "only Swagger 2.0"),
         ({"name": "pets", "content": "openapi: 4.0.0\n"}, "content", "3.0 and 3.1 are read"),
+        (
+            {"name": "pets", "content": WITHOUT_VERSION.replace('"x"', '"x\\u0000"')},
+            "content",
+            "at info.title: a text contains a NUL character",
+        ),
         ({"name": "Pets!", "content": PETSTORE_31}, "name", "lowercase letters"),
         ({"name": "pets"}, "content", "one"),
         ({"name": "pets", "content": PETSTORE_31, "url": "https://example.com/"}, "content", "one"),
