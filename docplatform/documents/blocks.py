@@ -18,7 +18,9 @@ from ..openapi import operation_block
 
 #: The ``integration`` of the host's own blocks: no integration can be named so.
 BUILTIN = "@docplatform"
-BUILTIN_TITLE = "Docplatform"
+#: The host's own blocks rendered on one page at most (they read no runtime, but each is
+#: rendered from its document).
+MAX_BUILTIN_BLOCKS = 100
 
 
 @dataclass(frozen=True)
@@ -107,9 +109,17 @@ class _WithBuiltins:
     def render(self, refs: list[BlockRef], place: BlockPlace) -> dict[int, str]:
         others = [ref for ref in refs if ref.integration != BUILTIN]
         shown = self.integrations.render(others, place) if others else {}
-        for ref in refs:
-            if ref.integration == BUILTIN:
-                shown[ref.index] = _builtin_html(ref, place)
+        specs: dict = {}  # each document read once per page
+        builtins = [ref for ref in refs if ref.integration == BUILTIN]
+        for count, ref in enumerate(builtins):
+            if count >= MAX_BUILTIN_BLOCKS:
+                shown[ref.index] = notice_html(
+                    f"A page shows at most {MAX_BUILTIN_BLOCKS} of these blocks; this one is "
+                    "left out.",
+                    title=operation_block.TITLE,
+                )
+            else:
+                shown[ref.index] = _builtin_html(ref, place, specs)
         return shown
 
     def act(self, ref: BlockRef, place: BlockPlace, data) -> str:
@@ -118,13 +128,13 @@ class _WithBuiltins:
         return self.integrations.act(ref, place, data)
 
 
-def _builtin_html(ref: BlockRef, place: BlockPlace) -> str:
+def _builtin_html(ref: BlockRef, place: BlockPlace, specs: dict | None = None) -> str:
     if ref.error:
         return notice_html(f"This block is not valid: {ref.error}.")
     if ref.block != operation_block.BLOCK_ID:
         return notice_html(f"There is no built-in block {ref.block!r}.")
     try:
-        return operation_block.operation_html(ref.props, place.space.organization_id)
+        return operation_block.operation_html(ref.props, place.space.organization_id, specs)
     except operation_block.Unavailable as missing:
         return notice_html(str(missing), title=operation_block.TITLE)
 

@@ -52,6 +52,11 @@ class OpenApiVersion(models.Model):
     number = models.PositiveIntegerField()
     content = models.TextField(help_text="The document's text as uploaded.")
     spec = models.JSONField(help_text="The document parsed.")
+    operations = models.JSONField(
+        default=list,
+        help_text="Its operations, [method, path, operationId, summary] each: the quick insert "
+        "menu's entries, read without the document.",
+    )
     format_version = models.CharField(max_length=20)
     size = models.PositiveIntegerField(help_text="Bytes of the text (UTF-8).")
     source_url = models.URLField(max_length=2000, blank=True)

@@ -14,7 +14,7 @@ from django.template.loader import render_to_string
 
 from ..markdown import render_markdown
 from . import selectors
-from .operations import operation_of, operations_list
+from .operations import operation_of
 
 BLOCK_ID = "openapi-operation"
 TITLE = "OpenAPI operation"
@@ -41,10 +41,14 @@ def _target(props: dict) -> tuple[str, str, str]:
     )
 
 
-def operation_html(props: dict, organization_id: str) -> str:
-    """The operation's HTML; Unavailable when the document or the operation is missing."""
+def operation_html(props: dict, organization_id: str, specs: dict | None = None) -> str:
+    """The operation's HTML; Unavailable when the document or the operation is missing.
+    ``specs`` keeps the documents read for the other blocks of the same page."""
     name, operation, operation_id = _target(props)
-    spec = selectors.latest_spec(organization_id, name)
+    specs = {} if specs is None else specs
+    if name not in specs:
+        specs[name] = selectors.latest_spec(organization_id, name)
+    spec = specs[name]
     if spec is None:
         raise Unavailable(f"The organization has no OpenAPI document named {name!r}.")
     found = operation_of(spec, operation=operation, operation_id=operation_id)
@@ -65,8 +69,8 @@ def operation_choices(organization_id: str) -> list[dict]:
     """The quick insert menu's entries: one per operation of the organization's documents,
     each with the props its block is inserted with."""
     choices = []
-    for name, spec in selectors.latest_specs(organization_id):
-        for method, path, operation_id, summary in operations_list(spec):
+    for name, operations in selectors.latest_operations(organization_id):
+        for method, path, operation_id, summary in operations:
             if len(choices) >= MAX_CHOICES:
                 return choices
             choices.append(

@@ -28,7 +28,7 @@ def versions_of(document: OpenApiDocument) -> QuerySet:
     return (
         OpenApiVersion.objects.filter(document=document)
         .select_related("uploaded_by")
-        .defer("content", "spec")
+        .defer("content", "spec", "operations")
     )
 
 
@@ -59,18 +59,18 @@ def latest_spec(organization_id: str, name: str) -> dict | None:
     )
 
 
-def latest_specs(organization_id: str):
-    """(name, parsed latest version) of each of the organization's documents, the most
-    recently published first."""
+def latest_operations(organization_id: str):
+    """(name, operations of its latest version) of each of the organization's documents,
+    the most recently published first."""
     documents = OpenApiDocument.objects.filter(organization_id=organization_id).order_by(
         "-updated_at"
     )
     for document in documents.only("id", "name"):
-        spec = (
+        operations = (
             OpenApiVersion.objects.filter(document=document)
             .order_by("-number")
-            .values_list("spec", flat=True)
+            .values_list("operations", flat=True)
             .first()
         )
-        if spec is not None:
-            yield document.name, spec
+        if operations is not None:
+            yield document.name, operations

@@ -13,6 +13,7 @@ from ..models import Organization
 from ..principals import is_machine
 from .fetching import fetch_document
 from .models import NAME_HELP, NAME_PATTERN, OpenApiDocument, OpenApiVersion
+from .operations import operations_list
 from .specs import parse_document
 
 
@@ -57,6 +58,7 @@ def openapi_publish(
             number=last + 1,
             content=text,
             spec=parsed.spec,
+            operations=[list(operation) for operation in operations_list(parsed.spec)],
             format_version=parsed.format_version,
             size=parsed.size,
             source_url=url or "",
