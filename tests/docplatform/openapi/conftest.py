@@ -16,12 +16,17 @@ from tests.docplatform.sites.conftest import (  # noqa: F401 - the sites' fixtur
 @pytest.fixture
 def document_server():
     """A real local HTTP server answering ``GET /<name>`` with the bodies set in ``served``
-    (``served["/spec.yaml"] = (200, "text")``); returns (its base URL, served)."""
+    (``served["/spec.yaml"] = (200, "text")``; a status of 0 never answers); returns (its
+    base URL, served)."""
     served: dict[str, tuple[int, str]] = {}
+    stopped = threading.Event()
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self):
             status, body = served.get(self.path, (404, "not here"))
+            if status == 0:  # a server that never answers, until the test is over
+                stopped.wait(10)
+                return
             data = body.encode()
             self.send_response(status)
             if 300 <= status < 400:
@@ -39,5 +44,6 @@ def document_server():
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}", served
     finally:
+        stopped.set()
         server.shutdown()
         server.server_close()

@@ -2,6 +2,8 @@
 or a URL, reading the list, a document and a version, by people and by installation tokens
 (``openapi:read``, ``openapi:write``)."""
 
+import time
+
 import pytest
 
 from docplatform.audit.models import AuditEntry
@@ -178,6 +180,12 @@ def test_a_document_is_fetched_from_a_url_when_its_network_is_allowed(
     settings.OPENAPI_MAX_BYTES = 100
     answer = admin.post(f"{OPENAPI}/", {"name": "pets", "url": f"{base}/spec.yaml"})
     assert "larger than 100 bytes" in errors(answer)["url"]
+    served["/silent"] = (0, "")
+    settings.OPENAPI_FETCH_TIMEOUT = 0.5
+    started = time.monotonic()
+    answer = admin.post(f"{OPENAPI}/", {"name": "pets", "url": f"{base}/silent"})
+    assert "timeout: no answer within 0.5 s" in errors(answer)["url"]
+    assert time.monotonic() - started < 3
     assert OpenApiVersion.objects.count() == 1
 
 
