@@ -14,7 +14,7 @@ from drf_spectacular.utils import (
     extend_schema,
     extend_schema_field,
 )
-from rest_framework import serializers, status
+from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -25,7 +25,7 @@ from ..api.permissions import ActsByRole
 from ..api.schema import service_errors
 from ..models import Organization
 from . import selectors, services
-from .models import NAME_HELP
+from .models import NAME_HELP, OpenApiDocument
 
 # --- Representations ------------------------------------------------------------------------
 
@@ -85,7 +85,9 @@ class OpenApiPublishInput(serializers.Serializer):
 # --- Endpoints ------------------------------------------------------------------------------
 
 
-class OrganizationOpenApi(APIView):
+class OrganizationOpenApi:
+    """The organization of the URL, for a caller who may do the method's action in it."""
+
     permission_classes = [ActsByRole]
     access_actions = {"GET": Action.READ}
     installation_scopes = {"GET": "openapi:read"}
@@ -97,20 +99,21 @@ class OrganizationOpenApi(APIView):
 
 
 @service_errors("name", "content", "url", methods=["post"])
-class OpenApiDocumentsApi(OrganizationOpenApi):
+class OpenApiDocumentsApi(OrganizationOpenApi, generics.ListAPIView):
     """The organization's OpenAPI documents by name (GET); a new version of one, the
     document made with its first (POST)."""
 
+    queryset = OpenApiDocument.objects.none()
+    serializer_class = OpenApiDocumentOutput
     access_actions = {"GET": Action.READ, "POST": Action.PUBLISH_OPENAPI}
     installation_scopes = {"GET": "openapi:read", "POST": "openapi:write"}
 
-    @extend_schema(
-        summary="List the organization's OpenAPI documents",
-        responses=OpenApiDocumentOutput(many=True),
-    )
-    def get(self, request, org):
-        documents = selectors.documents_of(self.organization())
-        return Response(OpenApiDocumentOutput(documents, many=True).data)
+    @extend_schema(summary="List the organization's OpenAPI documents")
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    def get_queryset(self):
+        return selectors.documents_of(self.organization())
 
     @extend_schema(
         summary="Publish a version of an OpenAPI document",
@@ -144,7 +147,7 @@ class OpenApiDocumentsApi(OrganizationOpenApi):
         return Response(OpenApiVersionOutput(version).data, status=status.HTTP_201_CREATED)
 
 
-class OpenApiDocumentApi(OrganizationOpenApi):
+class OpenApiDocumentApi(OrganizationOpenApi, APIView):
     """One OpenAPI document with its versions, the latest first."""
 
     @extend_schema(
@@ -155,7 +158,7 @@ class OpenApiDocumentApi(OrganizationOpenApi):
         return Response(OpenApiDocumentDetailOutput(document).data)
 
 
-class OpenApiVersionApi(OrganizationOpenApi):
+class OpenApiVersionApi(OrganizationOpenApi, APIView):
     """One version of an OpenAPI document with its content: by number, or ``latest``."""
 
     @extend_schema(

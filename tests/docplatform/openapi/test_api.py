@@ -57,7 +57,7 @@ def test_a_member_publishes_versions_and_everyone_in_the_organization_reads_them
     assert second.json()["number"] == 2 and second.json()["formatVersion"] == "3.1.0"
 
     reader = api_client(people["reader"])
-    listed = reader.get(f"{OPENAPI}/").json()
+    listed = reader.get(f"{OPENAPI}/").json()["results"]
     assert [(d["name"], d["latestVersion"], d["versionCount"]) for d in listed] == [("pets", 2, 2)]
     shown = reader.get(f"{OPENAPI}/pets/").json()
     assert [v["number"] for v in shown["versions"]] == [2, 1]
@@ -212,7 +212,7 @@ def test_an_installation_token_reads_with_openapi_read_and_publishes_with_openap
 ):
     api_client(org_admin).post(f"{OPENAPI}/", {"name": "pets", "content": PETSTORE_31})
     reader = token_with(["openapi:read"])
-    assert [d["name"] for d in reader.get(f"{OPENAPI}/").json()] == ["pets"]
+    assert [d["name"] for d in reader.get(f"{OPENAPI}/").json()["results"]] == ["pets"]
     assert reader.get(f"{OPENAPI}/pets/versions/latest/").json()["number"] == 1
     refused = reader.post(f"{OPENAPI}/", {"name": "pets", "content": PETSTORE_30})
     assert refused.status_code == 403
