@@ -71,6 +71,7 @@ class Action(StrEnum):
     COMMENT = "content.comment"
     REVIEW_CHANGE_REQUEST = "change_request.review"
     MERGE_CHANGE_REQUEST = "change_request.merge"
+    PUBLISH_OPENAPI = "openapi.publish"
 
 
 _EVERYONE = frozenset(ROLES)
@@ -88,6 +89,7 @@ TABLE: dict[Action, frozenset[str]] = {
     Action.COMMENT: _EDITORS,
     Action.REVIEW_CHANGE_REQUEST: _EDITORS,  # never their own (``changes.services``)
     Action.MERGE_CHANGE_REQUEST: _EDITORS,
+    Action.PUBLISH_OPENAPI: _EDITORS,
 }
 
 _WHAT = {
@@ -115,6 +117,7 @@ _WHAT = {
     Action.COMMENT: "comment on this space's pages",
     Action.REVIEW_CHANGE_REQUEST: "review change requests",
     Action.MERGE_CHANGE_REQUEST: "merge change requests",
+    Action.PUBLISH_OPENAPI: "publish its OpenAPI specifications",
 }
 
 

@@ -61,6 +61,11 @@ def _register_api_tags(register) -> None:
         r"spaces/[^/]+/change-requests/",
     )
     register(
+        "OpenAPI specifications",
+        "An organization's OpenAPI documents: their versions, content and publishing.",
+        r"orgs/[^/]+/openapi/",
+    )
+    register(
         "Git sync",
         "A space's Git connection, its syncs both ways and their history.",
         r"spaces/[^/]+/git/",

@@ -305,6 +305,7 @@ from .conversations.models import Conversation  # noqa: E402, F401
 from .documents.models import PagePresence  # noqa: E402, F401
 from .events.models import Delivery, DrainRequest, Event  # noqa: E402, F401
 from .gitsync.models import GitConnection, GitSync  # noqa: E402, F401
+from .openapi.models import OpenApiDocument, OpenApiVersion  # noqa: E402, F401
 from .sites.models import (  # noqa: E402, F401
     PageFeedback,
     SiteSpace,

@@ -34,6 +34,10 @@ class MachinePrincipal(Protocol):
         """The id of the installation it acts as in the organization (what it posts there
         belongs to that installation, such as conversations); None where it has none."""
 
+    def organizations(self):
+        """The organizations whose own resources (such as OpenAPI documents) it reaches, as
+        far as its scopes allow (a QuerySet of Organization)."""
+
 
 def is_machine(user) -> bool:
     return bool(getattr(user, "is_machine", False))

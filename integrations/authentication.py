@@ -12,6 +12,8 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 from rest_framework.permissions import BasePermission
 
+from docplatform.models import Organization
+
 from .models import Installation
 from .policies import installation_has_scope, scopes_awaiting_approval
 from .selectors import installation_by_api_token, sites_reachable_by, spaces_reachable_by
@@ -62,6 +64,10 @@ class InstallationPrincipal:
         if self.installation.organization_id == organization_id:
             return self.installation.pk
         return None
+
+    def organizations(self):
+        """The installation's organization, whatever its level."""
+        return Organization.objects.filter(pk=self.installation.organization_id)
 
 
 def is_installation(user) -> bool:

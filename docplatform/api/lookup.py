@@ -13,8 +13,12 @@ from ..principals import is_machine
 
 
 def organization_for(request, ref: str) -> Organization:
-    """One of the caller's organizations, by id or subdomain; 404 for any other."""
-    organization = organization_of_member(request.user, ref)
+    """One of the caller's organizations, by id or subdomain (a machine principal's: the
+    ones it reaches); 404 for any other."""
+    if is_machine(request.user):
+        organization = request.user.organizations().filter(Q(id=ref) | Q(subdomain=ref)).first()
+    else:
+        organization = organization_of_member(request.user, ref)
     if organization is None:
         raise Http404
     return organization

@@ -9,6 +9,7 @@ from ..changes import api as changes_api
 from ..comments import api as comments_api
 from ..conversations import api as conversations_api
 from ..gitsync import api as git_api
+from ..openapi import api as openapi_api
 from ..teams import api as teams_api
 from . import adaptive, event_types, organizations, page_restore, sites, spaces, tokens
 
@@ -52,6 +53,17 @@ urlpatterns = [
         "orgs/<orgref:org>/conversations/<id:conversation_id>/",
         conversations_api.ConversationDetailApi.as_view(),
         name="conversation",
+    ),
+    path("orgs/<orgref:org>/openapi/", openapi_api.OpenApiDocumentsApi.as_view(), name="openapi"),
+    path(
+        "orgs/<orgref:org>/openapi/<name:name>/",
+        openapi_api.OpenApiDocumentApi.as_view(),
+        name="openapi-document",
+    ),
+    path(
+        "orgs/<orgref:org>/openapi/<name:name>/versions/<str:version>/",
+        openapi_api.OpenApiVersionApi.as_view(),
+        name="openapi-version",
     ),
     path("event-types/", event_types.EventTypeListApi.as_view(), name="event-types"),
     path(

@@ -1,18 +1,26 @@
-"""Integration blocks in pages, through a provider the integrations' side registers (the host
-imports no plug-in app): the quick insert menu's entries for a space, and each inserted
-block rendered to HTML where a page is shown, or its action dispatched.
+"""Blocks in pages: the quick insert menu's entries for a space, and each inserted block
+rendered to HTML where a page is shown, or its action dispatched.
 
-A block is stored in the page's Markdown as a fenced code block (``docplatform.markdown``);
-the provider decides which installation renders it and how.
+A block is stored in the page's Markdown as a fenced code block (``docplatform.markdown``).
+Integration blocks go through a provider the integrations' side registers (the host imports
+no plug-in app), which decides which installation renders each and how. The host's own
+blocks (``BUILTIN``: the OpenAPI operation block) it renders itself, calling nothing.
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from django.utils.html import format_html
 
 from ..models import Space
+from ..openapi import operation_block
 from ..rendering import BlockRef
+
+#: The ``integration`` of the host's own blocks: no integration can be named so.
+BUILTIN = "@docplatform"
+#: The host's own blocks rendered on one page at most (they read no runtime, but each is
+#: rendered from its document).
+MAX_BUILTIN_BLOCKS = 100
 
 
 @dataclass(frozen=True)
@@ -25,6 +33,9 @@ class BlockChoice:
     title: str
     description: str
     icon_url: str | None = None
+    #: What the block is inserted with (the OpenAPI operation block: its document and
+    #: operation).
+    props: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -75,8 +86,61 @@ def register_provider(provider: BlockProvider) -> None:
     _provider[0] = provider
 
 
+class _WithBuiltins:
+    """The registered provider, with the host's own blocks rendered here."""
+
+    def __init__(self, integrations: BlockProvider):
+        self.integrations = integrations
+
+    def choices(self, space: Space, user) -> list[BlockChoice]:
+        builtins = [
+            BlockChoice(
+                integration=BUILTIN,
+                integration_title=operation_block.TITLE,
+                block=operation_block.BLOCK_ID,
+                title=choice["title"],
+                description=choice["description"],
+                props=choice["props"],
+            )
+            for choice in operation_block.operation_choices(space.organization_id)
+        ]
+        return builtins + self.integrations.choices(space, user)
+
+    def render(self, refs: list[BlockRef], place: BlockPlace) -> dict[int, str]:
+        others = [ref for ref in refs if ref.integration != BUILTIN]
+        shown = self.integrations.render(others, place) if others else {}
+        specs: dict = {}  # each document read once per page
+        builtins = [ref for ref in refs if ref.integration == BUILTIN]
+        for count, ref in enumerate(builtins):
+            if count >= MAX_BUILTIN_BLOCKS:
+                shown[ref.index] = notice_html(
+                    f"A page shows at most {MAX_BUILTIN_BLOCKS} of these blocks; this one is "
+                    "left out.",
+                    title=operation_block.TITLE,
+                )
+            else:
+                shown[ref.index] = _builtin_html(ref, place, specs)
+        return shown
+
+    def act(self, ref: BlockRef, place: BlockPlace, data) -> str:
+        if ref.integration == BUILTIN:
+            return _builtin_html(ref, place)  # it has no buttons: shown again as it is
+        return self.integrations.act(ref, place, data)
+
+
+def _builtin_html(ref: BlockRef, place: BlockPlace, specs: dict | None = None) -> str:
+    if ref.error:
+        return notice_html(f"This block is not valid: {ref.error}.")
+    if ref.block != operation_block.BLOCK_ID:
+        return notice_html(f"There is no built-in block {ref.block!r}.")
+    try:
+        return operation_block.operation_html(ref.props, place.space.organization_id, specs)
+    except operation_block.Unavailable as missing:
+        return notice_html(str(missing), title=operation_block.TITLE)
+
+
 def provider() -> BlockProvider:
-    return _provider[0]
+    return _WithBuiltins(_provider[0])
 
 
 def notice_html(message: str, *, title: str = "") -> str:

@@ -8,7 +8,7 @@ import docplatform.ids
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("docplatform", "0017_page_conditions"),
+        ("docplatform", "0018_openapi_documents"),
         ("integrations", "0012_release_channel"),
     ]
 

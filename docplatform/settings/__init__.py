@@ -14,6 +14,7 @@ concern, read in this order:
 - ``hosts``: the platform's, the integrations' and the sites' origins, visitor rates;
 - ``runtime``: the integration runtime;
 - ``gitsync``: Git sync of spaces;
+- ``openapi``: OpenAPI documents: their size, and the URLs they may be fetched from;
 - ``security``: login throttling, HTTPS and the Content-Security-Policy;
 - ``teams``: who may create an organization;
 - ``email``: outgoing e-mail (invitations) and how long an invitation lasts;
@@ -39,6 +40,7 @@ from .webhooks import *  # noqa: F403
 from .hosts import *  # noqa: F403
 from .runtime import *  # noqa: F403
 from .gitsync import *  # noqa: F403
+from .openapi import *  # noqa: F403
 from .security import *  # noqa: F403
 from .teams import *  # noqa: F403
 from .email import *  # noqa: F403

@@ -22,10 +22,9 @@ import posixpath
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urlsplit
 
+from docplatform_sdk import outbound
 from docplatform_sdk.addresses import parse_networks
 from docplatform_sdk.manifest.network import host_allowed, how_to_declare
-
-from . import outbound
 
 logger = logging.getLogger("integrations.runtime")
 

@@ -51,9 +51,10 @@ def test_readers_read_members_also_edit_and_create_spaces_admins_do_the_rest():
     assert (
         access.TABLE[Action.REVIEW_CHANGE_REQUEST]
         == access.TABLE[Action.MERGE_CHANGE_REQUEST]
+        == access.TABLE[Action.PUBLISH_OPENAPI]
         == {"admin", "member"}
     )
-    editors = {Action.EDIT_CONTENT, Action.CREATE_SPACE}
+    editors = {Action.EDIT_CONTENT, Action.CREATE_SPACE, Action.PUBLISH_OPENAPI}
     editors |= {Action.REVIEW_CHANGE_REQUEST, Action.MERGE_CHANGE_REQUEST}
     others = set(Action) - {Action.READ, Action.COMMENT} - editors
     assert all(access.TABLE[action] == {"admin"} for action in others)

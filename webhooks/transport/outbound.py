@@ -1,4 +1,4 @@
-"""Webhook deliveries' side of the one outbound guard (``integrations.runtime.outbound``):
+"""Webhook deliveries' side of the one outbound guard (``docplatform_sdk.outbound``):
 the networks, timeouts and connection pools come from the settings.
 
 ``WEBHOOK_ALLOWED_NETWORKS`` lifts the public-address rule for development and tests;
@@ -11,10 +11,9 @@ import functools
 from dataclasses import dataclass
 
 from django.conf import settings
+from docplatform_sdk import outbound
 from docplatform_sdk.addresses import parse_networks
-
-from integrations.runtime import outbound
-from integrations.runtime.outbound import SendError, Target, UnsafeURL
+from docplatform_sdk.outbound import SendError, Target, UnsafeURL
 
 __all__ = ["Response", "SendError", "Target", "UnsafeURL", "allowed_networks", "check_url", "post"]
 

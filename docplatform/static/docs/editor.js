@@ -1,6 +1,7 @@
 // The editor: a live preview rendered by the server (debounced), unsaved changes kept in this
 // browser (restored after a reload, a warning before the tab closes), and the quick insert
-// menu (Ctrl or Cmd + /, or the Insert button) that inserts an integration block at the cursor,
+// menu (Ctrl or Cmd + /, or the Insert button) that inserts a block at the cursor (an
+// integration's, or an OpenAPI operation of the organization's documents),
 // and who else has the page open (polled every 10 s, before anyone saves).
 (function () {
   "use strict";
@@ -222,7 +223,7 @@
   }
   function insert(block) {
     var fence = "```block\n" + JSON.stringify({
-      integration: block.integration, block: block.block, key: randomKey(), props: {},
+      integration: block.integration, block: block.block, key: randomKey(), props: block.props || {},
     }) + "\n```\n";
     var before = body.value.slice(0, cursor.start);
     var after = body.value.slice(cursor.end);

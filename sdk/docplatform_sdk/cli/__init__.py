@@ -14,6 +14,7 @@ over its REST API (nothing here imports Django):
                                      payload; --space ID) and wait for the delivery
     tail [NAME]                      follow the logs (--installation, --since, --no-follow)
     unpublish NAME [--version V]     a version, or the integration when nothing is installed
+    openapi publish NAME FILE        a new version of an OpenAPI document (--organization ORG)
 
 Exit codes: 0 done, 1 refused (by the checker, the platform or the token), 2 a usage error.
 ``manage.py integration`` shares the arguments and helpers of ``new`` and ``check``.
@@ -23,7 +24,7 @@ import argparse
 import signal
 import sys
 
-from . import account, dev, folder, installing, logs, publishing, trigger
+from . import account, dev, folder, installing, logs, openapi, publishing, trigger
 from .errors import EXIT_OK, EXIT_REFUSED, EXIT_USAGE, Refused, UsageError
 from .folder import (
     add_new_arguments,
@@ -59,7 +60,7 @@ def parser() -> argparse.ArgumentParser:
         description="Write, check, publish, install and follow docplatform integrations.",
     )
     actions = root.add_subparsers(dest="action", required=True, metavar="ACTION")
-    for commands in (account, folder, publishing, installing, dev, trigger, logs):
+    for commands in (account, folder, publishing, installing, dev, trigger, logs, openapi):
         commands.add_parsers(actions)
     return root
 

@@ -1,5 +1,6 @@
 """Outbound HTTP that cannot be turned against the platform's own network (SSRF): the one
-guard of webhook deliveries and of integration code's ``context.fetch`` (DESIGN.md).
+guard of webhook deliveries, of integration code's ``context.fetch`` (DESIGN.md) and of the
+OpenAPI documents the platform fetches from a URL (``docplatform.openapi.fetching``).
 
 A URL must be http or https without credentials; its host is resolved once and every address
 must be public (not loopback, private, link-local, CGNAT, multicast, reserved, unspecified,
@@ -10,7 +11,8 @@ environment are ignored, and an attempt ends at an absolute deadline whatever th
 ``DeadlineSocket`` gives every send and receive only the time left, so a receiver that drips
 its headers or body a byte at a time is cut when the deadline passes.
 
-Pure Python (standard library and urllib3): the runtime host imports it, so no Django here.
+Pure Python (standard library and urllib3): the runtime host and the platform both import it
+(as they do ``addresses``), so no Django here.
 """
 
 import contextlib
@@ -25,9 +27,10 @@ from urllib.parse import urlsplit
 
 import certifi
 import urllib3
-from docplatform_sdk.addresses import Address, Network, address_refusal
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+
+from .addresses import Address, Network, address_refusal
 
 
 class UnsafeURL(Exception):
