@@ -11,8 +11,9 @@ first (a conversation's words: no page holds them all).
 A site's search never shows a visitor what adaptive content hides from them: a page whose
 condition does not hold for their claims is never a hit, and a page with adaptive sections is a
 hit only when the text they see of it (its title and the sections shown to them) matches, so a
-hidden section's words neither find a page nor appear in a snippet. The organization's people
-(conversations) see every page and section."""
+hidden section's words neither find a page nor appear in a snippet. Likewise a block's fence
+(its integration, block and props, JSON no reader sees) never makes a page a hit. The
+organization's people (conversations) see every page and section."""
 
 import html
 import re
@@ -90,15 +91,19 @@ def spaces_search(
         found = _contains_every_word(pages, words)
     hits = []
     for page in found[:MAX_SCANNED]:
+        if claims is not None and not page_shown(page.condition, claims):
+            continue
         document = page_document(page)
         if claims is None:
             seen = document.selected({section.index for section in document.sections})
-        elif not page_shown(page.condition, claims):
-            continue
         else:
             seen = for_visitor(document, claims)
-            if document.sections and not _matches(f"{page.title}\n{_text(seen)}", query, words):
-                continue  # it matched only in what this visitor may not see
+        if (
+            at_least is None
+            and (document.sections or document.blocks)
+            and not _matches(f"{page.title}\n{_text(seen)}", query, words)
+        ):
+            continue  # it matched only in what is not shown: a hidden section, a block's fence
         hits.append(SearchHit(spaces[page.revision.space_id], page, _snippet(seen, words)))
         if len(hits) == limit:
             break

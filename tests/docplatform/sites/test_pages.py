@@ -126,6 +126,18 @@ def test_search_finds_the_current_pages_of_the_listed_spaces(
     assert "Type words" in text_of(visitor.get(f"/{site.pk}/search"))
 
 
+def test_search_never_finds_a_page_by_its_blocks_fence(visitor, site, handbook):
+    fence = block_fence(
+        integration="weather", block="forecast", key="k1", props={"city": "Zanzibar"}
+    )
+    pages = [*HANDBOOK, {"path": "trips", "title": "Trips", "body": f"Pack light.\n\n{fence}"}]
+    space_content_update(space=handbook, pages=pages)
+    assert "No page holds “zanzibar”." in text_of(visitor.get(f"/{site.pk}/search?q=zanzibar"))
+    assert "No page holds" in text_of(visitor.get(f"/{site.pk}/search?q=forecast"))
+    found = text_of(visitor.get(f"/{site.pk}/search?q=pack"))
+    assert f'href="/{site.pk}/{handbook.pk}/trips">Trips</a>' in found
+
+
 def test_a_search_too_long_is_refused_naming_q(visitor, site):
     response = visitor.get(f"/{site.pk}/search", {"q": "word " * 50})
     assert response.status_code == 400
