@@ -266,19 +266,27 @@ def test_the_delivery_page_shows_each_attempts_request_and_response(admin_client
 def test_the_delivery_page_shows_a_standard_webhooks_signature_too(admin_client, hook):
     delivery = finished(webhook_ping_send(user=OPERATOR, installation=hook), "succeeded")
     signature = "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4="
+    service = "t=1700000000,v1=" + "ab" * 32
     DeliveryAttempt.objects.create(
         delivery=delivery,
         started_at=timezone.now(),
         url=hook.configuration["url"],
-        request_headers={"webhook-id": str(delivery.event_uuid), "webhook-signature": signature},
+        request_headers={
+            "webhook-id": str(delivery.event_uuid),
+            "webhook-signature": signature,
+            "X-Service-Signature": service,
+        },
         number=1,
         duration_ms=12,
         status_code=204,
         outcome="succeeded",
     )
     page = admin_client.get(url("delivery", hook, delivery.pk)).content.decode()
-    shown = page.split('class="signature"', 1)[1].split("</p>", 1)[0]
-    assert "<code>webhook-signature</code>" in shown and signature in shown
+    service_shown, standard_shown = (
+        part.split("</p>", 1)[0] for part in page.split('class="signature"')[1:]
+    )
+    assert "<code>X-Service-Signature</code>" in service_shown and service in service_shown
+    assert "<code>webhook-signature</code>" in standard_shown and signature in standard_shown
 
 
 def test_an_attempt_without_recorded_headers_says_so(admin_client, hook):
