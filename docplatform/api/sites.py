@@ -97,6 +97,10 @@ class EventOutput(serializers.Serializer):
     space = serializers.CharField(source="space_id", allow_null=True)
     site = serializers.CharField(source="site_id", allow_null=True)
     payload = serializers.JSONField(help_text="The event's fields.")
+    test = serializers.BooleanField(
+        help_text="A sample event (`trigger`, Send test event) with made-up data, fired to one "
+        "installation alone: never replayed nor sent to another installation."
+    )
     createdAt = serializers.DateTimeField(source="created_at")
 
 

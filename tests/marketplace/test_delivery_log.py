@@ -371,9 +371,11 @@ def test_the_sample_payload_preview(admin_client, site_hook, acme_space, acme_si
     assert response.status_code == 200
     sample = response.json()
     assert sample["siteId"] == acme_site.pk and sample["spaceId"] == acme_space.pk
-    assert list(sample)[:3] == ["type", "eventId", "installationId"]  # as the body has them
+    # As the body has them, a test event's "test": true included.
+    assert list(sample)[:4] == ["type", "eventId", "installationId", "test"]
     assert sample["type"] == "page_feedback" and sample["installationId"] == site_hook.pk
-    assert set(sample) - {"type", "eventId", "installationId"} == {
+    assert sample["test"] is True
+    assert set(sample) - {"type", "eventId", "installationId", "test"} == {
         "siteId",
         "spaceId",
         "pageId",
@@ -414,6 +416,7 @@ def test_a_test_event_reaches_this_installation_alone(
         "type": "space_content_updated",
         "eventId": str(delivery.event_uuid),
         "installationId": hook.pk,
+        "test": True,
         "spaceId": acme_space.pk,
         "revisionId": "rEvIsIoN0sample00001",
     }
