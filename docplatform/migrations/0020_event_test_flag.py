@@ -4,15 +4,17 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('docplatform', '0015_change_request_comments'),
+        ("docplatform", "0015_change_request_comments"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='event',
-            name='test',
-            field=models.BooleanField(default=False, help_text='A sample event (``trigger``, Send test event) fired to one installation alone: its body carries ``"test": true``, and it is never replayed nor delivered to another installation.'),
+            model_name="event",
+            name="test",
+            field=models.BooleanField(
+                default=False,
+                help_text='A sample event (``trigger``, Send test event) fired to one installation alone: its body carries ``"test": true``, and it is never replayed nor delivered to another installation.',
+            ),
         ),
     ]

@@ -26,9 +26,9 @@ WEBHOOK_SENDERS = env_positive(int, "WEBHOOK_SENDERS", 200)
 # URL takes no more senders than this; what is over it waits (postponed), it does not fail.
 WEBHOOK_RECEIVER_CONCURRENCY = env_positive(int, "WEBHOOK_RECEIVER_CONCURRENCY", 10)
 # Where the limits per endpoint (its configuration's max_in_flight and max_per_second, and a
-# 429's Retry-After for an endpoint that opted in), held across every worker process and machine, live: a redis:// URL, or
-# "database" (a table, its rows locked). By default the broker's Redis when the broker is Redis,
-# else the database (webhooks/transport/limits.py).
+# 429's Retry-After for an endpoint that opted in), held across every worker process and
+# machine, live: a redis:// URL, or "database" (a table, its rows locked). By default the
+# broker's Redis when the broker is Redis, else the database (webhooks/transport/limits.py).
 _REDIS = ("redis://", "rediss://")
 WEBHOOK_LIMITS_URL = env.str(
     "WEBHOOK_LIMITS_URL",

@@ -4,15 +4,17 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('integrations', '0012_release_channel'),
+        ("integrations", "0012_release_channel"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='integrationlog',
-            name='test',
-            field=models.BooleanField(default=False, help_text='The event was a sample one (``"test": true``: trigger, Send test event).'),
+            model_name="integrationlog",
+            name="test",
+            field=models.BooleanField(
+                default=False,
+                help_text='The event was a sample one (``"test": true``: trigger, Send test event).',
+            ),
         ),
     ]

@@ -47,11 +47,11 @@ def test_a_triggered_event_is_a_test_in_the_events_api_and_the_logs(
     )
     author = Author(tmp_path / "home")
     token = api_token_create(user=org_admin, name="laptop")[1]
-    assert author.run("login", "--api", f"{live_server.url}/api/v1", "--token", token).returncode == 0
-
-    sent = author.run(
-        "trigger", "space_content_updated", "--name", "flagged", "--space", space.pk
+    assert (
+        author.run("login", "--api", f"{live_server.url}/api/v1", "--token", token).returncode == 0
     )
+
+    sent = author.run("trigger", "space_content_updated", "--name", "flagged", "--space", space.pk)
     assert sent.returncode == 0, sent.stdout + sent.stderr
     assert re.search(r"delivery \d+ succeeded", sent.stdout), sent.stdout
     space_content_update(space=space, pages=[{"path": "p", "title": "P"}])  # a real event

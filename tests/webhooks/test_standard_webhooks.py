@@ -14,10 +14,9 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
+from docplatform_sdk.receiver import SignatureMismatch, verify_signature
 from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
-
-from docplatform_sdk.receiver import SignatureMismatch, verify_signature
 
 from docplatform.events.models import Delivery
 from docplatform.services import space_content_update

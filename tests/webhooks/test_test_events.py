@@ -18,8 +18,8 @@ from django.utils import timezone
 from docplatform.events.models import Delivery, Event
 from docplatform.events.outbox import deliveries_add
 from docplatform.services import space_content_update
-from tests.api_helpers import API, api_client
 from integrations.services.installations import installation_create
+from tests.api_helpers import API, api_client
 from tests.conftest import wait_until
 from tests.factories import IntegrationFactory
 from webhooks.models import Replay
@@ -87,7 +87,8 @@ def test_a_replay_never_sends_a_test_event(hooks, space, receiver, org_admin):
         asked = client.post(f"{API}/installations/{hooks['a'].pk}/webhook/replays/", body)
         assert asked.status_code == 202, asked.json()
         assert asked.json()["found"] == found  # never another's test event, nor its own
-        wait_until(lambda pk=asked.json()["id"]: Replay.objects.get(pk=pk).status == "done")
+        replay = Replay.objects.filter(pk=asked.json()["id"])
+        wait_until(lambda replay=replay: replay.get().status == "done")
     receiver.wait_for(4)
     settled()
     replayed = bodies(receiver, "/a")[3:]
@@ -104,9 +105,7 @@ def test_a_replay_never_sends_a_test_event(hooks, space, receiver, org_admin):
     assert not Delivery.objects.filter(event=others, installation=hooks["a"]).exists()
 
 
-def test_a_redelivery_sends_a_test_event_to_its_own_installation_alone(
-    hooks, receiver, org_admin
-):
+def test_a_redelivery_sends_a_test_event_to_its_own_installation_alone(hooks, receiver, org_admin):
     first, _ = send_test_events(org_admin, hooks["a"])
     receiver.wait_for(2)
     settled()

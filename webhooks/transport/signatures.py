@@ -68,9 +68,7 @@ def signatures_sent(request_headers: dict) -> list[tuple[str, str]]:
     between attempts); none: unsigned."""
     by_name = {name.lower(): (name, value) for name, value in request_headers.items()}
     return [
-        by_name[header.lower()]
-        for header in SIGNATURE_HEADER.values()
-        if header.lower() in by_name
+        by_name[header.lower()] for header in SIGNATURE_HEADER.values() if header.lower() in by_name
     ]
 
 
