@@ -24,6 +24,12 @@ class MachinePrincipal(Protocol):
     def scope_refusal(self, scope: str) -> str:
         """Why the caller may not use ``scope``, in a sentence for the 403."""
 
+    def within(self, scope: str) -> "MachinePrincipal":
+        """The caller narrowed to a request that uses ``scope`` (it ``has_scope``): its
+        ``spaces`` and ``sites`` are then what it reaches with that scope (a caller acting
+        for several installations reaches, per scope, those of the installations granted
+        it)."""
+
     def spaces(self):
         """The spaces it reaches (a QuerySet of Space)."""
 

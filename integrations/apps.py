@@ -53,6 +53,12 @@ def _register_api_tags(register) -> None:
         r"installation/",
     )
     register(
+        "Integration token",
+        "For integration code with its integration token: the installations it acts on, each "
+        "within that installation's granted scopes.",
+        r"integration/",
+    )
+    register(
         "Deliveries",
         "Each event's delivery to an installation, and redelivery.",
         r"deliveries/",

@@ -62,11 +62,17 @@ def environment_for(version: IntegrationVersion, installation: Installation | No
     For a space or site installation, ``installation`` is its organization installation and
     ``spaceInstallation``/``siteInstallation`` the local one; a site installation's calls
     also say which site (``site``: ``_site_part``).
+
+    ``apiTokens.integration`` is the running version's integration token (``dpn_…``), in every
+    call, with an installation or without (the integration's public endpoint): it acts for
+    the integration on every installation of it, each within its granted scopes
+    (``authentication.IntegrationPrincipal``), and works while that version runs.
+    ``apiTokens.installation`` is the installation's own token, when there is one.
     """
     integration = version.integration
     environment = {
         "apiEndpoint": settings.PLATFORM_URL + "/api/v1",
-        "apiTokens": {"integration": None},
+        "apiTokens": {"integration": version.api_token or None},
         "integration": {
             "name": integration.name,
             "version": version.number,

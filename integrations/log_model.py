@@ -42,6 +42,10 @@ class IntegrationLog(models.Model):
     )
     version = models.PositiveIntegerField(null=True, blank=True)
     event = models.CharField(max_length=64, blank=True, help_text="The event type, if any.")
+    test = models.BooleanField(
+        default=False,
+        help_text='The event was a sample one (``"test": true``: trigger, Send test event).',
+    )
     request = models.CharField(
         max_length=500, blank=True, help_text='"GET /path" (no query), or what was rendered.'
     )

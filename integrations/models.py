@@ -8,7 +8,7 @@ from django.db import models
 
 from docplatform.crypto import EncryptedJSONField
 from docplatform.ids import new_id
-from docplatform.models import Organization
+from docplatform.models import Organization, hash_token
 
 from .log_model import IntegrationLog  # noqa: F401 - every model of the app is importable here
 
@@ -92,11 +92,21 @@ class Integration(models.Model):
 class IntegrationVersion(models.Model):
     """One published state of an integration, on the release channel (``publish``) or the
     development channel (``dev``). Immutable once written: being released is the
-    integration's (``Integration.released_version``), not the version's."""
+    integration's (``Integration.released_version``), not the version's.
+
+    Each version has its own *integration token* (``dpn_…``), made when it is written: the
+    token acting for the integration itself on every installation of it, each within its
+    granted scopes (``authentication.IntegrationPrincipal``), handed to its code as
+    ``environment.apiTokens.integration`` in the signed runtime envelope only. It is stored
+    as its SHA-256 (looked up by it) and encrypted (for the envelope), as installation tokens
+    are; a new version brings a new one, and a version's token works only while that version
+    runs (``selectors.integration_version_by_api_token``)."""
 
     class Channel(models.TextChoices):
         RELEASE = "release", "Release"
         DEVELOPMENT = "development", "Development"
+
+    TOKEN_PREFIX = "dpn_"  # noqa: S105 - a prefix, not a secret
 
     id = models.CharField(primary_key=True, max_length=32, default=new_id, editable=False)
     integration = models.ForeignKey(Integration, on_delete=models.CASCADE, related_name="versions")
@@ -123,6 +133,13 @@ class IntegrationVersion(models.Model):
         max_length=64, blank=True, help_text="SHA-256 of the bundle: the runtime checks it."
     )
     secrets = EncryptedJSONField(default=dict, blank=True)
+    api_token_hash = models.CharField(
+        max_length=64,
+        unique=True,
+        editable=False,
+        help_text="The integration token's SHA-256.",
+    )
+    api_token = EncryptedJSONField(default="", blank=True, editable=False)
     published_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -144,6 +161,9 @@ class IntegrationVersion(models.Model):
     def save(self, *args, **kwargs):
         if not self._state.adding:
             raise ValidationError("An integration version is immutable: publish a new one.")
+        if not self.api_token_hash:
+            raw = self.TOKEN_PREFIX + secrets.token_urlsafe(32)
+            self.api_token, self.api_token_hash = raw, hash_token(raw)
         super().save(*args, **kwargs)
 
     @property

@@ -11,7 +11,14 @@ from docplatform.models import Site, Space, hash_token
 from docplatform.queries import Prepared, stand_in
 
 from . import configuration as config_rules
-from .models import ComponentState, Installation, Integration, IntegrationLog, OAuthState
+from .models import (
+    ComponentState,
+    Installation,
+    Integration,
+    IntegrationLog,
+    IntegrationVersion,
+    OAuthState,
+)
 from .policies import (
     is_paused,
     visible_integrations_q,
@@ -53,6 +60,35 @@ def installations_visible_to(user) -> QuerySet:
     """Installations of the user's organizations (any role reads them): nobody sees another
     organization's."""
     return Installation.objects.filter(organization_id__in=member_organization_ids(user))
+
+
+def integration_installations(integration: Integration) -> list[Installation]:
+    """Every installation of ``integration``, in every organization, but those paused
+    (``policies.is_paused``: an installation token of theirs is refused too): what its
+    integration token acts on."""
+    installations = Installation.objects.filter(integration=integration).select_related(
+        "integration", "organization", "parent"
+    )
+    return [installation for installation in installations if not is_paused(installation)]
+
+
+def integration_version_by_api_token(raw: str) -> IntegrationVersion | None:
+    """The version an integration token belongs to, while that version runs: the
+    integration's released version or its development version. A version released (or put on
+    the development channel) after it takes its place, and its token stops working at that
+    moment; None for that, and for an unknown token."""
+    version = (
+        IntegrationVersion.objects.select_related("integration")
+        .defer("bundle", "listing")
+        .filter(api_token_hash=hash_token(raw))
+        .first()
+    )
+    if version is None:
+        return None
+    integration = version.integration
+    if version.pk not in (integration.released_version_id, integration.development_version_id):
+        return None
+    return version
 
 
 def published_integration(name: str) -> Integration | None:

@@ -31,7 +31,7 @@ from webhooks.services.sample_events import (
     sample_event_type_check,
     webhook_test_event_send,
 )
-from webhooks.transport.signatures import signature_sent
+from webhooks.transport.signatures import signatures_sent
 
 from .delivery_forms import DeliveryFilterForm, ReplayForm, ResendFailedForm, TestEventForm
 from .installation_views import InstallationPageMixin
@@ -168,7 +168,7 @@ class DeliveryDetailView(DeliveryLogMixin, OrganizationView):
                     {
                         "attempt": attempt,
                         "request_headers": sorted(attempt.request_headers.items()),
-                        "signature": signature_sent(attempt.request_headers),
+                        "signatures": signatures_sent(attempt.request_headers),
                         "response_headers": sorted(attempt.response_headers.items()),
                     }
                     for attempt in reversed(attempts)  # the latest first

@@ -257,7 +257,8 @@ def replay_events(
 ) -> QuerySet:
     """The events fired in [since, until) that the installation should have received, oldest
     first: of the types it forwards now (switched on, with their scope: as a test event's),
-    in its space or site, fired since it was installed; of these, those it did not get (no
+    in its space or site, fired since it was installed, never a test event (``trigger``'s,
+    Send test event's: fired to one installation alone); of these, those it did not get (no
     delivery, or one cancelled or failed) or, with ``include_delivered``, those it got too.
     Never one whose delivery is in progress."""
     types = [
@@ -271,6 +272,7 @@ def replay_events(
     deliveries = Delivery.objects.filter(event=OuterRef("pk"), installation=installation)
     events = Event.objects.filter(
         organization_id=installation.organization_id,
+        test=False,  # a sample event stays with the installation it was fired to
         type__in=types,
         created_at__gte=max(since, installation.created_at),
         created_at__lt=until,

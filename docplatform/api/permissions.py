@@ -19,9 +19,10 @@ class IsPerson(BasePermission):
 
 
 class IsPersonOrScopedInstallation(BasePermission):
-    """People, or a machine principal (an installation token) that acts with the scope the
-    view names for the request's method in ``installation_scopes`` (e.g. ``{"GET":
-    "space:content:read"}``)."""
+    """People, or a machine principal (an installation or integration token) that acts with
+    the scope the view names for the request's method in ``installation_scopes`` (e.g.
+    ``{"GET": "space:content:read"}``); the principal is then narrowed to that scope
+    (``MachinePrincipal.within``), so what it looks up is what it reaches with it."""
 
     def has_permission(self, request, view):
         if not is_machine(request.user):
@@ -34,6 +35,7 @@ class IsPersonOrScopedInstallation(BasePermission):
         if not request.user.has_scope(scope):
             self.message = request.user.scope_refusal(scope)
             return False
+        request.user = request.user.within(scope)
         return True
 
 

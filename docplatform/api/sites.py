@@ -127,6 +127,10 @@ class EventOutput(serializers.Serializer):
         help_text="The event's fields (never a visitor's claims: only installations granted "
         "site:visitor:claims receive them)."
     )
+    test = serializers.BooleanField(
+        help_text="A sample event (`trigger`, Send test event) with made-up data, fired to one "
+        "installation alone: never replayed nor sent to another installation."
+    )
     createdAt = serializers.DateTimeField(source="created_at")
 
     def get_payload(self, event) -> dict:

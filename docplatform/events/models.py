@@ -47,6 +47,12 @@ class Event(models.Model):
         help_text="The W3C trace context of what fired it (tracing on): its deliveries continue "
         "that trace.",
     )
+    test = models.BooleanField(
+        default=False,
+        help_text="A sample event (``trigger``, Send test event) fired to one installation "
+        'alone: its body carries ``"test": true``, and it is never replayed nor delivered to '
+        "another installation.",
+    )
 
     class Meta:
         app_label = "docplatform"

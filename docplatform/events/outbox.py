@@ -37,16 +37,27 @@ ENQUEUE_EVENT_TASK = "docplatform.tasks.enqueue_event_deliveries"
 
 
 def fire(
-    event_type: str, *, organization, space=None, site=None, installation=None, **fields
+    event_type: str,
+    *,
+    organization,
+    space=None,
+    site=None,
+    installation=None,
+    test: bool = False,
+    **fields,
 ) -> Event:
     """Record an event and its deliveries in the current transaction; queue them after commit.
 
     ``fields`` are the payload's, as the catalogue defines them for ``event_type``.
     ``installation`` addresses the event (a setup event, a ping) to that one installation;
-    other events go to every recipient the routers find. With ``EVENT_PAYLOAD_CHECKS`` on
+    other events go to every recipient the routers find. ``test``: a sample event (made-up
+    data), which must be addressed to one installation and stays that installation's alone
+    (``Event.test``). With ``EVENT_PAYLOAD_CHECKS`` on
     (tests, DEBUG), a payload that does not match its schema raises EventPayloadInvalid
     before anything is written.
     """
+    if test and installation is None:
+        raise ValueError("a test event is addressed to one installation")
     payload = catalogue_payload(event_type, **fields)
     if settings.EVENT_PAYLOAD_CHECKS:
         payload_check(event_type, payload)
@@ -57,6 +68,7 @@ def fire(
         site=site,
         payload=payload,
         traceparent=traceparent_now(),  # its deliveries continue this trace (tracing on)
+        test=test,
     )
     deliveries = _deliveries(event, installation)
     event_insert(event, deliveries)
@@ -68,11 +80,14 @@ def fire(
 
 def payload_for(event: Event, delivery: Delivery) -> dict:
     """The JSON body an installation receives for one delivery: the visitor's claims only
-    for an installation that may read them (``registry.reads_visitor_claims``)."""
+    for an installation that may read them (``registry.reads_visitor_claims``); a test event's
+    carries ``"test": true`` (the others carry no ``test``: the specification's body, as it
+    was)."""
     payload = {
         "type": event.type,
         "eventId": str(delivery.event_uuid),
         "installationId": delivery.installation_id,
+        **({"test": True} if event.test else {}),
         **event.payload,
     }
     if _has_claims(payload) and not reads_visitor_claims(delivery.installation_id):
@@ -271,9 +286,16 @@ def deliveries_add(consumer: str, additions: list[tuple[str, str, uuid.UUID]]) -
     """Make deliveries of events already fired: each (event id, installation id, event_uuid)
     a delivery to that installation with that eventId, taken by ``consumer``, in the caller's
     transaction and queued after commit as ``fire``'s are. What exists already for that
-    (event, installation) or that event_uuid is left alone. Returns the ids of the
+    (event, installation) or that event_uuid is left alone, and so is a test event: it stays
+    with the one installation it was fired to (``Event.test``). Returns the ids of the
     deliveries that now carry the given event_uuids (made now, or by an earlier call with
     the same ones), in the order given."""
+    tests = set(
+        Event.objects.filter(
+            pk__in={event_id for event_id, _, _ in additions}, test=True
+        ).values_list("pk", flat=True)
+    )
+    additions = [addition for addition in additions if addition[0] not in tests]
     if not additions:
         return []
     drained = consumer_named(consumer).drain_task_name is not None

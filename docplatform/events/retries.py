@@ -12,6 +12,10 @@ first attempt); else failed. Consumers never count retries nor compute delays th
 The schedule is the webhook specification's: the consumer's base delay times 1, 2, 4 (2^(n-1)
 after attempt n), each times a uniform factor in [1 - ``JITTER``, 1 + ``JITTER``], so that
 deliveries failing together (a receiver or the runtime host down) do not come back together.
+It holds whatever the other side says (a 429's ``Retry-After`` included): only a consumer
+whose recipient opted in to being waited for as it asks passes ``asked`` (seconds), which then
+replaces the schedule's delay for that retry; the retry still counts as one of the
+``MAX_RETRIES``.
 """
 
 import random
@@ -55,16 +59,18 @@ def settle_result(
     done: str = "",
     duration_ms: int | None = None,
     log=(),
+    asked: float | None = None,
 ) -> Result:
     """The delivery's ``Result`` after attempt number ``attempts`` came to ``outcome``:
     ``done`` is the outcome text of a succeeded (or failed) delivery, ``error`` the failure's
-    reason; a retry comes after ``retry_delay(base_delay, attempts)``."""
+    reason; a retry comes after ``retry_delay(base_delay, attempts)``, or after ``asked``
+    seconds when the consumer passes the wait its recipient asked for and opted in to."""
     settled = settle_outcome(outcome, attempts)
     if settled == SUCCEEDED:
         return Result.succeeded(outcome=done, attempts=attempts, duration_ms=duration_ms, log=log)
     if settled == RETRY:
         return Result.retry(
-            retry_in=retry_delay(base_delay, attempts),
+            retry_in=retry_delay(base_delay, attempts) if asked is None else asked,
             error=error,
             attempts=attempts,
             duration_ms=duration_ms,

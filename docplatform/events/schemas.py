@@ -68,6 +68,12 @@ def body_schema(event: EventType) -> dict:
                 "minLength": 1,
                 "description": "The installation receiving it.",
             },
+            "test": {
+                "type": "boolean",
+                "const": True,
+                "description": "Present on a sample event (`trigger`, Send test event) alone: "
+                "made-up data, sent to this installation only.",
+            },
             **fields["properties"],
         },
         "required": ["type", "eventId", "installationId", *fields["required"]],

@@ -8,6 +8,9 @@ from .environment import env, env_networks, env_number, env_positive
 
 # The base of the retry schedule: retries after 1x, 2x and 4x this, each +/-10 %.
 WEBHOOK_RETRY_BASE_DELAY = env_number(float, "WEBHOOK_RETRY_BASE_DELAY", 1.0)
+# The longest a 429's Retry-After is waited for (seconds), by an endpoint that opted in to it
+# (its setting retry_after); the others keep to the schedule whatever a 429 says.
+WEBHOOK_RETRY_AFTER_MAX = env_positive(float, "WEBHOOK_RETRY_AFTER_MAX", 60.0)
 WEBHOOK_CONNECT_TIMEOUT = env_positive(float, "WEBHOOK_CONNECT_TIMEOUT", 3.0)
 WEBHOOK_RESPONSE_TIMEOUT = env_positive(float, "WEBHOOK_RESPONSE_TIMEOUT", 10.0)
 # Fresh deliveries go out in batches (a drain task claims up to this many at once and POSTs
@@ -23,9 +26,9 @@ WEBHOOK_SENDERS = env_positive(int, "WEBHOOK_SENDERS", 200)
 # URL takes no more senders than this; what is over it waits (postponed), it does not fail.
 WEBHOOK_RECEIVER_CONCURRENCY = env_positive(int, "WEBHOOK_RECEIVER_CONCURRENCY", 10)
 # Where the limits per endpoint (its configuration's max_in_flight and max_per_second, and a
-# 429's Retry-After), held across every worker process and machine, live: a redis:// URL, or
-# "database" (a table, its rows locked). By default the broker's Redis when the broker is Redis,
-# else the database (webhooks/transport/limits.py).
+# 429's Retry-After for an endpoint that opted in), held across every worker process and
+# machine, live: a redis:// URL, or "database" (a table, its rows locked). By default the
+# broker's Redis when the broker is Redis, else the database (webhooks/transport/limits.py).
 _REDIS = ("redis://", "rediss://")
 WEBHOOK_LIMITS_URL = env.str(
     "WEBHOOK_LIMITS_URL",

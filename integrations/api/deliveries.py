@@ -29,6 +29,11 @@ class DeliveryOutput(serializers.Serializer):
     id = serializers.IntegerField()
     eventId = serializers.UUIDField(source="event_uuid", help_text="The payload's eventId.")
     type = serializers.CharField(source="event.type")
+    test = serializers.BooleanField(
+        source="event.test",
+        help_text="A sample event's delivery (`trigger`, Send test event): made-up data, sent "
+        "to this installation alone.",
+    )
     installation = serializers.CharField(source="installation_id")
     consumer = serializers.ChoiceField(choices=consumer_names())
     status = serializers.ChoiceField(choices=Delivery.Status.choices)

@@ -97,6 +97,9 @@ class LogLineOutput(serializers.Serializer):
     version = serializers.IntegerField(allow_null=True)
     kind = serializers.ChoiceField(choices=IntegrationLog.Kind.values)
     event = serializers.SerializerMethodField(help_text="The event type, or null.")
+    test = serializers.BooleanField(
+        help_text="The call took a sample event (`trigger`, Send test event): made-up data."
+    )
     request = serializers.SerializerMethodField(
         help_text='"GET /path" below the public endpoint (no query), "render <component>" or '
         '"action <name> on <component>", or null.'

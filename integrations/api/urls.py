@@ -13,6 +13,7 @@ from . import (
     logs,
     oauth,
     own_installation,
+    own_integration,
     triggered_events,
     versions,
 )
@@ -144,6 +145,11 @@ urlpatterns = [
         name="delivery-redeliver",
     ),
     path("installation/", own_installation.OwnInstallationApi.as_view(), name="own-installation"),
+    path(
+        "integration/installations/",
+        own_integration.OwnIntegrationInstallationsApi.as_view(),
+        name="own-integration-installations",
+    ),
     path("installation/oauth/check", oauth.OAuthStateCheckApi.as_view(), name="oauth-check"),
     path("installation/oauth/complete", oauth.OAuthCompleteApi.as_view(), name="oauth-complete"),
 ]

@@ -81,6 +81,7 @@ class CallLog:
         self.version, self.installation = version, installation
         self.kind = kind or kind_of(event)
         self.event = event["type"] if self.kind == IntegrationLog.Kind.EVENT else ""
+        self.test = self.kind == IntegrationLog.Kind.EVENT and event.get("test") is True
         self.request = request_line(event, environment)
         self.started_at = timezone.now()
         self.status: int | None = None
@@ -125,6 +126,7 @@ class CallLog:
             installation=self.installation,
             kind=self.kind,
             event=self.event,
+            test=self.test,
             request=self.request,
             started_at=self.started_at,
             outcome=outcome,

@@ -49,6 +49,7 @@ class CallRecord:
     duration_ms: int | None
     output: str = ""
     error: str = ""
+    test: bool = False  # the event was a sample one (``"test": true``)
 
 
 def integration_log_record(record: CallRecord) -> IntegrationLog | None:
@@ -60,6 +61,7 @@ def integration_log_record(record: CallRecord) -> IntegrationLog | None:
         installation=record.installation,
         version=record.version.number,
         event=_storable(record.event, 64)[:64],
+        test=record.test,
         request=_storable(record.request, 480)[:500],
         outcome=record.outcome,
         status=record.status if record.status is not None and 0 < record.status < 1000 else None,
@@ -94,6 +96,8 @@ _LOG_FIELDS = [field for field in IntegrationLog._meta.concrete_fields if not fi
 
 
 def _stand_in_of(field):
+    if isinstance(field, models.BooleanField):
+        return stand_in(f"log-{field.attname}")
     if isinstance(field, models.DateTimeField):
         return stand_in_time(_LOG_FIELDS.index(field) + 1)
     if field.get_internal_type() in _NUMBER_TYPES:
@@ -121,10 +125,28 @@ def _insert(line: IntegrationLog) -> None:
 
 
 def _insert_statement(alias: str) -> PreparedSQL:
-    template = IntegrationLog(**dict(_COLUMNS))
+    """The INSERT compiled with a stand-in per column. A boolean column takes no text
+    stand-in (its field would refuse it): it is compiled with False, and its parameter, at its
+    column's place (one per column, in the fields' order), replaced by its stand-in after."""
+    booleans = {
+        index: stand
+        for index, ((attname, stand), field) in enumerate(zip(_COLUMNS, _LOG_FIELDS, strict=True))
+        if isinstance(field, models.BooleanField)
+    }
+    template = IntegrationLog(
+        **{
+            attname: False if index in booleans else stand
+            for index, (attname, stand) in enumerate(_COLUMNS)
+        }
+    )
     query = InsertQuery(IntegrationLog)
     query.insert_values(_LOG_FIELDS, [template])
     compiler = query.get_compiler(using=alias)
     compiler.returning_fields = [IntegrationLog._meta.pk]
     [(sql, params)] = compiler.as_sql()
+    params = list(params)
+    if len(params) != len(_LOG_FIELDS):  # one parameter per column, in the fields' order
+        raise RuntimeError("the log line's INSERT has not one parameter per column")
+    for index, stand in booleans.items():
+        params[index] = stand
     return PreparedSQL(sql, params, using=alias)

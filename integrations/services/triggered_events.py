@@ -1,7 +1,10 @@
 """Test events: a real event of a type an installation receives, made from the catalogue's
 sample payload with the installation's own ids, fired through the outbox to that one
 installation (never to the others in its space or site), as ``trigger`` on the command line,
-the API's ``installations/{id}/test-events/`` and a webhook's Send test event do.
+the API's ``installations/{id}/test-events/`` and a webhook's Send test event do. It is a
+test event (``Event.test``): its body carries ``"test": true``, the events API and the logs
+show it as a test, a replay never sends it, and a redelivery resends it to that installation
+alone (a delivery is one installation's; the outbox adds no other delivery of it).
 
 Where it happens: a space event in the installation's space, or for an organization
 installation in a space its space selection covers (the one asked for, else the first); a
@@ -151,6 +154,7 @@ def trigger_fire(
             space=place.space,
             site=place.site,
             installation=installation,
+            test=True,
             **payload,
         )
         delivery = event.deliveries.select_related("event").first()

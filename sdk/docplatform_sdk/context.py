@@ -34,6 +34,12 @@ class Environment(JSONObject):
         return tokens.get("installation") or tokens.get("integration")
 
     @property
+    def integration_api_token(self) -> str | None:
+        """The integration's own token (every call has it): it acts on every installation of
+        the integration, each within its granted scopes."""
+        return (self.get("apiTokens") or {}).get("integration")
+
+    @property
     def installation_endpoint(self) -> str | None:
         """The public endpoint of the installation this call concerns, if any: the space's or
         site's installation when there is one (its token is the one in apiTokens), else the
@@ -71,11 +77,12 @@ class PlatformAPIError(Exception):
 
 
 class PlatformAPI:
-    """The platform's REST API at ``apiEndpoint``, as this installation (``Bearer`` token)."""
+    """The platform's REST API at ``apiEndpoint``, as this installation (``Bearer`` token), or
+    as the integration itself (``token``: ``context.integration_api``)."""
 
-    def __init__(self, environment: Environment, fetch):
+    def __init__(self, environment: Environment, fetch, token: str | None = None):
         self.endpoint = (environment.get("apiEndpoint") or "").rstrip("/")
-        self.token = environment.api_token
+        self.token = token or environment.api_token
         self._fetch = fetch
 
     def request(self, method: str, path: str, json=None):
@@ -110,6 +117,10 @@ class PlatformAPI:
         """This installation, as the platform sees it now."""
         return self.get("/installation/")
 
+    def installations(self):
+        """Every installation of the integration (with ``context.integration_api``)."""
+        return self.get("/integration/installations/")
+
     def update_installation(self, configuration: dict | None = None, external_ids=None):
         """Change this installation's configuration properties and/or its external ids."""
         changes = {}
@@ -138,3 +149,8 @@ class Context:
         )
         self.fetch = fetch
         self.api = PlatformAPI(self.environment, fetch)
+        #: The API as the integration itself (its integration token), on any installation of
+        #: it within that installation's scopes; None-token calls answer 401.
+        self.integration_api = PlatformAPI(
+            self.environment, fetch, token=self.environment.integration_api_token
+        )

@@ -101,6 +101,7 @@ def test_owners_read_every_installation_and_admins_only_theirs(setup, owner):
         "version": setup["integration"].latest_version.number,
         "kind": "event",
         "event": "space_content_updated",
+        "test": False,
         "request": None,
         "outcome": "ok",
         "status": 200,

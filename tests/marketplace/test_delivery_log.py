@@ -266,19 +266,27 @@ def test_the_delivery_page_shows_each_attempts_request_and_response(admin_client
 def test_the_delivery_page_shows_a_standard_webhooks_signature_too(admin_client, hook):
     delivery = finished(webhook_ping_send(user=OPERATOR, installation=hook), "succeeded")
     signature = "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4="
+    service = "t=1700000000,v1=" + "ab" * 32
     DeliveryAttempt.objects.create(
         delivery=delivery,
         started_at=timezone.now(),
         url=hook.configuration["url"],
-        request_headers={"webhook-id": str(delivery.event_uuid), "webhook-signature": signature},
+        request_headers={
+            "webhook-id": str(delivery.event_uuid),
+            "webhook-signature": signature,
+            "X-Service-Signature": service,
+        },
         number=1,
         duration_ms=12,
         status_code=204,
         outcome="succeeded",
     )
     page = admin_client.get(url("delivery", hook, delivery.pk)).content.decode()
-    shown = page.split('class="signature"', 1)[1].split("</p>", 1)[0]
-    assert "<code>webhook-signature</code>" in shown and signature in shown
+    service_shown, standard_shown = (
+        part.split("</p>", 1)[0] for part in page.split('class="signature"')[1:]
+    )
+    assert "<code>X-Service-Signature</code>" in service_shown and service in service_shown
+    assert "<code>webhook-signature</code>" in standard_shown and signature in standard_shown
 
 
 def test_an_attempt_without_recorded_headers_says_so(admin_client, hook):
@@ -363,9 +371,11 @@ def test_the_sample_payload_preview(admin_client, site_hook, acme_space, acme_si
     assert response.status_code == 200
     sample = response.json()
     assert sample["siteId"] == acme_site.pk and sample["spaceId"] == acme_space.pk
-    assert list(sample)[:3] == ["type", "eventId", "installationId"]  # as the body has them
+    # As the body has them, a test event's "test": true included.
+    assert list(sample)[:4] == ["type", "eventId", "installationId", "test"]
     assert sample["type"] == "page_feedback" and sample["installationId"] == site_hook.pk
-    assert set(sample) - {"type", "eventId", "installationId"} == {
+    assert sample["test"] is True
+    assert set(sample) - {"type", "eventId", "installationId", "test"} == {
         "siteId",
         "spaceId",
         "pageId",
@@ -406,6 +416,7 @@ def test_a_test_event_reaches_this_installation_alone(
         "type": "space_content_updated",
         "eventId": str(delivery.event_uuid),
         "installationId": hook.pk,
+        "test": True,
         "spaceId": acme_space.pk,
         "revisionId": "rEvIsIoN0sample00001",
     }

@@ -145,6 +145,7 @@ def test_a_test_event_with_its_sample_payload(
         "type": "space_content_updated",
         "eventId": "(a new UUID for each delivery)",
         "installationId": hook.pk,
+        "test": True,
         "spaceId": hook.space_id,
         "revisionId": "rEvIsIoN0sample00001",
     }
@@ -158,6 +159,9 @@ def test_a_test_event_with_its_sample_payload(
     # The body is the preview's, with the delivery's own eventId.
     assert payload | {"eventId": sample["eventId"]} == sample
     assert uuid.UUID(payload["eventId"])
+    # The delivery's page shows it as a test.
+    page.wait_for_selector("h1 .badge.test-event")
+    assert page.inner_text("h1 .badge.test-event") == "test"
     wait_until(lambda: Delivery.objects.filter(status="succeeded").count() == 1)
     page.wait_for_selector("article.attempt")  # the page follows the delivery: no reload
     assert "HTTP 200" in page.inner_text("article.attempt")

@@ -6,8 +6,10 @@ import threading
 
 import pytest
 import requests
+from django.utils import timezone
 
 from integrations.environment import installation_public_endpoint
+from integrations.gateway.log_store import CallRecord, integration_log_record
 from integrations.services.installations import installation_create
 from tests.factories import MembershipFactory, OrganizationFactory, SpaceFactory
 from tests.integrations.conftest import write_integration  # noqa: F401 - the fixture
@@ -77,3 +79,24 @@ def test_the_logs_tab_shows_its_integrations_lines_and_follows(
     newest = page.locator(".log-line").last
     assert newest.locator("code.what").inner_text() == "GET /while-following"
     assert newest.locator(".status").inner_text() == "201"
+
+    # A sample event's line (``trigger``: "test": true) comes with its badge when followed.
+    integration_log_record(
+        CallRecord(
+            version=alpha.integration.latest_version,
+            installation=alpha,
+            kind="event",
+            event="space_content_updated",
+            request="",
+            started_at=timezone.now(),
+            outcome="ok",
+            status=200,
+            duration_ms=4,
+            output="alpha sample handled\n",
+            test=True,
+        )
+    )
+    page.wait_for_selector(".log-line:has-text('alpha sample handled')")
+    sample = page.locator(".log-line").last
+    assert sample.locator(".badge.test-event").inner_text() == "test"
+    assert page.locator(".log-line .badge.test-event").count() == 1

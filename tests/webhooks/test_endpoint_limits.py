@@ -248,8 +248,8 @@ def test_at_most_max_per_second_plus_one_second_burst(counting, endpoint, worker
     assert not DeliveryAttempt.objects.exclude(outcome="succeeded").exists()  # none failed
 
 
-def test_a_429_with_retry_after_is_waited_for(counting, endpoint, workers):
-    space, installation = endpoint("/busy")
+def test_a_429_with_retry_after_is_waited_for_when_opted_in(counting, endpoint, workers):
+    space, installation = endpoint("/busy", retry_after=True)
     counting.plans["/busy"] = [(429, {"Retry-After": "2"}), (200, {})]
     fire([space], 1)
 
@@ -423,7 +423,8 @@ def test_a_fair_count():
     assert limits.fair_count(25, free=3, mine=9, others=2, **share) == 0
 
 
-def test_retry_after_in_seconds_or_a_date_up_to_a_minute():
+def test_retry_after_in_seconds_or_a_date_up_to_a_minute(settings):
+    settings.WEBHOOK_RETRY_AFTER_MAX = 60.0
     soon = timezone.now() + timedelta(seconds=30)
     assert limits.retry_after({"Retry-After": "2"}) == 2.0
     assert limits.retry_after({"retry-after": "3600"}) == 60.0

@@ -14,6 +14,7 @@ import pytest
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
+from docplatform_sdk.receiver import SignatureMismatch, verify_signature
 from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
@@ -47,6 +48,11 @@ def secret_api(org_admin, installation) -> dict:
     )
 
 
+def key(shown: str) -> str:
+    """The HMAC key of X-Service-Signature from a secret shown as Standard Webhooks shows it."""
+    return base64.b64decode(shown.removeprefix("whsec_")).decode()
+
+
 def verified(secret: str, received) -> dict:
     """The payload, once the package's verifier accepted the request as received."""
     return Webhook(secret).verify(received.body, received.headers)
@@ -70,7 +76,11 @@ def test_every_delivery_verifies_with_the_standard_webhooks_package(
         assert received.headers["webhook-id"] == payload["eventId"]
         assert abs(int(received.headers["webhook-timestamp"]) - time.time()) < 30
         assert received.headers["webhook-signature"].startswith("v1,")
-        assert "X-Service-Signature" not in received.headers
+        # Every webhook request carries the specification's signature too, of the same
+        # timestamp, keyed with the same bytes (the shown secret's base64, decoded).
+        service = received.headers["X-Service-Signature"]
+        assert service.startswith(f"t={received.headers['webhook-timestamp']},v1=")
+        assert verify_signature(received.body, service, key(shown["secret"]))
         assert received.headers["X-Service-Delivery"] == payload["eventId"]
     # The attempt log records the signature sent, as it records X-Service-Signature.
     sent = [a.request_headers for a in DeliveryAttempt.objects.order_by("number")]
@@ -82,6 +92,8 @@ def test_every_delivery_verifies_with_the_standard_webhooks_package(
     assert tampered != first.body
     with pytest.raises(WebhookVerificationError, match="No matching signature"):
         Webhook(shown["secret"]).verify(tampered, first.headers)
+    with pytest.raises(SignatureMismatch):
+        verify_signature(tampered, first.headers["X-Service-Signature"], key(shown["secret"]))
 
 
 def test_both_secrets_verify_during_a_rotations_overlap(
@@ -99,6 +111,7 @@ def test_both_secrets_verify_during_a_rotations_overlap(
     client.post(f"{API}/installations/{installation.pk}/webhook/ping/")
     (during,) = receiver.wait_for(1)
     assert len(during.headers["webhook-signature"].split(" ")) == 2
+    assert during.headers["X-Service-Signature"].count("v1=") == 2
     assert verified(new, during)["type"] == "ping"
     assert verified(old, during)["type"] == "ping"
 

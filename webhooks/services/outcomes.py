@@ -41,9 +41,18 @@ def retry_delay(failed_attempt: int) -> float:
     return retries.retry_delay(settings.WEBHOOK_RETRY_BASE_DELAY, failed_attempt)
 
 
+def waits_for_retry_after(configuration: dict) -> bool:
+    """Whether an endpoint opted in to being waited for as its 429s' ``Retry-After`` asks (its
+    configuration's ``retry_after``; off by default: the specification's schedule holds)."""
+    return configuration.get("retry_after") is True
+
+
 def retry_after(attempt: DeliveryAttempt) -> float | None:
-    """Seconds a 429 attempt's ``Retry-After`` asks to wait (at most 60), or None."""
+    """Seconds a 429 attempt's ``Retry-After`` asks to wait (at most
+    ``WEBHOOK_RETRY_AFTER_MAX``), when its endpoint opted in to it; else None."""
     if attempt.status_code != 429:
+        return None
+    if not waits_for_retry_after(attempt.delivery.installation.configuration):
         return None
     return limits.retry_after(attempt.response_headers)
 
@@ -84,6 +93,9 @@ def _result(delivery: Delivery, attempt: DeliveryAttempt) -> Result:
     else:
         gave_up = " after the last retry" if outcome == retries.RETRY else ""
         done = f"{detail}{gave_up}"
+    # The specification's schedule, whatever a 429 says; an endpoint that opted in is waited
+    # for as it asked instead (up to WEBHOOK_RETRY_AFTER_MAX), the attempt counting as one.
+    wait = retry_after(attempt)
     result = retries.settle_result(
         outcome,
         attempts=number,
@@ -91,13 +103,11 @@ def _result(delivery: Delivery, attempt: DeliveryAttempt) -> Result:
         error=detail,
         done=done,
         log=[attempt],
+        asked=wait,
     )
-    wait = retry_after(attempt)
     if wait is not None and attempt.outcome == retries.RETRY:
-        # The receiver is waited for as it asked (up to 60 s), at least the policy's delay;
-        # the attempt counts as one, as the policy counts every 429.
         asked = f"HTTP 429, held back as the receiver asked: Retry-After {wait:g} s"
-        result = dataclasses.replace(result, retry_in=max(result.retry_in, wait), error=asked)
+        result = dataclasses.replace(result, error=asked)
         attempt.error = asked
     if attempt.outcome == retries.RETRY:
         attempt.next_delay = result.retry_in

@@ -40,6 +40,7 @@ def sample_event_body(installation: Installation, event_type: str) -> dict:
         "type": event_type,
         "eventId": EVENT_ID_PLACEHOLDER,
         "installationId": installation.pk,
+        "test": True,
         **trigger_payload(installation, event_type, place),
     }
 

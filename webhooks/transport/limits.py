@@ -2,7 +2,8 @@
 machine: at most ``max_in_flight`` POSTs at once (its configuration's; 10 when unset), at most
 ``max_per_second`` (unset: no rate limit) as a token bucket of one second's worth (at least
 one token), so that over any window of T seconds it gets at most rate x T plus that burst,
-and nothing before the time a ``429``'s ``Retry-After`` asked for (``pause``).
+and, when it opted in to ``retry_after``, nothing before the time a ``429``'s ``Retry-After``
+asked for (``pause``).
 
 A drain asks for slots before it POSTs, for all the jobs of one endpoint at once, and gives
 each back when the attempt ended or passes it on to its next POST to the endpoint
@@ -190,13 +191,10 @@ def postponement(endpoint: str, grant: Grant, limits: Limits, typical: float) ->
 
 # --- Retry-After ------------------------------------------------------------------------------
 
-#: The longest a receiver's Retry-After is waited for (seconds).
-RETRY_AFTER_MAX = 60.0
-
 
 def retry_after(headers: dict) -> float | None:
     """Seconds a response's ``Retry-After`` asks to wait (a number of seconds or an HTTP
-    date), at most ``RETRY_AFTER_MAX``; None without one that parses."""
+    date), at most ``WEBHOOK_RETRY_AFTER_MAX``; None without one that parses."""
     value = next((v for k, v in (headers or {}).items() if k.lower() == "retry-after"), None)
     if value is None:
         return None
@@ -213,4 +211,4 @@ def retry_after(headers: dict) -> float | None:
         seconds = (when - timezone.now()).total_seconds()
     if not math.isfinite(seconds):
         return None
-    return min(max(seconds, 0.0), RETRY_AFTER_MAX)
+    return min(max(seconds, 0.0), settings.WEBHOOK_RETRY_AFTER_MAX)

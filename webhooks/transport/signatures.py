@@ -4,8 +4,10 @@
   made by the SDK's signer (``docplatform_sdk.signing``);
 - ``standard-webhooks`` (https://www.standardwebhooks.com): ``webhook-id`` (the eventId),
   ``webhook-timestamp`` and ``webhook-signature: v1,<base64 HMAC-SHA256 of
-  "<id>.<timestamp>.<body>">``, one space-separated entry per current secret. Receivers verify
-  it with a Standard Webhooks library; it carries no ``X-Service-Signature``.
+  "<id>.<timestamp>.<body>">``, one space-separated entry per current secret, which receivers
+  verify with a Standard Webhooks library, *and* the ``X-Service-Signature`` of the same
+  timestamp: the specification says every webhook request carries it, whatever else it
+  carries, so a receiver built on the specification keeps verifying after a switch.
 
 Both schemes key the HMAC with the same bytes, the stored secret's UTF-8 bytes, so an endpoint
 switches scheme without a new secret (a rotation's overlap included). Only the secret's shown
@@ -36,8 +38,9 @@ def signature_headers(
 ) -> dict[str, str]:
     """The headers that sign ``body`` now (or at ``timestamp``) with each current secret."""
     timestamp = int(time.time() if timestamp is None else timestamp)
+    service = {signing.HEADER: signing.sign(body, secrets, timestamp)}
     if scheme != STANDARD_WEBHOOKS:
-        return {signing.HEADER: signing.sign(body, secrets, timestamp)}
+        return service
     signed = f"{event_id}.{timestamp}.".encode() + body
     entries = [
         "v1,"
@@ -50,6 +53,7 @@ def signature_headers(
         "webhook-id": event_id,
         "webhook-timestamp": str(timestamp),
         "webhook-signature": " ".join(entries),
+        **service,
     }
 
 
@@ -57,14 +61,15 @@ def signature_headers(
 SIGNATURE_HEADER = {SERVICE: signing.HEADER, STANDARD_WEBHOOKS: "webhook-signature"}
 
 
-def signature_sent(request_headers: dict) -> tuple[str, str] | None:
-    """(header, value) of the signature an attempt's request carried, whichever the scheme
-    it was signed with (an endpoint may switch schemes between attempts); None: unsigned."""
+def signatures_sent(request_headers: dict) -> list[tuple[str, str]]:
+    """(header, value) of each signature an attempt's request carried: ``X-Service-Signature``
+    always (but for attempts logged before every request carried it), and ``webhook-signature``
+    too when its endpoint was set to Standard Webhooks then (an endpoint may switch schemes
+    between attempts); none: unsigned."""
     by_name = {name.lower(): (name, value) for name, value in request_headers.items()}
-    for header in SIGNATURE_HEADER.values():
-        if header.lower() in by_name:
-            return by_name[header.lower()]
-    return None
+    return [
+        by_name[header.lower()] for header in SIGNATURE_HEADER.values() if header.lower() in by_name
+    ]
 
 
 def secret_shown(configuration: dict, secret: str) -> str:

@@ -22,6 +22,11 @@
     header.appendChild(time);
     header.appendChild(element("span", "badge kind", item.kind));
     header.appendChild(element("code", "what", item.event || item.request || "-"));
+    if (item.test) {
+      var badge = element("span", "badge test-event", "test");
+      badge.title = "A sample event (trigger, Send test event), sent to this installation alone";
+      header.appendChild(badge);
+    }
     header.appendChild(element("span", "badge outcome", item.outcome));
     if (item.status) header.appendChild(element("span", "status", String(item.status)));
     if (item.durationMs !== null) header.appendChild(element("span", "duration", item.durationMs + " ms"));

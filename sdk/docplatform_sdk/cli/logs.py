@@ -49,6 +49,8 @@ def item_lines(item: dict, *, installation: bool = True) -> list[str]:
     """One log item as the terminal shows it: a head line, then what the code printed
     (``|``) and the error (``!``)."""
     what = item.get("event") or item.get("request") or ""
+    if item.get("test") is True:  # a sample event (trigger, Send test event)
+        what += " (test)"
     status = f" {item['status']}" if item.get("status") is not None else ""
     duration = f" {item['durationMs']} ms" if item.get("durationMs") is not None else ""
     where = f" [{item['installationId']}]" if installation else ""
