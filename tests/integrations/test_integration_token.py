@@ -274,3 +274,41 @@ def test_the_migration_gives_each_existing_version_a_token_of_its_own():
         executor = MigrationExecutor(connection)
         executor.migrate(leaves)
         call_command("flush", verbosity=0, interactive=False)
+
+
+def test_it_posts_conversations_and_reads_openapi_where_an_installation_holds_the_scope(
+    write_integration, org_admin, organization
+):
+    """The organization-level doors (conversations, OpenAPI documents) take it through its
+    installation in that organization holding the scope; elsewhere, nothing."""
+    root = write_integration(
+        minimal_manifest(
+            name="helpdesk", script="main.py", scopes=["conversations:ingest", "openapi:read"]
+        ),
+        files={"main.py": SCRIPT.format(word="desk")},
+        folder="helpdesk",
+    )
+    version = integration_publish_folder(path=root, publisher=org_admin).version
+    installation = installation_create(
+        user=org_admin, integration=version.integration, organization=organization
+    )
+    OrganizationFactory(subdomain="initech", title="Initech")
+    client = api_client(token=version.api_token)
+    thread = {
+        "externalId": "ticket-1",
+        "subject": "Where is the export?",
+        "messages": [{"role": "user", "text": "Where?", "time": "2026-03-01T09:30:00Z"}],
+    }
+
+    posted = client.post(f"{API}/orgs/acme/conversations/", thread, format="json")
+    assert posted.status_code == 201, posted.json()
+    assert posted.json()["installation"] == installation.pk
+    assert client.get(f"{API}/orgs/acme/openapi/").status_code == 200
+    elsewhere = client.post(f"{API}/orgs/initech/conversations/", thread, format="json")
+    assert elsewhere.status_code == 404
+    assert client.get(f"{API}/orgs/initech/openapi/").status_code == 404
+    # openapi:write is no scope of its: 403 naming it.
+    published = client.post(
+        f"{API}/orgs/acme/openapi/", {"name": "x", "content": "{}"}, format="json"
+    )
+    assert published.status_code == 403
