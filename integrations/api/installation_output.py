@@ -193,7 +193,11 @@ def installation_example(name: str = "An installation", **changes) -> OpenApiExa
 
 
 #: The versions an installation may run, read with it (without their code and listing).
-_VERSIONS = ("integration__released_version", "integration__development_version")
+_VERSIONS = (
+    "integration__released_version",
+    "integration__development_version",
+    "integration__shared_version",
+)
 
 
 def installation_rows(queryset):

@@ -13,6 +13,7 @@ from . import (
     logs,
     oauth,
     own_installation,
+    reviews,
     triggered_events,
     versions,
 )
@@ -52,6 +53,11 @@ urlpatterns = [
     ),
     path(
         "integrations/<name:name>/logs/", logs.IntegrationLogsApi.as_view(), name="integration-logs"
+    ),
+    path(
+        "integrations/<name:name>/review/",
+        reviews.IntegrationReviewApi.as_view(),
+        name="integration-review",
     ),
     path(
         "integrations/<name:name>/install-link/",

@@ -65,7 +65,28 @@ def publish_folder(
             if text not in printed:
                 say(f"warning: {text}", "warning")
         say(published_line(body), "ok" if body["created"] else None)
+        for line in listing_lines(body):
+            say(line)
     return body
+
+
+def listing_lines(body: dict) -> list[str]:
+    """Where the version is offered: an unlisted integration's install link; a public
+    version's review (the platform's operators approve public listings)."""
+    lines = []
+    if body.get("installLink"):
+        lines.append(
+            f"install link (share it to let other organizations install): {body['installLink']}"
+        )
+    review = body.get("listing")
+    if review and review["status"] == "pending":
+        lines.append(
+            "public listing: waiting for an operator's review; your organization installs it "
+            "now, other organizations once it is approved"
+        )
+    elif review and review["status"] == "rejected":
+        lines.append(f"public listing: rejected ({review['reason']})")
+    return lines
 
 
 def run_publish(options) -> None:
