@@ -11,10 +11,10 @@ from django.contrib.admin import helpers
 from django.core.exceptions import ValidationError
 from django.template.response import TemplateResponse
 from django.utils.html import format_html, format_html_join
-from docplatform_sdk.manifest.words import network_access, scope_label
 
 from .models import ListingReview
 from .operators import Operator
+from .scope_words import network_access, scope_label
 from .services.reviews import APPROVE, REJECT, listing_review_decide
 
 

@@ -1,8 +1,9 @@
 """What an integration may do, in words a member understands: what each permission scope
 lets it do, and which hosts its code may call. One home for the words: the marketplace's
-install screen and pages, the admin's review queue of public listings, and authors."""
+install screen and pages (``marketplace.scopes``) and the admin's review queue of public
+listings, here below both."""
 
-from .network import ANY_PUBLIC_HOST
+from docplatform_sdk.manifest.network import ANY_PUBLIC_HOST
 
 SCOPE_LABELS: dict[str, str] = {
     "space:content:read": "Read the content of your spaces",
