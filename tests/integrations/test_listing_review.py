@@ -6,9 +6,12 @@ the owners' admins; an unlisted integration's install link is on its page for it
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.core.management import call_command
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
 
 from docplatform.audit.models import AuditEntry
-from integrations.models import Installation, ListingReview
+from integrations.models import Installation, Integration, ListingReview
 from integrations.policies import installation_scopes, running_version
 from integrations.services.installations import installation_create
 from tests.api_helpers import API, api_client, error_attrs
@@ -114,6 +117,8 @@ def test_a_version_asking_for_more_waits_while_the_approved_one_stays_offered(
     assert install(globex_admin, "globex").status_code == 201
     theirs = Installation.objects.get(organization=globex)
     assert running_version(tool, theirs) == first
+    shown = api_client(globex_admin).get(f"{API}/installations/{theirs.pk}/").json()
+    assert shown["version"] == {"number": 1, "development": False}
     assert installation_scopes(theirs) == ["space:content:read"]
     # The owners run the new version (its new scope awaiting their own admin's approval).
     ours.refresh_from_db()
@@ -258,3 +263,46 @@ def test_the_review_command_approves_and_rejects_as_operators_run_it(publish, or
     assert usage.returncode == 2
     unknown = manage_py("integration", "review", "nope", "--approve")
     assert unknown.returncode == 1 and "no integration is named 'nope'" in unknown.stderr
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_keeps_what_was_listed_listed():
+    organization = OrganizationFactory(subdomain="old")  # the platform's tables stay current
+    before = [("integrations", "0012_release_channel")]
+    executor = MigrationExecutor(connection)
+    leaves = executor.loader.graph.leaf_nodes()
+    executor.migrate(before)
+    try:
+        old = executor.loader.project_state(before).apps
+        made = {}
+        for visibility in ("public", "private"):
+            integration = old.get_model("integrations", "Integration").objects.create(
+                id=visibility, name=visibility, organization_id=organization.pk, title="Old"
+            )
+            version = old.get_model("integrations", "IntegrationVersion").objects.create(
+                id=f"{visibility}-1",
+                integration=integration,
+                number=1,
+                content_hash="0" * 64,
+                manifest={"name": visibility},
+                listing={"visibility": visibility},
+            )
+            integration.latest_version = integration.released_version = version
+            integration.save()
+            made[visibility] = integration
+        executor = MigrationExecutor(connection)
+        executor.migrate([("integrations", "0014_listing_review")])
+        shared = dict(
+            Integration.objects.filter(pk__in=made).values_list("pk", "shared_version_id")
+        )
+        assert shared == {"public": "public-1", "private": "private-1"}
+        review = ListingReview.objects.get(version_id="public-1")
+        assert (review.status, review.reason) == (
+            "approved",
+            "listed before reviews of public listings existed",
+        )
+        assert not ListingReview.objects.filter(version_id="private-1").exists()
+    finally:
+        executor = MigrationExecutor(connection)
+        executor.migrate(leaves)
+        call_command("flush", verbosity=0, interactive=False)
