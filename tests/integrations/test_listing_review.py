@@ -200,13 +200,20 @@ def test_the_admin_queue_approves_and_rejects_with_a_reason(
     staff.is_superuser = True
     staff.save()
     client.force_login(staff)
-    other = publish(org_admin, name="other", visibility="public", network={"fetch": ["x.io"]})
+    other = publish(
+        org_admin,
+        name="other",
+        visibility="public",
+        network={"fetch": ["x.io"]},
+        blocks=[{"id": "card", "title": "Card", "description": "A card."}],  # with code
+    )
     queue = client.get("/admin/integrations/listingreview/").content.decode()
     assert "tool" in queue and "other" in queue
     review = ListingReview.objects.get(version__integration=other)
     detail = client.get(f"/admin/integrations/listingreview/{review.pk}/change/").content.decode()
     assert "Read the content of your spaces" in detail  # the scope in words
-    assert "x.io" in detail and "no code" in detail
+    assert "x.io" in detail
+    assert f"{len(bytes(other.released_version.bundle))} bytes" in detail
 
     changelist = "/admin/integrations/listingreview/"
     tool_review = ListingReview.objects.get(version__integration=tool)
