@@ -330,6 +330,13 @@ def membership_of(organization, username: str) -> Membership | None:
     return members_of(organization).filter(user__username=username).first()
 
 
+def admin_emails(organization) -> list[str]:
+    """The e-mail addresses of the organization's admins who have one (what the platform
+    mails them: the review of their integrations' public listings)."""
+    rows = Membership.objects.filter(organization=organization, role=ADMIN).exclude(user__email="")
+    return sorted(set(rows.values_list("user__email", flat=True)))
+
+
 def admin_count(organization) -> int:
     return Membership.objects.filter(organization=organization, role=ADMIN).count()
 

@@ -4,6 +4,7 @@ from django.contrib import admin, messages
 from django.utils.html import format_html
 from docplatform_sdk.manifest import CATEGORIES
 
+from . import review_admin  # noqa: F401 - the review queue of public listings
 from .models import (
     Installation,
     Integration,
@@ -62,6 +63,7 @@ class IntegrationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "visibility",
         "target",
         "released_version",
+        "shared_version",
         "latest_version",
     ]
     list_filter = ["visibility", CategoryFilter, "organization", "target"]
@@ -77,6 +79,7 @@ class IntegrationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "categories",
         "scopes",
         "released_version",
+        "shared_version",
         "development_version",
         "latest_version",
         "configuration_schema",

@@ -23,9 +23,9 @@ def _prepared(name: str, build) -> Prepared:
     return _compiled[key]
 
 
-#: The versions a call may run (``policies.running_version``): both are read with the
+#: The versions a call may run (``policies.running_version``): all are read with the
 #: integration, in the same query.
-_VERSIONS = ("released_version", "development_version")
+_VERSIONS = ("released_version", "development_version", "shared_version")
 #: What no call reads: a version's code is sent only when the runtime host asks for it (a
 #: deferred read then) and its listing, and the catalogue's texts.
 _NOT_READ = (

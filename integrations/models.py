@@ -11,6 +11,7 @@ from docplatform.ids import new_id
 from docplatform.models import Organization, hash_token
 
 from .log_model import IntegrationLog  # noqa: F401 - every model of the app is importable here
+from .review_model import ListingReview  # noqa: F401
 
 
 def new_install_link_token() -> str:
@@ -22,7 +23,8 @@ class Integration(models.Model):
 
     The listing fields mirror the released version's manifest (``IntegrationVersion.listing``),
     so the catalogue can filter and search them without reading versions. Which version runs
-    for an installation: ``policies.runnable_version``.
+    for an installation: ``policies.runnable_version``; other organizations are offered
+    ``shared_version`` (a public version awaiting review is its owners' alone).
     """
 
     class Visibility(models.TextChoices):
@@ -72,6 +74,16 @@ class Integration(models.Model):
         on_delete=models.SET_NULL,
         related_name="+",
         help_text="What development installations run, until a release replaces it.",
+    )
+    shared_version = models.ForeignKey(
+        "IntegrationVersion",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="What other organizations are offered and their installations run: the "
+        "released version once it needs no review or was approved, else the newest such "
+        "version before it (policies.shared_version_of).",
     )
     install_link_token = models.CharField(
         max_length=64,

@@ -14,7 +14,10 @@ and the admin call instead of re-deriving it.
   replay, rotate secrets, send test events, publish) through ``may_act`` and ``act_check``,
   for people, installation tokens and operators (``operators.Operator``);
 - the configuration definition: ``configuration_definition``, ``definition_for_level``;
-- the version that runs: ``is_development``, ``running_version``, ``runnable_version``.
+- the version that runs: ``is_development``, ``running_version``, ``runnable_version``;
+- the review of public listings: ``needs_review``, ``version_cleared``, ``shared_version_of``,
+  ``offered_version``, ``asked_scopes``, ``new_reach`` (what a version asks beyond the
+  approved one).
 
 Scopes (DESIGN.md, "new version asks for more scopes"). An installation keeps the scopes its
 organization granted (``Installation.granted_scopes``): every scope its integration asked
@@ -33,13 +36,14 @@ from dataclasses import dataclass, field
 from django.core.exceptions import PermissionDenied
 from django.db.models import Q
 from django.http import Http404
+from docplatform_sdk.manifest.network import ANY_PUBLIC_HOST
 
 from docplatform import access
 from docplatform.access import Action
 from docplatform.principals import is_machine
 
 from . import configuration as config_rules
-from .models import Installation, Integration, IntegrationVersion
+from .models import Installation, Integration, IntegrationVersion, ListingReview
 from .operators import is_operator
 
 
@@ -52,9 +56,7 @@ def effective_scopes(*, granted: Iterable[str], asked: Iterable[str]) -> list[st
 
 def installation_scopes(installation: Installation) -> list[str]:
     """The scopes ``installation`` acts with now."""
-    return effective_scopes(
-        granted=installation.granted_scopes, asked=installation.integration.scopes
-    )
+    return effective_scopes(granted=installation.granted_scopes, asked=asked_scopes(installation))
 
 
 def installation_has_scope(installation: Installation, scope: str) -> bool:
@@ -64,7 +66,7 @@ def installation_has_scope(installation: Installation, scope: str) -> bool:
 def scopes_awaiting_approval(installation: Installation) -> list[str]:
     """The scopes the integration asks for that the organization has not granted yet."""
     granted = set(installation.granted_scopes or ())
-    return [scope for scope in installation.integration.scopes if scope not in granted]
+    return [scope for scope in asked_scopes(installation) if scope not in granted]
 
 
 def new_permissions_notice(installation: Installation) -> str | None:
@@ -79,7 +81,7 @@ def scopes_granted_at_install(installation: Installation) -> list[str]:
     installing into a space never grants what still awaits an admin's approval."""
     if installation.parent is not None:
         return installation_scopes(installation.parent)
-    return list(installation.integration.scopes)
+    return asked_scopes(installation)
 
 
 # --- Paused and receiving -------------------------------------------------------------------
@@ -255,12 +257,25 @@ TARGET_LEVELS = {
 
 def visible_integrations_q(organization_ids, install_token: str | None = None) -> Q:
     """The integrations an organization (or a user, with all their organizations) may see and
-    install: public ones, its own, and an unlisted one whose install link token is given.
-    ``organization_ids`` is a list or a subquery of organization ids."""
-    visible = Q(visibility=Integration.Visibility.PUBLIC) | Q(organization_id__in=organization_ids)
+    install: its own, those whose version offered to others (``Integration.shared_version``:
+    a public one only once an operator approved it) is public, and one whose offered version
+    is unlisted when its install link token is given. ``organization_ids`` is a list or a
+    subquery of organization ids."""
+    visible = Q(organization_id__in=organization_ids) | Q(
+        shared_version__listing__visibility=Integration.Visibility.PUBLIC
+    )
     if install_token:
-        visible |= Q(visibility=Integration.Visibility.UNLISTED, install_link_token=install_token)
+        visible |= Q(
+            shared_version__listing__visibility=Integration.Visibility.UNLISTED,
+            install_link_token=install_token,
+        )
     return visible
+
+
+def shared_visibility(integration: Integration) -> str | None:
+    """The visibility other organizations see: their offered version's (None: none)."""
+    shared = integration.shared_version if integration.shared_version_id else None
+    return (shared.listing or {}).get("visibility") if shared is not None else None
 
 
 def may_see_integration(
@@ -269,10 +284,11 @@ def may_see_integration(
     """``visible_integrations_q`` for one integration and one organization."""
     if integration.organization_id == organization_id:
         return True
-    if integration.visibility == Integration.Visibility.PUBLIC:
+    visibility = shared_visibility(integration)
+    if visibility == Integration.Visibility.PUBLIC:
         return True
     return bool(
-        integration.visibility == Integration.Visibility.UNLISTED
+        visibility == Integration.Visibility.UNLISTED
         and install_token
         and secrets.compare_digest(install_token, integration.install_link_token)
     )
@@ -404,14 +420,14 @@ def running_version(
 ) -> IntegrationVersion | None:
     """The version that runs (DESIGN.md, "Development versions"): for a development
     installation, the version ``dev`` published last, until a release replaces it; for every
-    other installation, and for calls without one, the released version."""
-    if (
-        installation is not None
-        and integration.development_version_id is not None
-        and is_development(installation)
-    ):
+    other installation, the version offered to its organization (``offered_version``: the
+    released one for the owners, else the newest one cleared for others); for calls without
+    an installation, the released version."""
+    if installation is None:
+        return integration.released_version
+    if integration.development_version_id is not None and is_development(installation):
         return integration.development_version
-    return integration.released_version
+    return offered_version(integration, installation.organization_id)
 
 
 def runnable_version(
@@ -420,3 +436,126 @@ def runnable_version(
     """``running_version`` when it has code to run."""
     version = running_version(integration, installation)
     return version if has_code(version) else None
+
+
+# --- Review of public listings --------------------------------------------------------------
+#
+# DESIGN.md, "who installs": a released version whose manifest says ``visibility: public`` is
+# reviewed (``ListingReview``) before other organizations are offered it; its owners install
+# and run it at once. A version needing no review (private, unlisted, development) or approved
+# is *cleared*; other organizations are offered the released version once cleared, else the
+# newest cleared version released before it (``Integration.shared_version``, stored by the
+# services from ``shared_version_of``), so an approved listing stays listed and installable
+# while a later version waits.
+
+REVIEW_PENDING = ListingReview.Status.PENDING
+REVIEW_APPROVED = ListingReview.Status.APPROVED
+REVIEW_REJECTED = ListingReview.Status.REJECTED
+
+
+def needs_review(listing: dict) -> bool:
+    """Whether a released version with this listing waits for an operator's review."""
+    return (listing or {}).get("visibility") == Integration.Visibility.PUBLIC
+
+
+def cleared_q(prefix: str = "") -> Q:
+    """Versions cleared for other organizations: without a review, or approved."""
+    return Q(**{f"{prefix}review__isnull": True}) | Q(
+        **{f"{prefix}review__status": REVIEW_APPROVED}
+    )
+
+
+def version_cleared(version: IntegrationVersion) -> bool:
+    review = getattr(version, "review", None) if version is not None else None
+    return version is not None and (review is None or review.status == REVIEW_APPROVED)
+
+
+def shared_version_of(integration: Integration) -> IntegrationVersion | None:
+    """What other organizations are offered: the released version once cleared, else the
+    newest cleared release-channel version before it (None: nothing yet)."""
+    released = integration.released_version
+    if released is None:
+        return None
+    if version_cleared(released):
+        return released
+    return (
+        integration.versions.filter(
+            cleared_q(), channel=IntegrationVersion.Channel.RELEASE, number__lt=released.number
+        )
+        .order_by("-number")
+        .first()
+    )
+
+
+def offered_version(integration: Integration, organization_id: str) -> IntegrationVersion | None:
+    """The version an organization is offered and its installations run (development ones
+    aside): the released version for the owning organization, the shared one for others."""
+    if organization_id == integration.organization_id:
+        return integration.released_version
+    return integration.shared_version
+
+
+def offered_scopes(integration: Integration, organization_id: str) -> list[str]:
+    """The scopes ``integration`` asks of an organization, as the version offered to it has
+    them: the listing's (the released version's), or the shared version's for another
+    organization while a newer version waits for review."""
+    if organization_id == integration.organization_id or integration.shared_version_id in (
+        None,
+        integration.released_version_id,
+    ):
+        return list(integration.scopes)
+    return list((integration.shared_version.listing or {}).get("scopes") or ())
+
+
+def asked_scopes(installation: Installation) -> list[str]:
+    """The scopes ``installation``'s integration asks for (``offered_scopes``)."""
+    return offered_scopes(installation.integration, installation.organization_id)
+
+
+def hosts_of(version: IntegrationVersion | None) -> set[str]:
+    """The hosts besides this platform's API that ``version``'s code may call."""
+    return set(version.network_fetch or ()) if version is not None else set()
+
+
+def new_reach(
+    version: IntegrationVersion, approved: IntegrationVersion | None
+) -> tuple[list[str], list[str]]:
+    """(the scopes, the hosts) ``version`` asks for beyond ``approved`` (everything when
+    nothing was approved; ``*``, any public host, covers every host)."""
+    scopes = list((version.listing or {}).get("scopes") or ())
+    hosts = sorted(hosts_of(version))
+    if approved is None:
+        return scopes, hosts
+    approved_scopes = set((approved.listing or {}).get("scopes") or ())
+    approved_hosts = hosts_of(approved)
+    new_scopes = [scope for scope in scopes if scope not in approved_scopes]
+    if ANY_PUBLIC_HOST in approved_hosts:
+        return new_scopes, []
+    return new_scopes, [host for host in hosts if host not in approved_hosts]
+
+
+def latest_approved(
+    integration: Integration, before: IntegrationVersion | None = None
+) -> IntegrationVersion | None:
+    """The newest approved version (before ``before``, when given)."""
+    versions = integration.versions.filter(review__status=REVIEW_APPROVED)
+    if before is not None:
+        versions = versions.filter(number__lt=before.number)
+    return versions.order_by("-number").first()
+
+
+def automatic_approval(version: IntegrationVersion) -> str | None:
+    """Why a public ``version`` is approved at publish, without an operator (None: it waits
+    for one): an internal organization's (the platform's own, such as the webhook
+    integration), or one asking for no scope and no host beyond the newest approved version
+    before it (nothing new for anyone to consent to)."""
+    integration = version.integration
+    if integration.organization.internal:
+        return "published by an internal organization"
+    approved = latest_approved(integration, before=version)
+    if approved is None:
+        return None
+    new_scopes, new_hosts = new_reach(version, approved)
+    if new_scopes or new_hosts:
+        return None
+    return f"no scope or host beyond version {approved.number}"

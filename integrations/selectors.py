@@ -3,7 +3,10 @@
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from django.conf import settings
 from django.db.models import Exists, Max, OuterRef, Q, QuerySet
+from django.urls import reverse
+from django.utils.http import urlencode
 
 from docplatform.access import member_organization_ids
 from docplatform.events.models import Delivery
@@ -17,6 +20,7 @@ from .models import (
     Integration,
     IntegrationLog,
     IntegrationVersion,
+    ListingReview,
     OAuthState,
 )
 from .policies import (
@@ -39,6 +43,21 @@ def integrations_visible_to(user, *, install_token: str | None = None) -> QueryS
     whose install link token is given."""
     visible = visible_integrations_q(member_organization_ids(user), install_token)
     return Integration.objects.filter(visible, released_version__isnull=False)
+
+
+def install_link_url(integration: Integration) -> str | None:
+    """The shared install link of an unlisted integration (its owners hand it out: the
+    marketplace shows it on the integration's page to them, ``publish`` prints it); None for
+    another visibility."""
+    if integration.visibility != Integration.Visibility.UNLISTED:
+        return None
+    path = reverse("marketplace:install-link", args=[integration.name])
+    return f"{settings.PLATFORM_URL}{path}?{urlencode({'token': integration.install_link_token})}"
+
+
+def listing_review_of(version) -> ListingReview | None:
+    """The review of a public version's listing (None: it needs none)."""
+    return ListingReview.objects.filter(version=version).first()
 
 
 def integration_catalogue(
@@ -309,13 +328,16 @@ def _covering_query() -> QuerySet:
             Q(level=Installation.Level.SPACE, space_id=_COVERED_SPACE) | organization_wide
         )
         .select_related(
-            "integration__released_version", "integration__development_version", "parent"
+            "integration__released_version",
+            "integration__development_version",
+            "integration__shared_version",
+            "parent",
         )
         .defer(
             "integration__summary",
             *(
                 f"integration__{version}__{field}"
-                for version in ("released_version", "development_version")
+                for version in ("released_version", "development_version", "shared_version")
                 for field in ("bundle", "manifest", "secrets", "listing")
             ),
             "credentials",

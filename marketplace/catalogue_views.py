@@ -13,7 +13,12 @@ from django.views import View
 
 from docplatform.access import install_refusal
 from integrations.models import Installation
-from integrations.policies import integration_writes, may_install
+from integrations.policies import (
+    integration_writes,
+    may_install,
+    offered_scopes,
+    offered_version,
+)
 from integrations.services import integration_release
 
 from . import selectors
@@ -91,6 +96,9 @@ class IntegrationView(OrganizationView):
                 ),
                 "install_token": self.install_token,
                 "versions": selectors.versions_for_owner(self.request.user, integration),
+                "scopes": offered_scopes(integration, self.organization.pk),
+                "offered_version": offered_version(integration, self.organization.pk),
+                **selectors.owners_listing(self.request.user, integration),
             },
             status=status,
         )

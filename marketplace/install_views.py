@@ -13,7 +13,7 @@ from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils.http import urlencode
 
-from integrations.policies import install_check, running_version
+from integrations.policies import install_check, offered_scopes, offered_version
 from integrations.services.installations import installation_create
 
 from .catalogue_views import IntegrationView
@@ -67,7 +67,8 @@ class InstallView(IntegrationView):
             "marketplace/install_consent.html",
             {
                 "integration": integration,
-                "version": running_version(integration),
+                "version": offered_version(integration, self.organization.pk),
+                "scopes": offered_scopes(integration, self.organization.pk),
                 "level": form.cleaned_data["level"],
                 "space": form.cleaned_data["space"],
                 "site": form.cleaned_data["site"],

@@ -16,9 +16,11 @@ from integrations.policies import (
     visible_integrations_q,
 )
 from integrations.selectors import (
+    install_link_url,
     installations_visible_to,
     integration_catalogue,
     integrations_visible_to,
+    listing_review_of,
 )
 
 RECENT_DELIVERIES = 20
@@ -47,7 +49,7 @@ def integration_for(
     return (
         integrations_visible_to(user, install_token=install_token or None)
         .filter(installable, name=name)
-        .select_related("organization", "released_version")
+        .select_related("organization", "released_version", "shared_version")
         .first()
     )
 
@@ -62,6 +64,19 @@ def versions_for_owner(user, integration: Integration) -> list | None:
             "-number"
         )
     )
+
+
+def owners_listing(user, integration: Integration) -> dict:
+    """What the integration's page shows its owners (the admins of its organization) of how
+    it is offered: an unlisted one's install link, a public one's review of its released
+    version (``listing_review``: pending, approved or rejected with the reason). Empty for
+    anyone else."""
+    if not may_act(user, Action.PUBLISH, integration):
+        return {}
+    return {
+        "install_link": install_link_url(integration),
+        "listing_review": listing_review_of(integration.released_version),
+    }
 
 
 def install_levels(integration: Integration) -> set[str]:

@@ -80,7 +80,10 @@ def png_image(width: int = 64, height: int = 64) -> bytes:
 
 
 class IntegrationFactory(factory.django.DjangoModelFactory):
-    """A published integration: it has a released version (``published=False`` for none)."""
+    """A published integration: it has a released version (``published=False`` for none),
+    its listing that of the integration, offered to other organizations as published through
+    the publish service and, when public, approved by an operator (``approved=False``: its
+    review waits, and other organizations are offered nothing)."""
 
     class Meta:
         model = "integrations.Integration"
@@ -98,9 +101,29 @@ class IntegrationFactory(factory.django.DjangoModelFactory):
     @factory.post_generation
     def published(integration, create, extracted, **kwargs):
         if create and extracted is not False and integration.latest_version_id is None:
-            version = IntegrationVersionFactory(integration=integration)
+            from integrations.services.releases import LISTING_FIELDS
+
+            listing = {name: getattr(integration, name) for name in LISTING_FIELDS}
+            version = IntegrationVersionFactory(integration=integration, listing=listing)
             integration.latest_version = integration.released_version = version
-            integration.save(update_fields=["latest_version", "released_version"])
+            integration.shared_version = version
+            integration.save(update_fields=["latest_version", "released_version", "shared_version"])
+
+    @factory.post_generation
+    def approved(integration, create, extracted, **kwargs):
+        """A public released version's review: approved unless ``approved=False``."""
+        version = integration.released_version
+        if not create or version is None or integration.visibility != "public":
+            return
+        if hasattr(version, "review"):
+            return
+        from integrations.models import ListingReview
+
+        status = ListingReview.Status.PENDING if extracted is False else "approved"
+        ListingReview.objects.create(version=version, status=status)
+        if extracted is False:
+            integration.shared_version = None
+            integration.save(update_fields=["shared_version"])
 
 
 class IntegrationVersionFactory(factory.django.DjangoModelFactory):

@@ -33,7 +33,8 @@ def platform_env(**environment: str) -> dict[str, str]:
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "tests.settings",
         "DATABASE_URL": database_url(),
-        "PYTHONPATH": str(REPO),
+        # The repository's platform and its SDK (not another checkout's installed one).
+        "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "sdk")]),
         "RUNTIME_URL": settings.RUNTIME_URL,  # publish loads the code there to check it
         **environment,
     }

@@ -18,6 +18,15 @@ class IsPerson(BasePermission):
         return bool(request.user and request.user.is_authenticated) and not is_machine(request.user)
 
 
+class IsStaffPerson(BasePermission):
+    """A person who is staff: the operators' door of the REST API (as the Django admin is)."""
+
+    message = "Only operators (staff) may call this endpoint."
+
+    def has_permission(self, request, view):
+        return IsPerson().has_permission(request, view) and bool(request.user.is_staff)
+
+
 class IsPersonOrScopedInstallation(BasePermission):
     """People, or a machine principal (an installation or integration token) that acts with
     the scope the view names for the request's method in ``installation_scopes`` (e.g.

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import extend_schema, extend_schema_view
+from drf_spectacular.utils import extend_schema, extend_schema_field, extend_schema_view
 from rest_framework import generics, serializers, status
 from rest_framework.parsers import MultiPartParser
 from rest_framework.response import Response
@@ -17,9 +17,14 @@ from docplatform.api.inputs import QueryParameters
 from docplatform.api.schema import service_errors
 
 from ..gateway.failures import RuntimeFailure
-from ..models import Integration, IntegrationVersion
+from ..models import Integration, IntegrationVersion, ListingReview
 from ..policies import may_act
-from ..selectors import integration_catalogue, integrations_visible_to
+from ..selectors import (
+    install_link_url,
+    integration_catalogue,
+    integrations_visible_to,
+    listing_review_of,
+)
 from ..services import Outcome, integration_publish_folder, integration_unpublish
 from ..services.installations import install_link_rotate
 from .bundles import MAX_BUNDLE_BYTES, MIB, extract_bundle, refused
@@ -96,6 +101,11 @@ class ProblemOutput(serializers.Serializer):
     message = serializers.CharField()
 
 
+class ListingReviewOutput(serializers.Serializer):
+    status = serializers.ChoiceField(choices=ListingReview.Status.choices)
+    reason = serializers.CharField()
+
+
 class PublishOutput(serializers.Serializer):
     integration = serializers.CharField(source="version.integration.name")
     version = VersionOutput(help_text="The version published, or the one with this code.")
@@ -107,6 +117,24 @@ class PublishOutput(serializers.Serializer):
         "development installations run an older version with this code again.",
     )
     warnings = ProblemOutput(many=True)
+    installLink = serializers.SerializerMethodField(
+        method_name="get_install_link",
+        help_text="An unlisted integration's shared install link (null for another visibility).",
+    )
+    listing = serializers.SerializerMethodField(
+        method_name="get_listing",
+        help_text="A public version's review: pending (other organizations are offered the "
+        "approved one, if any, until an operator approves it), approved or rejected; null for "
+        "a version that needs none.",
+    )
+
+    def get_install_link(self, result) -> str | None:
+        return install_link_url(result.version.integration)
+
+    @extend_schema_field(ListingReviewOutput(allow_null=True))
+    def get_listing(self, result) -> dict | None:
+        review = listing_review_of(result.version)
+        return ListingReviewOutput(review).data if review is not None else None
 
 
 class CatalogueFilter(QueryParameters):

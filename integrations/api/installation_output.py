@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from docplatform.api.permissions import ActsByRole
 
 from ..environment import installation_public_endpoint
-from ..models import Installation
+from ..models import Installation, IntegrationVersion
 from ..policies import (
     effective_status,
     installation_scopes,
@@ -106,7 +106,8 @@ class InstallationOutput(serializers.Serializer):
             return None
         return {
             "number": version.number,
-            "development": version.pk != installation.integration.released_version_id,
+            # Another organization may run an older, approved version: not a development one.
+            "development": version.channel == IntegrationVersion.Channel.DEVELOPMENT,
         }
 
     def get_public_endpoint(self, installation) -> str:
@@ -193,7 +194,11 @@ def installation_example(name: str = "An installation", **changes) -> OpenApiExa
 
 
 #: The versions an installation may run, read with it (without their code and listing).
-_VERSIONS = ("integration__released_version", "integration__development_version")
+_VERSIONS = (
+    "integration__released_version",
+    "integration__development_version",
+    "integration__shared_version",
+)
 
 
 def installation_rows(queryset):

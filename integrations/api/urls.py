@@ -14,6 +14,7 @@ from . import (
     oauth,
     own_installation,
     own_integration,
+    reviews,
     triggered_events,
     versions,
 )
@@ -53,6 +54,11 @@ urlpatterns = [
     ),
     path(
         "integrations/<name:name>/logs/", logs.IntegrationLogsApi.as_view(), name="integration-logs"
+    ),
+    path(
+        "integrations/<name:name>/review/",
+        reviews.IntegrationReviewApi.as_view(),
+        name="integration-review",
     ),
     path(
         "integrations/<name:name>/install-link/",

@@ -204,6 +204,7 @@ def _has_what_a_call_reads(installation: Installation) -> bool:
         Installation.integration.is_cached(installation)
         and Integration.released_version.is_cached(installation.integration)
         and Integration.development_version.is_cached(installation.integration)
+        and Integration.shared_version.is_cached(installation.integration)
         and (installation.parent_id is None or Installation.parent.is_cached(installation))
     ):
         return False

@@ -14,7 +14,7 @@ from django.db.models import Q
 from docplatform.access import Action
 
 from ..models import Installation, Integration
-from ..policies import act_check, effective_scopes, scopes_awaiting_approval
+from ..policies import act_check, asked_scopes, effective_scopes, scopes_awaiting_approval
 from .audit import installation_audit
 from .installations import _fire_setup
 
@@ -47,9 +47,9 @@ def installation_scopes_approve(
             {"scopes": ["nothing to approve: the installation holds every permission it asks for"]}
         )
     approved = _approved(scopes, waiting)
-    granted = set(effective_scopes(granted=root.granted_scopes, asked=integration.scopes))
+    granted = set(effective_scopes(granted=root.granted_scopes, asked=asked_scopes(root)))
     granted |= set(approved)
-    granted_scopes = [scope for scope in integration.scopes if scope in granted]
+    granted_scopes = [scope for scope in asked_scopes(root) if scope in granted]
     for member in family:
         member.granted_scopes = granted_scopes
         member.save(update_fields=["granted_scopes", "updated_at"])
@@ -88,11 +88,20 @@ def _approved(scopes, waiting: list[str]) -> list[str]:
 def installation_scopes_narrow(*, integration: Integration) -> int:
     """After a publish: every installation keeps only the granted scopes the integration
     still asks for, so a scope dropped and asked for again later needs a new approval.
+    Other organizations' installations follow the version offered to them
+    (``policies.asked_scopes``): while a newer one waits for review, the shared one's.
     Returns how many installations changed."""
     by_grant: dict[tuple[str, ...], list[str]] = {}
-    rows = Installation.objects.filter(integration=integration).values_list("pk", "granted_scopes")
-    for pk, granted in rows:
-        narrowed = effective_scopes(granted=granted, asked=integration.scopes)
+    rows = Installation.objects.filter(integration=integration).values_list(
+        "pk", "granted_scopes", "organization_id"
+    )
+    asked_by_organization: dict[str, list[str]] = {}
+    for pk, granted, organization_id in rows:
+        if organization_id not in asked_by_organization:
+            probe = Installation(integration=integration, organization_id=organization_id)
+            asked_by_organization[organization_id] = asked_scopes(probe)
+        asked = asked_by_organization[organization_id]
+        narrowed = effective_scopes(granted=granted, asked=asked)
         if set(narrowed) != set(granted or ()):
             by_grant.setdefault(tuple(narrowed), []).append(pk)
     for narrowed, pks in by_grant.items():

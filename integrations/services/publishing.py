@@ -1,7 +1,8 @@
 """Writes of the integrations app: publishing integrations and their versions, and
 unpublishing them.
 
-``publish`` releases (the release channel: every installation runs the new version);
+``publish`` releases (the release channel: every installation runs the new version; a
+public one is offered to other organizations once reviewed, ``reviews``);
 ``dev`` publishes on the development channel (development installations only; releasing an
 older version again is ``releases.integration_release``). Code identical to a version of the
 channel is never a new version: the released one (or the development one) is unchanged, and
@@ -28,7 +29,13 @@ from docplatform.selectors import organization_by_ref, organization_is_internal
 from ..gateway.client import inspect_code
 from ..models import Integration, IntegrationAsset, IntegrationVersion
 from ..policies import may_act
-from .releases import development_versions_prune, listing_copy, version_release
+from .releases import (
+    development_versions_prune,
+    listing_copy,
+    shared_version_refresh,
+    version_release,
+)
+from .reviews import listing_review_open
 
 RELEASE = IntegrationVersion.Channel.RELEASE
 DEVELOPMENT = IntegrationVersion.Channel.DEVELOPMENT
@@ -153,7 +160,9 @@ def integration_publish(
         raise problems_error(result.errors)
     try:
         with transaction.atomic():
-            version, outcome = _publish(manifest, organization, publisher, channel)
+            version, outcome = _publish(
+                manifest, organization, publisher, channel, findings=result.warnings
+            )
     except IntegrityError as exc:
         # Two publishers raced on a new name or version number: the loser retries nothing.
         raise ValidationError(
@@ -170,7 +179,7 @@ def _channel_check(channel: str) -> None:
 
 
 def _publish(
-    manifest: Manifest, organization, publisher, channel: str
+    manifest: Manifest, organization, publisher, channel: str, *, findings=()
 ) -> tuple[IntegrationVersion, str]:
     integration = Integration.objects.select_for_update().filter(name=manifest.name).first()
     if integration is not None and integration.organization_id != organization.pk:
@@ -192,6 +201,7 @@ def _publish(
     version = _version_create(integration, manifest, publisher, channel=channel, digest=digest)
     integration.latest_version = version
     if channel == RELEASE:
+        listing_review_open(version=version, findings=findings)
         version_release(integration, version)
     else:
         integration.development_version = version
@@ -325,7 +335,11 @@ def integration_version_unpublish(*, integration: Integration, number: int) -> N
         version = integration.versions.filter(number=number).first()
         if version is None:
             raise ValidationError({"version": [f"{integration.name} has no version {number}"]})
-        running = {integration.released_version_id, integration.development_version_id}
+        running = {
+            integration.released_version_id,
+            integration.development_version_id,
+            integration.shared_version_id,
+        }
         installed = _installations_named(integration)
         if version.pk in running and installed:
             raise ValidationError(
@@ -349,6 +363,8 @@ def integration_version_unpublish(*, integration: Integration, number: int) -> N
         if integration.released_version_id == version.pk:  # nothing is installed
             version_release(integration, remaining.filter(channel=RELEASE).first() or remaining[0])
         version.delete()
+        integration.refresh_from_db()
+        shared_version_refresh(integration)
 
 
 def integration_unpublish(*, integration: Integration) -> None:
@@ -369,7 +385,13 @@ def integration_unpublish(*, integration: Integration) -> None:
         integration.latest_version = None
         integration.released_version = None
         integration.development_version = None
+        integration.shared_version = None
         integration.save(
-            update_fields=["latest_version", "released_version", "development_version"]
+            update_fields=[
+                "latest_version",
+                "released_version",
+                "development_version",
+                "shared_version",
+            ]
         )
         integration.delete()

@@ -13,7 +13,7 @@ from django.db import transaction
 from docplatform.access import Action, refusal
 
 from ..models import Installation, Integration, IntegrationVersion
-from ..policies import act_check, may_act
+from ..policies import act_check, may_act, shared_version_of
 from .consent import installation_scopes_narrow
 from .installations import installations_revalidate
 
@@ -43,13 +43,29 @@ def version_release(integration: Integration, version: IntegrationVersion) -> li
     integration locked: the listing follows its manifest, development installations run it
     too until ``dev`` publishes again, and every installation is checked against it as at a
     publish (fewer scopes narrow the grants at once, more wait for an admin's approval; the
-    configuration is validated again). Returns the installations that changed."""
+    configuration is validated again). Other organizations are offered the newest version
+    cleared for them (``policies.shared_version_of``): this one unless it awaits review.
+    Returns the installations that changed."""
     listing_copy(integration, version.listing)
     integration.released_version = version
     integration.development_version = None
+    integration.shared_version = shared_version_of(integration)
     integration.save()
     installation_scopes_narrow(integration=integration)
     return installations_revalidate(integration=integration)
+
+
+def shared_version_refresh(integration: Integration) -> bool:
+    """After a review's decision, in the caller's transaction with the integration locked:
+    offer other organizations the newest version cleared for them, and narrow their
+    installations' grants to it. Returns whether the shared version changed."""
+    shared = shared_version_of(integration)
+    if shared == integration.shared_version:
+        return False
+    integration.shared_version = shared
+    integration.save(update_fields=["shared_version", "updated_at"])
+    installation_scopes_narrow(integration=integration)
+    return True
 
 
 def _require_publisher(user, integration: Integration) -> None:

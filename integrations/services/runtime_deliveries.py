@@ -23,18 +23,19 @@ from ..policies import runnable_version
 from ..runtime.protocol import BUSY  # the integration's workers stayed busy: worth retrying
 
 #: What a claim reads with each delivery: the event and the installation (with the
-#: organization installation above it), and the integration's released and development
-#: versions, whose code goes to the runtime host only when it asks (a deferred read then).
+#: organization installation above it), and the integration's released, development and
+#: shared versions, whose code goes to the runtime host only when it asks (a deferred read then).
 CLAIM_READS = ClaimReads(
     related=(
         "event",
         "installation__integration__released_version",
         "installation__integration__development_version",
+        "installation__integration__shared_version",
         "installation__parent",
     ),
     deferred=tuple(
         f"installation__integration__{version}__{field}"
-        for version in ("released_version", "development_version")
+        for version in ("released_version", "development_version", "shared_version")
         for field in ("bundle", "listing")
     ),
 )

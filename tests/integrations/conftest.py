@@ -80,10 +80,25 @@ def publish(write_integration):
     """
     from integrations.services import integration_publish_folder
 
-    def publish_(publisher, folder=None, **manifest_fields):
+    def publish_(publisher, folder=None, approved=False, **manifest_fields):
+        """``approved``: then an operator approves the public listing (``listing_approve``)."""
         name = manifest_fields.get("name", "hello")
         manifest, files = with_code(minimal_manifest(**manifest_fields))
         root = write_integration(manifest, files, folder=folder or name)
-        return integration_publish_folder(path=root, publisher=publisher).version.integration
+        integration = integration_publish_folder(path=root, publisher=publisher).version.integration
+        return listing_approve(integration) if approved else integration
 
     return publish_
+
+
+def listing_approve(integration):
+    """An operator approves the public version of ``integration`` waiting for review (the
+    review service, as the admin's action, the command and the API do); returns it."""
+    from integrations.operators import OPERATOR
+    from integrations.services.reviews import listing_review_decide, pending_review_of
+
+    review = pending_review_of(integration)
+    assert review is not None, f"no version of {integration.name} waits for review"
+    listing_review_decide(user=OPERATOR, review=review, decision="approve")
+    integration.refresh_from_db()
+    return integration

@@ -12,7 +12,7 @@ from integrations.api import bundles
 from integrations.models import Integration, IntegrationVersion
 from tests.api_helpers import API, NOT_FOUND, api_client, error_attrs, row_counts
 from tests.factories import MembershipFactory, OrganizationFactory
-from tests.integrations.conftest import minimal_manifest
+from tests.integrations.conftest import listing_approve, minimal_manifest
 
 pytestmark = pytest.mark.django_db
 MANIFEST = "service-manifest.yaml"
@@ -25,8 +25,8 @@ def other_member(db):
 
 @pytest.fixture
 def catalogue(publish, org_admin):
-    """acme's integrations, one per visibility."""
-    return {
+    """acme's integrations, one per visibility (the public one approved by an operator)."""
+    published = {
         visibility: publish(
             org_admin,
             name=f"{visibility}-tool",
@@ -35,6 +35,8 @@ def catalogue(publish, org_admin):
         )
         for visibility in ("private", "unlisted", "public")
     }
+    listing_approve(published["public"])
+    return published
 
 
 def names(response) -> list[str]:

@@ -78,7 +78,11 @@ def places(organization, globex):
 def make_tool(publish, org_admin):
     def make(visibility: str):
         return publish(
-            org_admin, name="tool", visibility=visibility, configurations=TOOL_CONFIGURATIONS
+            org_admin,
+            name="tool",
+            visibility=visibility,
+            configurations=TOOL_CONFIGURATIONS,
+            approved=visibility == "public",
         )
 
     return make

@@ -139,7 +139,7 @@ def test_tail_filters(author, publish, org_admin, organization, tmp_path, live_s
 def test_an_installing_admin_tails_their_installation_only(
     author, publish, org_admin, tmp_path, live_server
 ):
-    hello = publish(org_admin, name="hello", visibility="public")
+    hello = publish(org_admin, name="hello", visibility="public", approved=True)
     other = OrganizationFactory(subdomain="other")
     their_admin = MembershipFactory(organization=other, role="admin").user
     theirs = installation_create(user=their_admin, integration=hello, organization=other)

@@ -16,7 +16,7 @@ from integrations.models import Installation, Integration
 from integrations.services.installations import installation_create
 from tests.factories import MembershipFactory, OrganizationFactory, SpaceFactory
 from tests.integrations.cli_support import Author
-from tests.integrations.conftest import minimal_manifest
+from tests.integrations.conftest import listing_approve, minimal_manifest
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -85,7 +85,7 @@ def test_dev_runs_for_the_authors_installation_only(runtime, live_server, author
     ).user
     theirs = installation_create(
         user=globex_admin,
-        integration=Integration.objects.get(name="hello"),
+        integration=listing_approve(Integration.objects.get(name="hello")),
         organization=globex_admin.memberships.get().organization,
     )
 

@@ -17,7 +17,7 @@ from integrations.services import integration_publish_folder
 from integrations.services.installations import installation_configure, installation_create
 from tests.api_helpers import API, NOT_FOUND, api_client
 from tests.factories import MembershipFactory, OrganizationFactory, SpaceFactory
-from tests.integrations.conftest import minimal_manifest
+from tests.integrations.conftest import listing_approve, minimal_manifest
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "quick-insert-counter"
 
@@ -158,7 +158,7 @@ def test_who_may_render(space_installation, org_admin, organization, counter):
     _, personal = api_token_create(user=stranger, name="cli")
     other_installation = installation_create(
         user=stranger,
-        integration=counter,
+        integration=listing_approve(counter),
         organization=globex,
         space=SpaceFactory(organization=globex),
     )

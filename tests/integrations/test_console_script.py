@@ -181,3 +181,24 @@ def test_publish_refusals_exit_1_with_the_apis_reasons(
     assert unreachable.returncode == 1
     assert "cannot be reached" in unreachable.stderr
     assert not IntegrationVersion.objects.filter(integration__name="hello").exists()
+
+
+def test_publish_prints_the_install_link_and_a_public_listings_review(
+    api, admin_token, write_integration
+):
+    unlisted = write_integration(minimal_manifest(name="shared", visibility="unlisted"))
+    published = console("publish", str(unlisted), "--api", api, "--token", admin_token)
+    assert published.returncode == 0, published.stdout + published.stderr
+    integration = IntegrationVersion.objects.get(integration__name="shared").integration
+    link = f"/marketplace/install/shared/?token={integration.install_link_token}"
+    assert published.stdout.splitlines() == [
+        "published shared version 1",
+        f"install link (other organizations install it through it): {settings.PLATFORM_URL}{link}",
+    ]
+    assert published.stderr == ""
+
+    public = write_integration(minimal_manifest(name="listed"), folder="listed")
+    submitted = console("publish", str(public), "--api", api, "--token", admin_token)
+    assert submitted.returncode == 0, submitted.stdout + submitted.stderr
+    assert submitted.stdout == "published listed version 1\n"
+    assert "public listing: waiting for an operator's review" in submitted.stderr

@@ -235,7 +235,7 @@ def test_unlisted_integrations_install_elsewhere_only_through_the_link(publish, 
 def test_public_integrations_install_anywhere_but_only_for_your_own_organization(
     publish, org_admin, organization
 ):
-    public = publish(org_admin, name="public-one", visibility="public")
+    public = publish(org_admin, name="public-one", visibility="public", approved=True)
     stranger = MembershipFactory(organization=OrganizationFactory(subdomain="globex"), role="admin")
     installation_create(user=stranger.user, integration=public, organization=stranger.organization)
     with pytest.raises(Http404):  # acting for an organization you are not a member of

@@ -19,7 +19,7 @@ from integrations.services.installations import installation_create
 from tests.api_helpers import API, NOT_FOUND, api_client
 from tests.conftest import wait_until
 from tests.factories import MembershipFactory, OrganizationFactory, SpaceFactory, UserFactory
-from tests.integrations.conftest import minimal_manifest
+from tests.integrations.conftest import listing_approve, minimal_manifest
 
 pytestmark = pytest.mark.usefixtures("celery_worker")
 
@@ -91,7 +91,7 @@ def world(write_integration, organization, org_admin):
     globex = OrganizationFactory(subdomain="globex")
     globex_admin = MembershipFactory(organization=globex, role="admin").user
     alpha = publish_scripted(write_integration, org_admin, "alpha", "acme")
-    beta = publish_scripted(write_integration, globex_admin, "beta", "globex")
+    beta = listing_approve(publish_scripted(write_integration, globex_admin, "beta", "globex"))
     space = SpaceFactory(organization=organization)
     installed = {
         name: installation_create(

@@ -6,6 +6,7 @@ integration's endpoint on the integrations origin and on to the provider, where 
 (its own cookie jar: another site), consents, and comes back with the code."""
 
 import re
+import shutil
 import time
 from html.parser import HTMLParser
 from pathlib import Path
@@ -18,12 +19,13 @@ from oauth2_provider.models import AccessToken, Application
 
 from docplatform.events.models import Delivery, Event
 from integrations.environment import installation_public_endpoint
-from integrations.models import Installation, Integration, OAuthState
+from integrations.models import Installation, OAuthState
 from integrations.services import integration_publish_folder
 from integrations.services.installations import installation_create
 from integrations.services.oauth import oauth_connect_start
 from tests.conftest import wait_until
 from tests.factories import MembershipFactory, OrganizationFactory, UserFactory
+from tests.integrations.conftest import listing_approve
 
 pytestmark = [
     pytest.mark.urls("tests.integrations.oauth_provider"),
@@ -79,7 +81,7 @@ def provider_user(db, settings):
 def publish_example(org_admin, provider_url):
     """Publish ``examples/oauth-tasks`` with its secrets pointing at the local provider."""
 
-    def publish(token_url=f"{provider_url}/o/token/"):
+    def publish(token_url=f"{provider_url}/o/token/", path=EXAMPLE):
         env = {
             "TASKS_CLIENT_ID": CLIENT_ID,
             "TASKS_CLIENT_SECRET": CLIENT_SECRET,
@@ -88,7 +90,7 @@ def publish_example(org_admin, provider_url):
             "TASKS_PROJECTS_URL": f"{provider_url}/tracker/api/projects",
         }
         return integration_publish_folder(
-            path=EXAMPLE, publisher=org_admin, env=env
+            path=path, publisher=org_admin, env=env
         ).version.integration
 
     return publish
@@ -299,12 +301,17 @@ def test_without_a_members_state_the_flow_never_starts(browser, installation):
     assert not AccessToken.objects.exists()
 
 
-def test_another_installations_state_never_starts_a_flow(browser, installation, org_admin):
+def test_another_installations_state_never_starts_a_flow(
+    browser, installation, org_admin, publish_example, tmp_path
+):
     other_org = OrganizationFactory(subdomain="globex")
     other_member = MembershipFactory(organization=other_org, role="admin").user
-    integration = Integration.objects.get(pk=installation.integration_id)
-    integration.visibility = Integration.Visibility.PUBLIC
-    integration.save(update_fields=["visibility"])
+    # Made public (a copy of the example saying so), and approved by an operator.
+    public = tmp_path / "oauth-tasks"
+    shutil.copytree(EXAMPLE, public)
+    manifest = public / "service-manifest.yaml"
+    manifest.write_text(manifest.read_text().replace("visibility: private", "visibility: public"))
+    integration = listing_approve(publish_example(path=public))
     other = installation_create(user=other_member, integration=integration, organization=other_org)
     theirs = oauth_connect_start(user=other_member, installation=other, property_name="tasks")
     ours = oauth_connect_start(user=org_admin, installation=installation, property_name="tasks")

@@ -16,7 +16,7 @@ from integrations.services import integration_publish_folder, integration_releas
 from integrations.services.installations import installation_create
 from tests.api_helpers import API, api_client, error_attrs
 from tests.factories import MembershipFactory, OrganizationFactory, SpaceFactory
-from tests.integrations.conftest import minimal_manifest
+from tests.integrations.conftest import listing_approve, minimal_manifest
 
 pytestmark = pytest.mark.django_db
 
@@ -30,11 +30,15 @@ NEEDS_A_KEY = {
 
 @pytest.fixture
 def publish_as(write_integration, org_admin):
-    """Publish the manifest ``fields`` on ``channel`` as the acme admin; the result."""
+    """Publish the manifest ``fields`` on ``channel`` as the acme admin; the result
+    (``approved``: then an operator approves its public listing)."""
 
-    def publish(channel="release", **fields):
+    def publish(channel="release", approved=False, **fields):
         root = write_integration(minimal_manifest(**fields), folder=fields.get("name", "hello"))
-        return integration_publish_folder(path=root, publisher=org_admin, env={}, channel=channel)
+        result = integration_publish_folder(path=root, publisher=org_admin, env={}, channel=channel)
+        if approved:
+            listing_approve(result.version.integration)
+        return result
 
     return publish
 
@@ -57,7 +61,7 @@ def numbers(integration) -> list[int]:
 def test_the_api_shows_which_version_each_installation_runs(
     publish_as, org_admin, organization, globex_admin
 ):
-    integration = publish_as(description="One.").version.integration
+    integration = publish_as(description="One.", approved=True).version.integration
     ours = installed(org_admin, integration, organization)
     theirs = installed(globex_admin, integration, globex_admin.memberships.get().organization)
     marked = api_client(org_admin).post(
@@ -113,7 +117,7 @@ def test_a_space_installation_follows_its_organization_installations_mark(
 def test_only_the_integrations_admins_mark_installations_and_bad_input_names_the_field(
     publish_as, org_admin, org_member, organization, globex_admin
 ):
-    integration = publish_as().version.integration
+    integration = publish_as(approved=True).version.integration
     ours = installed(org_admin, integration, organization)
     theirs = installed(globex_admin, integration, globex_admin.memberships.get().organization)
     url = f"{API}/installations/{ours.pk}/development/"
@@ -156,7 +160,7 @@ def test_rollback_releases_an_older_version_and_revalidates(publish_as, org_admi
 
 
 def test_only_the_owning_admins_roll_back(publish_as, org_member, globex_admin, outsider):
-    publish_as(description="One.")
+    publish_as(description="One.", approved=True)
     publish_as(description="Two.")
     url = f"{API}/integrations/hello/versions/1/release/"
     assert api_client(org_member).post(url).status_code == 403
@@ -258,7 +262,8 @@ def test_the_migration_releases_each_integrations_latest_version():
         integration.save()
         executor = MigrationExecutor(connection)
         executor.migrate([("integrations", "0012_release_channel")])
-        migrated = Integration.objects.get(pk="i1")
+        # The columns of then (shared_version came with 0014_listing_review).
+        migrated = Integration.objects.only("released_version", "development_version").get(pk="i1")
         assert (migrated.released_version_id, migrated.development_version_id) == ("v2", None)
         listings = dict(migrated.versions.values_list("number", "listing"))
         assert (listings[1]["description"], listings[2]["description"]) == ("Then.", "Now.")

@@ -240,7 +240,11 @@ def test_an_integration_made_private_or_unlisted_keeps_existing_installations_wo
     publisher = MembershipFactory(organization=globex, role="admin").user
     acme_admin = MembershipFactory(organization=space.organization, role="admin").user
     integration = publish(
-        publisher, name="reader", organization="globex", scopes=METADATA_AND_CONTENT
+        publisher,
+        name="reader",
+        organization="globex",
+        scopes=METADATA_AND_CONTENT,
+        approved=True,
     )
     installation = install(integration, acme_admin, space.organization)
     token = api_client(token=installation.api_token)

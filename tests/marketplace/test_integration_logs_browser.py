@@ -12,7 +12,10 @@ from integrations.environment import installation_public_endpoint
 from integrations.gateway.log_store import CallRecord, integration_log_record
 from integrations.services.installations import installation_create
 from tests.factories import MembershipFactory, OrganizationFactory, SpaceFactory
-from tests.integrations.conftest import write_integration  # noqa: F401 - the fixture
+from tests.integrations.conftest import (
+    listing_approve,
+    write_integration,  # noqa: F401 - the fixture
+)
 from tests.integrations.test_integration_logs import publish_scripted
 from tests.marketplace.test_browser import browser_page  # noqa: F401 - the fixture
 
@@ -25,7 +28,7 @@ def two_integrations(runtime, write_integration, organization, org_admin):  # no
     globex = OrganizationFactory(subdomain="globex")
     globex_admin = MembershipFactory(organization=globex, role="admin").user
     alpha = publish_scripted(write_integration, org_admin, "alpha", "acme")
-    beta = publish_scripted(write_integration, globex_admin, "beta", "globex")
+    beta = listing_approve(publish_scripted(write_integration, globex_admin, "beta", "globex"))
     space = SpaceFactory(organization=organization)
     return {
         name: installation_create(

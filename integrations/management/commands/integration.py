@@ -1,6 +1,7 @@
 """``python manage.py integration ACTION``: the integration command line.
 
-Every action that changes something acts as the person named by ``--as``, under the same
+``review`` is an operator's (whoever holds the shell, as at the admin): it names no person.
+Every other action that changes something acts as the person named by ``--as``, under the same
 rules as the marketplace and the REST API (the roles' table: publishing, installing,
 configuring, pausing, resuming and uninstalling are for the organization's admins), and the
 audit log records that person.
@@ -32,8 +33,13 @@ from docplatform_sdk.cli import (
 from docplatform.models import Site, Space
 from docplatform.selectors import organization_by_ref
 from integrations.gateway.failures import CodeChecksUnavailable, RuntimeFailure
+from integrations.operators import OPERATOR
 from integrations.policies import configuration_definition, definition_for_level, effective_status
-from integrations.selectors import installations_visible_to, integrations_visible_to
+from integrations.selectors import (
+    installations_visible_to,
+    integrations_visible_to,
+    published_integration,
+)
 from integrations.services import integration_publish_folder, manifest_check
 from integrations.services.installations import (
     installation_configure,
@@ -43,6 +49,12 @@ from integrations.services.installations import (
     installation_uninstall,
 )
 from integrations.services.publishing import code_checked
+from integrations.services.reviews import (
+    APPROVE,
+    REJECT,
+    listing_review_decide,
+    pending_review_of,
+)
 
 
 def usage_error(message: str) -> CommandError:
@@ -91,6 +103,22 @@ class Command(BaseCommand):
             parser = actions.add_parser(action, help=text)
             parser.add_argument("installation", help="The installation id.")
             self._add_user_argument(parser, "The user acting (an admin).")
+
+        review = actions.add_parser(
+            "review",
+            help="Approve or reject the public listing of an integration's newest version "
+            "waiting for review (an operator's command: it names no person).",
+        )
+        review.add_argument("name", help="The integration's name.")
+        decision = review.add_mutually_exclusive_group(required=True)
+        decision.add_argument(
+            "--approve", action="store_true", help="Other organizations see and install it."
+        )
+        decision.add_argument(
+            "--reject",
+            metavar="REASON",
+            help="Keep it its owners' alone; REASON is mailed to them.",
+        )
 
     @staticmethod
     def _add_user_argument(parser, text):
@@ -217,6 +245,21 @@ class Command(BaseCommand):
         self.stdout.write(f"uninstalled {row.integration.name} ({installation})")
 
     # --- helpers ----------------------------------------------------------------------------
+
+    def handle_review(self, *, name, approve, reject, **options):
+        integration = published_integration(name)
+        if integration is None:
+            raise Refused(f"no integration is named {name!r}")
+        review = pending_review_of(integration)
+        if review is None:
+            raise Refused(f"no version of {name} waits for review")
+        decision, reason = (APPROVE, "") if approve else (REJECT, reject)
+        review = listing_review_decide(
+            user=OPERATOR, review=review, decision=decision, reason=reason
+        )
+        self.stdout.write(
+            self.style.SUCCESS(f"{name} version {review.version.number}: {review.status}")
+        )
 
     def _print_installation(self, installation):
         shown = effective_status(installation)

@@ -10,7 +10,9 @@ from django.db import transaction
 from docplatform.models import Membership, Organization, Page, Revision, Site, Space
 from docplatform.teams.selectors import invitations_to
 from docplatform.teams.services import invitation_create, invitation_revoke, membership_ensure
+from integrations.operators import OPERATOR
 from integrations.services import integration_publish_folder
+from integrations.services.reviews import APPROVE, listing_review_decide, pending_review_of
 
 DEMO_INTEGRATIONS = Path(__file__).resolve().parents[2] / "demo" / "integrations"
 # Demo values for the demo manifests' ${{ env.NAME }} secrets; they reach no real provider.
@@ -39,7 +41,8 @@ class Command(BaseCommand):
             result = integration_publish_folder(
                 path=folder, publisher=publishers[organization], env=DEMO_SECRETS_ENV
             )
-            self.stdout.write(f"integration {folder.name}: version {result.version.number}")
+            listed = self._listing_approve(result.version.integration)
+            self.stdout.write(f"integration {folder.name}: version {result.version.number}{listed}")
         web = settings.PLATFORM_URL
         summary = [
             f"Demo data ready. Sign in at {web}/admin/ as 'admin', "
@@ -55,6 +58,16 @@ class Command(BaseCommand):
             self.stdout.write(line)
         # make run's `ready` process prints it again once everything answers (dev_ready).
         (settings.VAR_DIR / DEMO_SUMMARY).write_text("\n".join(summary) + "\n")
+
+    @staticmethod
+    def _listing_approve(integration) -> str:
+        """The demo's public integrations are listed for every organization: an operator
+        approves their review (as the admin's review queue would)."""
+        review = pending_review_of(integration)
+        if review is None:
+            return ""
+        listing_review_decide(user=OPERATOR, review=review, decision=APPROVE, reason="demo data")
+        return " (public listing approved)"
 
     def _users(self):
         model = get_user_model()

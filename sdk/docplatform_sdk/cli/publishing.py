@@ -11,7 +11,7 @@ from ..manifest.yamlload import load_manifest_yaml
 from .api import UPLOAD_TIMEOUT_SECONDS, Platform
 from .errors import UsageError
 from .folder import add_path_arguments, checked, existing_path, secrets_environment, stderr
-from .output import print_json, say
+from .output import print_json, say, warn
 from .session import add_api_arguments, platform_for
 
 RELEASE, DEVELOPMENT = "release", "development"
@@ -65,7 +65,26 @@ def publish_folder(
             if text not in printed:
                 say(f"warning: {text}", "warning")
         say(published_line(body), "ok" if body["created"] else None)
+        if body.get("installLink"):
+            say(f"install link (other organizations install it through it): {body['installLink']}")
+        notice = listing_notice(body)
+        if notice:
+            warn(notice)
     return body
+
+
+def listing_notice(body: dict) -> str | None:
+    """A public version's review, when other organizations do not see it yet (the
+    platform's operators approve public listings)."""
+    review = body.get("listing")
+    if review and review["status"] == "pending":
+        return (
+            "public listing: waiting for an operator's review; your organization installs it "
+            "now, other organizations once it is approved"
+        )
+    if review and review["status"] == "rejected":
+        return f"public listing: rejected ({review['reason']})"
+    return None
 
 
 def run_publish(options) -> None:
