@@ -33,7 +33,7 @@ from tests.factories import (
     SiteFactory,
     SpaceFactory,
 )
-from tests.integrations.conftest import minimal_manifest
+from tests.integrations.conftest import listing_approve, minimal_manifest
 
 pytestmark = pytest.mark.django_db
 
@@ -87,6 +87,7 @@ def world(write_integration, org_admin, organization):
         return integration_publish_folder(path=root, publisher=org_admin).version
 
     first = publish("one", ["space:content:read"])
+    listing_approve(first.integration)  # listed for other organizations by an operator
     globex = OrganizationFactory(subdomain="globex", title="Globex")
     globex_admin = MembershipFactory(organization=globex, role="admin").user
     globex_space = space_with_a_page(globex)
