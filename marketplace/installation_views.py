@@ -31,6 +31,7 @@ from integrations.services.deliveries import installation_delivery_redeliver
 from integrations.services.installations import (
     installation_configure,
     installation_pause,
+    installation_recheck,
     installation_resume,
     installation_select_spaces,
     installation_uninstall,
@@ -213,6 +214,23 @@ class InstallationPageMixin:
 class InstallationView(InstallationPageMixin, OrganizationView):
     """An installation: status, configuration form, space selection, deliveries."""
 
+    def recheck(self, installation) -> None:
+        """A save that changes nothing checks a pending installation again (what its values
+        depend on may have changed: the operator's allowed networks, say)."""
+        if effective_status(installation).status != "pending":
+            messages.info(self.request, "Nothing changed.")
+            return
+        installation = installation_recheck(user=self.request.user, installation=installation)
+        shown = effective_status(installation)
+        if shown.status == "pending":
+            to_fix = len(shown.reasons)
+            things = "thing" if to_fix == 1 else "things"
+            messages.warning(
+                self.request, f"Checked again, not active yet: {to_fix} {things} to fix (below)."
+            )
+        else:
+            messages.success(self.request, f"Checked again: {shown.status} now.")
+
     def get(self, request, installation_id):
         return self.installation_page(self.installation(installation_id))
 
@@ -222,7 +240,7 @@ class InstallationView(InstallationPageMixin, OrganizationView):
         if form.is_valid():
             changes = form.changes()
             if not changes:
-                messages.info(request, "Nothing changed.")
+                self.recheck(installation)
                 return self.back_to(installation)
             try:
                 installation = installation_configure(

@@ -22,7 +22,9 @@ def fetch_document(url: str, *, field: str = "url") -> str:
     """The text at ``url``; a ValidationError on ``field`` says why there is none."""
     try:
         target = outbound.check_url(
-            url, allowed_networks=parse_networks(settings.OPENAPI_ALLOWED_NETWORKS)
+            url,
+            allowed_networks=parse_networks(settings.OPENAPI_ALLOWED_NETWORKS),
+            allowed_by="OPENAPI_ALLOWED_NETWORKS",
         )
     except outbound.UnsafeURL as refused:
         raise ValidationError({field: f"This URL may not be fetched: {refused}."}) from None

@@ -280,6 +280,25 @@ def installation_configure(
     return installation
 
 
+def installation_recheck(*, user, installation: Installation) -> Installation:
+    """Validate the unchanged configuration again: what it depends on outside itself (the
+    operator's networks a URL may reach, say) may have changed since. A status that changes
+    fires ``installation_setup`` (nothing ``changed``) and is an audit row, as a save is."""
+    act_check(user, Action.CONFIGURE, installation)
+    installation = _locked(installation)
+    before = (installation.status, installation.status_reasons)
+    _evaluate(installation)
+    if (installation.status, installation.status_reasons) == before:
+        return installation
+    installation.save(update_fields=["status", "status_reasons"])
+    _fire_setup("installation_setup", installation, changed=[])
+    installation_configured_audit(
+        user=user, installation=installation, before=dict(installation.configuration),
+        changed=[], rechecked=installation.status,
+    )  # fmt: skip
+    return installation
+
+
 def installations_revalidate(*, integration: Integration) -> list[Installation]:
     """Validate every installation of ``integration`` against its (new) configuration
     definition: DESIGN.md, "new version, configuration schema changed". Publishing calls it,

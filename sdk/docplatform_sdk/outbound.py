@@ -69,8 +69,12 @@ class Response:
     truncated: bool = False
 
 
-def check_url(url: str, *, allowed_networks: Iterable[Network] = ()) -> Target:
-    """Resolve and check ``url``; raises UnsafeURL with a reason a person can act on."""
+def check_url(
+    url: str, *, allowed_networks: Iterable[Network] = (), allowed_by: str = ""
+) -> Target:
+    """Resolve and check ``url``; raises UnsafeURL with a reason a person can act on.
+    ``allowed_by``: the operator's setting that lists ``allowed_networks``, named when an
+    address is refused (the one thing that would let it through)."""
     if not isinstance(url, str) or not url.strip():
         raise UnsafeURL("give an http or https URL")
     try:
@@ -100,7 +104,8 @@ def check_url(url: str, *, allowed_networks: Iterable[Network] = ()) -> Target:
             continue
         reason = address_refusal(address)
         if reason:
-            raise UnsafeURL(f"{parts.hostname} resolves to {address}, {reason}")
+            hint = f" (an operator may allow its network with {allowed_by})" if allowed_by else ""
+            raise UnsafeURL(f"{parts.hostname} resolves to {address}, {reason}{hint}")
     return Target(
         url=url.strip(),
         scheme=parts.scheme,

@@ -328,3 +328,44 @@ def test_an_invalid_configuration_is_saved_and_its_problem_shown_beside_its_fiel
     field = field[: field.index("</div>", field.index("errorlist"))]
     assert "Webhook URL: only http and https URLs may be called" in field
     assert "configuration.url" not in page
+
+
+def test_saving_a_pending_webhook_unchanged_checks_it_again(
+    client, org_admin, organization, acme_space, settings
+):
+    """Refused as a loopback address naming the setting that would allow it; once the operator
+    set it, saving the same URL activates the installation (nothing else changed)."""
+    from integrations.models import Integration
+    from integrations.services.installations import installation_create
+
+    settings.WEBHOOK_ALLOWED_NETWORKS = []
+    hook = installation_create(
+        user=org_admin,
+        integration=Integration.objects.get(name="webhook"),
+        organization=organization,
+        space=acme_space,
+        configuration={"url": "http://127.0.0.1:8765/hook", "space_content_updated": True},
+    )
+    assert hook.status == "pending"
+    (reason,) = hook.status_reasons
+    assert reason["message"].endswith(
+        "a loopback address (an operator may allow its network with WEBHOOK_ALLOWED_NETWORKS)"
+    )
+    client.force_login(org_admin)
+    address = f"/marketplace/orgs/acme/installations/{hook.pk}/"
+    form = {
+        "configuration-url": "http://127.0.0.1:8765/hook",
+        "configuration-space_content_updated": "on",
+    }
+    saved = client.post(address, form, follow=True).content.decode()
+    assert "Saved, not active yet: 1 thing to fix (below)." in saved
+    assert "WEBHOOK_ALLOWED_NETWORKS" in saved
+    still = client.post(address, form, follow=True).content.decode()
+    assert "Checked again, not active yet: 1 thing to fix (below)." in still
+
+    settings.WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.0/8"]
+    page = client.post(address, form, follow=True).content.decode()
+    hook.refresh_from_db()
+    assert hook.status == "active" and hook.status_reasons == []
+    assert "Checked again: active now." in page
+    assert "Nothing changed." in client.post(address, form, follow=True).content.decode()

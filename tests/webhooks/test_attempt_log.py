@@ -79,7 +79,10 @@ def test_a_refused_url_is_a_failed_attempt_with_its_reason(
     delivery = deliver_with_retries(Delivery.objects.get(consumer="webhook"))
     (attempt,) = DeliveryAttempt.objects.filter(delivery=delivery)
     assert (delivery.status, attempt.outcome, attempt.status_code) == ("failed", "failed", None)
-    assert attempt.error == "refused URL: 127.0.0.1 resolves to 127.0.0.1, a loopback address"
+    assert attempt.error == (
+        "refused URL: 127.0.0.1 resolves to 127.0.0.1, a loopback address (an operator may allow "
+        "its network with WEBHOOK_ALLOWED_NETWORKS)"
+    )
     assert attempt.request_headers == {}  # nothing was sent
     assert receiver.requests == []
 

@@ -33,7 +33,11 @@ def test_a_missing_url_keeps_it_pending(install_webhook, site):
     ("url", "reason"),
     [
         ("ftp://example.com/x", "only http and https URLs may be called"),
-        ("http://127.0.0.1:8000/x", "127.0.0.1 resolves to 127.0.0.1, a loopback address"),
+        (
+            "http://127.0.0.1:8000/x",
+            "127.0.0.1 resolves to 127.0.0.1, a loopback address (an operator may allow its "
+            "network with WEBHOOK_ALLOWED_NETWORKS)",
+        ),
         ("http://localhost/x", "localhost resolves to"),
         ("http://10.1.2.3/x", "a private address"),
         ("http://192.168.0.10/x", "a private address"),

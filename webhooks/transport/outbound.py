@@ -31,7 +31,9 @@ def allowed_networks():
 
 def check_url(url: str) -> Target:
     """Resolve and check a webhook URL; raises UnsafeURL with a reason a person can act on."""
-    return outbound.check_url(url, allowed_networks=allowed_networks())
+    return outbound.check_url(
+        url, allowed_networks=allowed_networks(), allowed_by="WEBHOOK_ALLOWED_NETWORKS"
+    )
 
 
 @functools.cache
