@@ -256,8 +256,8 @@ def test_a_url_no_longer_allowed_fails_at_send_time(receiver, install_webhook, s
     (delivery,) = finished()
     assert delivery.status == "failed" and delivery.attempts == 1
     assert (
-        "refused URL: 127.0.0.1 resolves to 127.0.0.1, a loopback address (an operator may allow its network with WEBHOOK_ALLOWED_NETWORKS)"
-        in delivery.last_error
+        "refused URL: 127.0.0.1 resolves to 127.0.0.1, a loopback address (an operator may "
+        "allow its network with WEBHOOK_ALLOWED_NETWORKS)" in delivery.last_error
     )
     assert receiver.requests == []
 
