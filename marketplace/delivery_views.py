@@ -17,6 +17,7 @@ from django.core.paginator import Paginator
 from django.http import Http404, JsonResponse
 from django.shortcuts import redirect
 from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import ngettext
 
 from docplatform.access import Action
 from integrations.models import Installation
@@ -247,7 +248,8 @@ class ResendFailedView(DeliveryLogMixin, OrganizationView):
             else:
                 messages.success(
                     request,
-                    f"Resending {job.total} failed deliveries, the oldest first "
+                    f"Resending {job.total} failed "
+                    f"{ngettext('delivery', 'deliveries', job.total)}, the oldest first "
                     f"(at most {settings.WEBHOOK_BULK_REDELIVERY_LIMIT} at a time).",
                 )
                 return self.to_log(installation)
@@ -298,7 +300,9 @@ class ReplayView(DeliveryLogMixin, OrganizationView):
             return self.to_log(installation)
         if job.found:
             more = f" (the oldest {job.found} of {job.matched})" if job.matched > job.found else ""
-            messages.success(request, f"Replaying {job.found} events{more}.")
+            messages.success(
+                request, f"Replaying {job.found} {ngettext('event', 'events', job.found)}{more}."
+            )
         else:
             messages.success(request, "Nothing to replay: the endpoint got every event then.")
         return self.to_log(installation)

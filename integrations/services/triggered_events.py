@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from docplatform_sdk.manifest.base import hint
 
 from docplatform import events
 from docplatform.access import Action
@@ -58,12 +59,14 @@ def trigger_event_types(installation: Installation) -> list[str]:
 def trigger_type_check(installation: Installation, event_type: str) -> None:
     """Refuse a type the installation does not receive, naming ``type`` and saying why."""
     if event_type not in CATALOGUE or event_type not in LEVEL_EVENTS[installation.level]:
-        kinds = ", ".join(LEVEL_EVENTS[installation.level])
+        level = installation.level
+        kinds = LEVEL_EVENTS[level]
+        article = "an" if level[0] in "aeiou" else "a"
         raise ValidationError(
             {
                 "type": [
-                    f"{event_type!r} is not an event a {installation.level} installation "
-                    f"receives; one of {kinds}"
+                    f"{event_type!r} is not an event {article} {level} installation receives"
+                    f"{hint(event_type, kinds)}; one of {', '.join(kinds)}"
                 ]
             }
         )

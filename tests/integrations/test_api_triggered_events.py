@@ -88,8 +88,9 @@ def test_types_it_does_not_receive_are_refused_naming_type(installation, org_adm
     assert listed.json() == {"types": ["space_content_updated", "site_view"]}
 
     for event_type, says in (
-        ("nope", "not an event a organization installation receives"),
-        ("installation_setup", "not an event a organization installation receives"),
+        ("nope", "'nope' is not an event an organization installation receives; one of"),
+        ("installation_setup", "not an event an organization installation receives"),
+        ("site_veiw", "receives; did you mean 'site_view'?; one of space_view,"),
         ("space_view", "needs the scope space:metadata:read"),
     ):
         answer = send(org_admin, installation, type=event_type)

@@ -38,6 +38,15 @@ def the_last_hour() -> dict:
     }
 
 
+def test_one_missed_event_is_one_event_in_the_message(
+    admin_client, hook, acme_space, django_capture_on_commit_callbacks
+):
+    missed(hook, acme_space, 1)
+    with django_capture_on_commit_callbacks():
+        response = admin_client.post(url("delivery-replay", hook), the_last_hour(), follow=True)
+    assert messages_of(response) == ["Replaying 1 event."]
+
+
 def test_a_replay_is_asked_shown_with_its_progress_and_cancelled(
     admin_client, hook, acme_space, django_capture_on_commit_callbacks
 ):
