@@ -50,7 +50,7 @@ from .views import OrganizationView
 
 class InstallationListView(OrganizationView):
     def get(self, request):
-        installations = list(selectors.installations_of(request.user, self.organization))
+        installations = selectors.installations_listed(request.user, self.organization)
         icons = selectors.icon_ids({i.integration for i in installations})
         rows = [
             {

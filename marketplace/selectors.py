@@ -8,11 +8,14 @@ from docplatform.events.models import Delivery
 from docplatform.events.registry import has_own_consumer
 from docplatform.models import Organization, Site, Space
 from integrations.models import Installation, Integration, IntegrationAsset
+from integrations.configuration import properties_of
 from integrations.policies import (
+    definition_for_level,
     effective_status,
     has_code,
     installable_levels,
     may_act,
+    scopes_awaiting_approval,
     visible_integrations_q,
 )
 from integrations.selectors import (
@@ -122,6 +125,34 @@ def installations_of(user, organization: Organization) -> QuerySet:
         .select_related("integration__organization", "space", "site", "parent", "created_by")
         .order_by("integration__title", "level", "space__title", "site__title")
     )
+
+
+def installations_listed(user, organization: Organization) -> list[Installation]:
+    """The Installations page's rows: every installation the user sees, less an organization
+    installation that only holds the space or site ones made by installing into a space or a
+    site (its selection is theirs, it has nothing of its own to configure or approve, nor a
+    status to tell): its children stand for it."""
+    installations = list(installations_of(user, organization))
+    children: dict[str, list[Installation]] = {}
+    for installation in installations:
+        if installation.parent_id:
+            children.setdefault(installation.parent_id, []).append(installation)
+    return [
+        installation
+        for installation in installations
+        if not _only_holds(installation, children.get(installation.pk, []))
+    ]
+
+
+def _only_holds(installation: Installation, children: list[Installation]) -> bool:
+    if not children or installation.space_selection != Installation.SpaceSelection.SELECTED:
+        return False
+    if properties_of(definition_for_level(installation.integration, "organization")):
+        return False
+    if scopes_awaiting_approval(installation) or effective_status(installation).status != "active":
+        return False
+    their_spaces = {child.space_id for child in children if child.space_id}
+    return set(installation.selected_spaces.values_list("pk", flat=True)) <= their_spaces
 
 
 def installation_for(user, organization: Organization, installation_id: str):

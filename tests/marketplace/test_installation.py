@@ -369,3 +369,28 @@ def test_saving_a_pending_webhook_unchanged_checks_it_again(
     assert hook.status == "active" and hook.status_reasons == []
     assert "Checked again: active now." in page
     assert "Nothing changed." in client.post(address, form, follow=True).content.decode()
+
+
+def test_installing_into_a_space_lists_one_row_not_its_organization_holder(
+    admin_client, org_admin, organization, acme_space, acme_site
+):
+    """The organization installation made by installing into a space (nothing of its own
+    to configure) is not a row of its own; one installed on purpose still is."""
+    quiet = IntegrationFactory(name="quiet", title="Quiet", organization=organization)
+    in_space = installation_create(
+        user=org_admin, integration=quiet, organization=organization, space=acme_space
+    )
+    on_site = installation_create(
+        user=org_admin, integration=quiet, organization=organization, site=acme_site
+    )
+    rows = admin_client.get(reverse("marketplace:installations", args=["acme"])).context["rows"]
+    listed = [row["installation"] for row in rows if row["installation"].integration == quiet]
+    assert {i.pk for i in listed} == {in_space.pk, on_site.pk}
+
+    chosen = IntegrationFactory(name="chosen", title="Chosen", organization=organization)
+    whole = installation_create(user=org_admin, integration=chosen, organization=organization)
+    installation_create(
+        user=org_admin, integration=chosen, organization=organization, space=acme_space
+    )
+    rows = admin_client.get(reverse("marketplace:installations", args=["acme"])).context["rows"]
+    assert whole.pk in {row["installation"].pk for row in rows}
