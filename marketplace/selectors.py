@@ -7,8 +7,8 @@ from docplatform.access import Action
 from docplatform.events.models import Delivery
 from docplatform.events.registry import has_own_consumer
 from docplatform.models import Organization, Site, Space
-from integrations.models import Installation, Integration, IntegrationAsset
 from integrations.configuration import properties_of
+from integrations.models import Installation, Integration, IntegrationAsset
 from integrations.policies import (
     definition_for_level,
     effective_status,
