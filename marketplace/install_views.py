@@ -68,7 +68,9 @@ class InstallView(IntegrationView):
             {
                 "integration": integration,
                 "version": offered_version(integration, self.organization.pk),
-                "scopes": offered_scopes(integration, self.organization.pk),
+                **scopes_where(
+                    offered_scopes(integration, self.organization.pk), form.cleaned_data["level"]
+                ),
                 "level": form.cleaned_data["level"],
                 "space": form.cleaned_data["space"],
                 "site": form.cleaned_data["site"],
@@ -87,3 +89,16 @@ class InstallView(IntegrationView):
         return reverse(
             "marketplace:integration", args=[self.organization.subdomain, integration.name]
         )
+
+
+#: The scopes that act on one kind of place only, by the prefix they start with.
+PLACE_SCOPES = {"space": "space:", "site": "site:"}
+
+
+def scopes_where(scopes, level: str) -> dict:
+    """The consent page's two lists: ``scopes``, what the integration may do where it is
+    installed now, and ``elsewhere``, what it asks for that applies only to another kind of
+    place (a site's scopes when it goes into a space, and the other way round)."""
+    other = {"space": PLACE_SCOPES["site"], "site": PLACE_SCOPES["space"]}.get(level)
+    here = [scope for scope in scopes if other is None or not scope.startswith(other)]
+    return {"scopes": here, "elsewhere": [scope for scope in scopes if scope not in here]}

@@ -105,6 +105,10 @@ def test_consenting_to_a_space_installs_into_that_space(
     integration = publish_caller(org_admin, tmp_path)
     page = admin_client.get(install_url(integration, level="space", space=acme_space.pk))
     assert "Into: Space · Product guide" in page.content.decode()
+    here, _, elsewhere = page.content.decode().partition("used only where it is installed on a")
+    assert "<code>space:content:read</code>" in here and "site:views:read" not in here
+    assert elsewhere.startswith(" site</h2>")
+    assert "See the page views of your sites <code>site:views:read</code>" in elsewhere
     assert f'name="space" value="{acme_space.pk}"' in page.content.decode()
     admin_client.post(
         install_url(integration), {"level": "space", "space": acme_space.pk, "confirm": "yes"}
