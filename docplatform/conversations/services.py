@@ -22,6 +22,7 @@ from collections import Counter
 from datetime import UTC, datetime
 
 from django.conf import settings
+from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 from django.db import IntegrityError, transaction
@@ -211,16 +212,23 @@ def conversations_rematch(organization_id: str) -> int:
 
 def conversations_rematch_on_change(*, space) -> None:
     """The content hook (``hooks.on_space_content_changed``): after the commit, queue the
-    matching of the space's organization's conversations, when it has any. A broker that is
-    down leaves the marks as they were (logged): the next change or post marks them again."""
+    matching of the space's organization's conversations, when it has any, to run
+    ``CONVERSATIONS_REMATCH_DELAY`` seconds later; the changes meanwhile queue nothing more
+    (the cache remembers the run that is due). A broker that is down leaves the marks as they
+    were (logged): the next change or post marks them again."""
     organization_id = space.organization_id
     if not Conversation.objects.filter(organization_id=organization_id).exists():
         return
+    delay = settings.CONVERSATIONS_REMATCH_DELAY
+    due = f"conversations-rematch-due:{organization_id}"
 
     def queue():
+        if delay and not cache.add(due, True, timeout=delay):
+            return  # a run is due within the delay: it will see this change
         try:
-            publish(REMATCH_TASK, args=[organization_id])
+            publish(REMATCH_TASK, args=[organization_id], countdown=delay or None)
         except BrokerUnavailable:
+            cache.delete(due)
             logger.warning("broker unavailable: conversations of %s not rematched", organization_id)
 
     transaction.on_commit(queue)

@@ -33,7 +33,8 @@ def unanswered(installation) -> Conversation:
 INVOICES = [{"path": "euros", "title": "Paying invoices", "body": "Invoices in euros: yes."}]
 
 
-def test_a_page_written_later_marks_it_answered(celery_worker, helpdesk):
+def test_a_page_written_later_marks_it_answered(celery_worker, helpdesk, settings):
+    settings.CONVERSATIONS_REMATCH_DELAY = 0.5
     conversation = unanswered(helpdesk)
     space_content_update(
         space=SpaceFactory(organization=helpdesk.organization, title="Billing"), pages=INVOICES
@@ -42,14 +43,19 @@ def test_a_page_written_later_marks_it_answered(celery_worker, helpdesk):
 
 
 def test_a_change_queues_the_matching_only_where_there_are_conversations(
-    private_broker, helpdesk, globex_helpdesk, django_capture_on_commit_callbacks
+    private_broker, helpdesk, globex_helpdesk, django_capture_on_commit_callbacks, settings
 ):
+    settings.CONVERSATIONS_REMATCH_DELAY = 60
     unanswered(helpdesk)
     with django_capture_on_commit_callbacks(execute=True):
         space_content_update(
             space=SpaceFactory(organization=globex_helpdesk.organization), pages=INVOICES
         )
     assert REMATCH_TASK not in private_broker.tasks("default")
+    with django_capture_on_commit_callbacks(execute=True):
+        space_content_update(space=SpaceFactory(organization=helpdesk.organization), pages=INVOICES)
+    assert private_broker.tasks("default").count(REMATCH_TASK) == 1
+    # Another change within the delay: the run already due will see it.
     with django_capture_on_commit_callbacks(execute=True):
         space_content_update(space=SpaceFactory(organization=helpdesk.organization), pages=INVOICES)
     assert private_broker.tasks("default").count(REMATCH_TASK) == 1
