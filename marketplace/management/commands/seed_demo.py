@@ -181,7 +181,13 @@ class Command(BaseCommand):
             )
             revision = Revision.objects.create(space=space, author=author, message="First draft")
             Page.objects.bulk_create(
-                Page(revision=revision, path=path, title=page_title, body=body, position=position)
+                Page(
+                    revision=revision,
+                    path=path,
+                    title=page_title,
+                    body=body.replace("@PLATFORM@", settings.PLATFORM_URL),
+                    position=position,
+                )
                 for position, (path, page_title, body) in enumerate(pages)
             )
             space.current_revision = revision
@@ -193,17 +199,21 @@ class Command(BaseCommand):
         site.spaces.set(spaces)
 
 
+# The demo's pages are read on the platform and on the published sites alike: they say what is
+# true in both places, and their links are the configured PLATFORM_URL (@PLATFORM@ below).
 GETTING_STARTED = """\
 Welcome! This guide takes you from an empty account to your first published page.
 
 ## Create a space
 
-A *space* holds the pages of one body of documentation. Open **Spaces** in the top bar and
-pick one, or ask an admin of your organization for a new one.
+A *space* holds the pages of one body of documentation. Members of the organization find
+theirs on the platform, at [@PLATFORM@/s/](@PLATFORM@/s/), or ask an admin of the organization for
+a new one.
 
 ## Write a page
 
-Press **Edit** on any page. Markdown is on the left, the preview on the right:
+On the platform, a member opens a page of the space and presses **Edit**: Markdown is on the
+left, the preview on the right.
 
 | you type | you get |
 | :-- | :-- |
@@ -211,14 +221,16 @@ Press **Edit** on any page. Markdown is on the left, the preview on the right:
 | `**bold**` | **bold** |
 | `~~gone~~` | ~~gone~~ |
 
-Press `Ctrl` + `/` (or `⌘` + `/`) to insert a block from an installed integration.
+In the editor, `Ctrl` + `/` (or `⌘` + `/`) inserts a block from an installed integration or
+an operation of the organization's OpenAPI documents.
 
 ## Publish
 
-Every save is a revision: the **History** tab compares and restores them.
+Every save is a revision (the space's **History** compares and restores them), and the
+organization's published sites show the latest one, as this page shows. Through the API:
 
 ```sh
-curl -H "Authorization: Bearer $TOKEN" http://127.0.0.1:8000/api/v1/spaces/
+curl -H "Authorization: Bearer $TOKEN" @PLATFORM@/api/v1/spaces/
 ```
 """
 
