@@ -27,7 +27,7 @@ def open_the_menu(page, live_server):
 
 def test_the_demos_quick_insert_menu_has_a_block_and_openapi_operations(
     live_server,
-    browser_page,  # noqa: F811
+    browser_page,
 ):
     call_command("seed_demo", stdout=io.StringIO())
     page = browser_page
