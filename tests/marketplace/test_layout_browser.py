@@ -86,8 +86,8 @@ def pages_of_the_demo(webhook: Installation) -> dict[str, str]:
     }
 
 
-#: Each visible element that reaches past the window's right edge, or whose content spills out of its box,
-#: unless it is inside a box that scrolls or clips across (a wide table's wrapper scrolls).
+#: Each visible element that reaches past the window's right edge, or whose content spills out
+#: of its box, unless it is inside a box that scrolls or clips across (a wide table's wrapper).
 OVERFLOWING = """() => {
   const width = document.documentElement.clientWidth;
   const name = (element) => element.tagName.toLowerCase() + (element.id ? "#" + element.id : "")
