@@ -27,6 +27,23 @@ from .services import api_token_revoke, space_visibility_set
 from .sites.addresses import site_url
 
 
+def space_label(space: Space) -> str:
+    """A space as the admin's choices name it: two spaces of the same title in two
+    organizations are told apart ("API reference (acme)")."""
+    return f"{space.title} ({space.organization.subdomain})"
+
+
+class SpaceChoices:
+    """Spaces offered in a form's choices are named with their organization."""
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        field = super().formfield_for_foreignkey(db_field, request, **kwargs)
+        if db_field.related_model is Space and field is not None:
+            field.queryset = field.queryset.select_related("organization")
+            field.label_from_instance = space_label
+        return field
+
+
 class MembershipInline(admin.TabularInline):
     model = Membership
     extra = 0
@@ -170,12 +187,12 @@ class PageAdmin(admin.ModelAdmin):
         return super().response_change(request, obj)
 
 
-class SiteSpaceInline(admin.TabularInline):
-    """The spaces a site publishes, in the order of their positions."""
+class SiteSpaceInline(SpaceChoices, admin.TabularInline):
+    """The spaces a site publishes, in the order of their positions: a list of the spaces
+    named with their organization (an autocomplete would name them by title alone)."""
 
     model = SiteSpace
     extra = 0
-    autocomplete_fields = ["space"]
 
 
 @admin.register(Site)

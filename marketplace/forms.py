@@ -18,13 +18,16 @@ class CatalogueFilterForm(forms.Form):
         choices=[("", "All categories")]
         + [(category, category.replace("-", " ").capitalize()) for category in CATEGORIES],
     )
+    blocks = forms.BooleanField(required=False, label="With blocks")
 
     def filters(self) -> dict:
-        """The valid filters; an invalid one (a tampered category) is left out."""
+        """The valid filters; an invalid one (a tampered category) is left out. ``blocks``:
+        only integrations that offer blocks for the editor's quick insert menu."""
         self.is_valid()
         return {
             "search": self.cleaned_data.get("q", ""),
             "category": self.cleaned_data.get("category", ""),
+            "with_blocks": bool(self.cleaned_data.get("blocks")),
         }
 
 

@@ -35,12 +35,19 @@ def organizations_of(user) -> QuerySet:
 
 
 def catalogue_for(
-    user, organization: Organization, *, category: str = "", search: str = ""
+    user,
+    organization: Organization,
+    *,
+    category: str = "",
+    search: str = "",
+    with_blocks: bool = False,
 ) -> QuerySet:
-    """What ``organization`` may install, as ``user`` sees it."""
-    return integration_catalogue(user, category=category, search=search).filter(
+    """What ``organization`` may install, as ``user`` sees it; ``with_blocks``: only those
+    whose released version offers quick insert blocks."""
+    integrations = integration_catalogue(user, category=category, search=search).filter(
         visible_integrations_q([organization.pk])
     )
+    return integrations.exclude(blocks=[]) if with_blocks else integrations
 
 
 def integration_for(

@@ -33,6 +33,7 @@ def test_the_admin_lists_the_demo_integrations(operator_client):
     assert names_in(response) == [
         "page-analytics",
         "partner-search",
+        "quick-insert-counter",  # the demo's block integration (examples/)
         "release-notes",
         "slack-notify",
         "webhook",
@@ -93,7 +94,8 @@ def test_a_version_cannot_be_modified():
 
 def test_seed_demo_is_idempotent(demo):
     call_command("seed_demo", stdout=io.StringIO())
-    assert IntegrationVersion.objects.count() == 5  # the four demo ones and the webhook one
+    # The four demo ones, the quick insert counter and the webhook one.
+    assert IntegrationVersion.objects.count() == 6
 
 
 def test_host_platform_admin_pages_render(operator_client):

@@ -11,7 +11,8 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
 from docplatform.events.models import Delivery
-from docplatform.models import Space
+from docplatform.gitsync.services import git_connection_set
+from docplatform.models import Site, Space
 from integrations.models import Installation, Integration
 from integrations.operators import OPERATOR
 from integrations.services.installations import installation_create
@@ -40,6 +41,21 @@ def webhook_with_a_delivery(receiver_url: str) -> Installation:
     return webhook
 
 
+def git_connected_and_analytics_installed(space: Space, folder: Path) -> None:
+    """The space connected to a repository with a long path (the Git settings show it), and
+    page analytics installed in it (the integration's Logs page offers its installations)."""
+    alice = get_user_model().objects.get(username="alice")
+    repository = folder / "acme-corporation-documentation-product-guide-and-api-reference.git"
+    git_connection_set(space=space, url=str(repository), branch="main", user=alice)
+    site = Site.objects.filter(organization__subdomain="acme").first()
+    installation_create(
+        user=alice,
+        integration=Integration.objects.get(name="page-analytics"),
+        organization=space.organization,
+        site=site,
+    )
+
+
 def pages_of_the_demo(webhook: Installation) -> dict[str, str]:
     """Every kind of marketplace page alice (admin of acme) opens, by a name."""
     space = webhook.space
@@ -49,6 +65,8 @@ def pages_of_the_demo(webhook: Installation) -> dict[str, str]:
         "catalogue": "/marketplace/orgs/acme/",
         "integration": "/marketplace/orgs/acme/integrations/page-analytics/",
         "integration-logs": "/marketplace/orgs/acme/integrations/page-analytics/logs/",
+        "integration-logs-filtered": "/marketplace/orgs/acme/integrations/page-analytics/logs/"
+        "?kind=event&outcome=error&since=2h",
         "installations": "/marketplace/orgs/acme/installations/",
         "developer-settings": "/marketplace/settings/developer/",
         "spaces": "/s/",
@@ -60,11 +78,46 @@ def pages_of_the_demo(webhook: Installation) -> dict[str, str]:
         "install-link": "/marketplace/install/page-analytics/",
         "installation": f"{base}/",
         "installation-logs": f"{base}/logs/",
+        "installation-logs-filtered": f"{base}/logs/?kind=event&outcome=ok&since=7d",
         "uninstall": f"{base}/uninstall/",
         "deliveries": f"{base}/deliveries/",
         "delivery": f"{base}/deliveries/{delivery.pk}/",
         "rotate-secret": f"{base}/webhook/rotate-secret/",
     }
+
+
+#: Each visible element that reaches past the window's right edge, or whose content spills out
+#: of its box, unless it is inside a box that scrolls or clips across (a wide table's wrapper).
+OVERFLOWING = """() => {
+  const width = document.documentElement.clientWidth;
+  const name = (element) => element.tagName.toLowerCase() + (element.id ? "#" + element.id : "")
+    + (typeof element.className === "string" && element.className.trim()
+       ? "." + element.className.trim().split(/\\s+/).join(".") : "");
+  const clipped = (element) => {
+    for (let box = element.parentElement; box && box !== document.body; box = box.parentElement) {
+      if (getComputedStyle(box).overflowX !== "visible") return true;
+    }
+    return false;
+  };
+  const found = [];
+  for (const element of document.body.querySelectorAll("*")) {
+    const style = getComputedStyle(element);
+    const rect = element.getBoundingClientRect();
+    if (style.visibility === "hidden" || rect.width === 0 || rect.height === 0) continue;
+    if (clipped(element)) continue;
+    if (rect.right > width + 1) {
+      found.push(name(element) + " spans " + Math.round(rect.left) + ".." + Math.round(rect.right));
+    } else if (style.overflowX === "visible" && element.clientWidth > 0
+               && element.scrollWidth > element.clientWidth + 1) {
+      found.push(name(element) + " holds " + element.scrollWidth + " px in " + element.clientWidth);
+    }
+  }
+  return found;
+}"""
+
+
+def overflowing(page) -> list[str]:
+    return page.evaluate(OVERFLOWING)
 
 
 def width_of(page) -> int:
@@ -78,9 +131,13 @@ def test_every_page_fits_a_phone_and_keeps_its_layout_on_a_desktop(
     live_server,
     browser_page,  # noqa: F811
     receiver,  # noqa: F811
+    settings,
+    tmp_path,
 ):
+    settings.GIT_SYNC_ALLOWED = [str(tmp_path / "*")]
     call_command("seed_demo", stdout=io.StringIO())
     webhook = webhook_with_a_delivery(receiver.url)
+    git_connected_and_analytics_installed(webhook.space, tmp_path)
     SCREENSHOTS.mkdir(exist_ok=True)
     page = browser_page
     page.goto(f"{live_server.url}/marketplace/login/")
@@ -92,7 +149,7 @@ def test_every_page_fits_a_phone_and_keeps_its_layout_on_a_desktop(
     page.click("[type=submit]")
     page.wait_for_load_state()
 
-    too_wide = {}
+    too_wide, spilling = {}, {}
     for name, path in pages_of_the_demo(webhook).items():
         for width in (PHONE, DESKTOP):
             page.set_viewport_size({"width": width, "height": 900})
@@ -102,6 +159,8 @@ def test_every_page_fits_a_phone_and_keeps_its_layout_on_a_desktop(
             if width_of(page) > width:
                 too_wide[f"{name} at {width}"] = width_of(page)
             menu = page.locator(".menu-toggle")
+            if width == PHONE and (found := overflowing(page)):
+                spilling[name] = found
             if width == PHONE:
                 # The top bar is folded: its links show once the menu is opened.
                 assert menu.is_visible(), name
@@ -116,3 +175,4 @@ def test_every_page_fits_a_phone_and_keeps_its_layout_on_a_desktop(
                 nav = page.locator(".main-nav").bounding_box()
                 assert abs(brand["y"] - nav["y"]) < 20, name  # one row, as before
     assert too_wide == {}
+    assert spilling == {}

@@ -12,6 +12,7 @@ from integrations.operators import OPERATOR
 from integrations.services.installations import installation_pause, installation_resume
 from tests.marketplace.test_browser import browser_page  # noqa: F401 - the fixture
 from tests.marketplace.test_delivery_log_browser import admin, hook, sign_in  # noqa: F401
+from webhooks.services.ping import webhook_ping_send
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("webhook_settings", "celery_worker")]
 
@@ -87,3 +88,36 @@ def test_a_replays_progress_follows_it_until_it_is_done(live_server, page, hook)
     assert still_the_same_document(page)
     assert page.inner_text("[data-live=replays] .replay-status") == "Done"
     assert page.locator("[data-live=replays] [data-open]").count() == 0
+
+
+def test_an_open_delivery_log_shows_a_new_delivery_and_stops_while_hidden(
+    live_server,
+    page,
+    hook,  # noqa: F811
+):
+    page.goto(f"{live_server.url}/marketplace/orgs/acme/installations/{hook.pk}/deliveries/")
+    assert "No events yet" in page.inner_text("[data-live=delivery-rows]")
+    mark_the_document(page)
+    fetches = []
+    page.on("request", lambda r: r.headers.get("x-live") and fetches.append(r.url))
+
+    webhook_ping_send(user=OPERATOR, installation=hook)  # made after the page opened
+    page.wait_for_selector("[data-live=delivery-rows] tbody tr:has-text('ping')", timeout=12_000)
+    page.wait_for_selector("[data-live=delivery-rows] .badge:has-text('Succeeded')")
+    assert still_the_same_document(page)
+
+    # A hidden tab fetches nothing; showing it again fetches at once.
+    page.evaluate(
+        "Object.defineProperty(document, 'hidden', {value: true, configurable: true});"
+        "document.dispatchEvent(new Event('visibilitychange'))"
+    )
+    page.wait_for_timeout(500)
+    before = len(fetches)
+    page.wait_for_timeout(6_000)
+    assert len(fetches) == before
+    page.evaluate(
+        "Object.defineProperty(document, 'hidden', {value: false, configurable: true});"
+        "document.dispatchEvent(new Event('visibilitychange'))"
+    )
+    page.wait_for_timeout(1_000)
+    assert len(fetches) > before

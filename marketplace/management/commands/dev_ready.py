@@ -1,5 +1,7 @@
 """``make run``'s last word: once the platform, the sites and the runtime host answer, the
 addresses and the demo accounts, below the servers' start-up lines instead of above them.
+Once the runtime host answers, it also publishes and installs the demo's quick insert block
+integration if seed_demo could not (it ran before the runtime host started).
 
 It then waits until ``make run`` stops (a process of the Procfile that ends stops them all).
 """
@@ -11,7 +13,7 @@ import requests
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from .seed_demo import DEMO_SUMMARY
+from .seed_demo import DEMO_SUMMARY, demo_blocks_ensure
 
 #: Each address and the answer that says it is up (any answer but a server error will do).
 PATIENCE_SECONDS = 120
@@ -36,6 +38,10 @@ class Command(BaseCommand):
         summary = settings.VAR_DIR / DEMO_SUMMARY
         if summary.exists():
             lines += summary.read_text().splitlines()
+        if "the runtime host" not in silent:
+            # seed_demo ran before the runtime host: the demo's block integration now.
+            installed, line = demo_blocks_ensure()
+            lines += [line] if installed else []
         lines += [
             f"The marketplace: {settings.PLATFORM_URL}/marketplace/ · operators: "
             f"{settings.PLATFORM_URL}/admin/ · sites: {settings.SITES_URL}/ · runtime host: "

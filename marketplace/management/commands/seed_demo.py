@@ -8,18 +8,60 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from docplatform.models import Membership, Organization, Page, Revision, Site, Space
+from docplatform.openapi.selectors import latest_spec
+from docplatform.openapi.services import openapi_publish
 from docplatform.teams.selectors import invitations_to
 from docplatform.teams.services import invitation_create, invitation_revoke, membership_ensure
+from integrations.gateway.failures import PlatformFault
+from integrations.models import Installation, Integration
 from integrations.operators import OPERATOR
 from integrations.services import integration_publish_folder
+from integrations.services.installations import installation_create
 from integrations.services.reviews import APPROVE, listing_review_decide, pending_review_of
 
-DEMO_INTEGRATIONS = Path(__file__).resolve().parents[2] / "demo" / "integrations"
+DEMO = Path(__file__).resolve().parents[2] / "demo"
+DEMO_INTEGRATIONS = DEMO / "integrations"
+#: The demo's OpenAPI document: each of its operations is a quick insert block (built in).
+DEMO_OPENAPI = ("acme-api", DEMO / "openapi" / "acme-api.yaml")
+#: The example integration with a quick insert block, installed in acme's "Product guide".
+#: Publishing checks its code on the runtime host: without one answering it is left out (and
+#: `make run`'s ready step adds it once the runtime host answers).
+DEMO_BLOCKS = Path(__file__).resolve().parents[3] / "examples" / "quick-insert-counter"
+DEMO_BLOCKS_SPACE = "Product guide"
 # Demo values for the demo manifests' ${{ env.NAME }} secrets; they reach no real provider.
 DEMO_SECRETS_ENV = {"SLACK_CLIENT_ID": "demo-client-id", "SLACK_CLIENT_SECRET": "demo-secret"}
 DEMO_PASSWORD = "demo-password"  # noqa: S105 - local demo accounts only, printed for the user
 DEMO_SUMMARY = "demo-summary.txt"  # in VAR_DIR: what seed_demo printed last
 DEMO_INVITEE = "erin@example.com"  # invited to acme as a member; the link is printed
+
+
+def demo_blocks_ensure() -> tuple[bool, str]:
+    """The quick insert counter published by acme's admin and installed in acme's
+    ``DEMO_BLOCKS_SPACE``, once (nothing when the demo data is not there): whether it was
+    installed now, and a line that says how it stands. Left out, and said so, while the
+    runtime host cannot check its code."""
+    space = Space.objects.filter(organization__subdomain="acme", title=DEMO_BLOCKS_SPACE).first()
+    name = DEMO_BLOCKS.name
+    if space is None:
+        return False, f"integration {name}: no demo space {DEMO_BLOCKS_SPACE!r} to install it in"
+    if Installation.objects.filter(integration__name=name, space=space).exists():
+        return False, f"integration {name}: installed in {DEMO_BLOCKS_SPACE!r}"
+    alice = get_user_model().objects.get(username="alice")
+    integration = Integration.objects.filter(name=name).first()
+    if integration is None:
+        try:
+            integration_publish_folder(path=DEMO_BLOCKS, publisher=alice)
+        except PlatformFault:
+            return False, (
+                f"integration {name}: not published yet, the runtime host does not answer to "
+                "check its code (make run adds it once it does)"
+            )
+        integration = Integration.objects.get(name=name)
+        Command._listing_approve(integration)
+    installation_create(
+        user=alice, integration=integration, organization=space.organization, space=space
+    )
+    return True, f"integration {name}: installed in {DEMO_BLOCKS_SPACE!r} (its Counter block)"
 
 
 class Command(BaseCommand):
@@ -35,6 +77,7 @@ class Command(BaseCommand):
             self._content(acme, users["alice"])
             self._content(globex, users["bob"])
             invitation_link = self._invitation(acme, inviter=users["alice"])
+            self._openapi(acme, users["alice"])
         publishers = {"acme": users["alice"], "globex": users["bob"]}
         for folder in sorted(DEMO_INTEGRATIONS.iterdir()):
             organization = "globex" if folder.name == "partner-search" else "acme"
@@ -43,6 +86,7 @@ class Command(BaseCommand):
             )
             listed = self._listing_approve(result.version.integration)
             self.stdout.write(f"integration {folder.name}: version {result.version.number}{listed}")
+        self.stdout.write(demo_blocks_ensure()[1])
         web = settings.PLATFORM_URL
         summary = [
             f"Demo data ready. Sign in at {web}/admin/ as 'admin', "
@@ -58,6 +102,14 @@ class Command(BaseCommand):
             self.stdout.write(line)
         # make run's `ready` process prints it again once everything answers (dev_ready).
         (settings.VAR_DIR / DEMO_SUMMARY).write_text("\n".join(summary) + "\n")
+
+    @staticmethod
+    def _openapi(organization, author) -> None:
+        name, path = DEMO_OPENAPI
+        if latest_spec(organization.pk, name) is None:
+            openapi_publish(
+                organization=organization, name=name, actor=author, content=path.read_text()
+            )
 
     @staticmethod
     def _listing_approve(integration) -> str:
@@ -129,7 +181,13 @@ class Command(BaseCommand):
             )
             revision = Revision.objects.create(space=space, author=author, message="First draft")
             Page.objects.bulk_create(
-                Page(revision=revision, path=path, title=page_title, body=body, position=position)
+                Page(
+                    revision=revision,
+                    path=path,
+                    title=page_title,
+                    body=body.replace("@PLATFORM@", settings.PLATFORM_URL),
+                    position=position,
+                )
                 for position, (path, page_title, body) in enumerate(pages)
             )
             space.current_revision = revision
@@ -141,17 +199,21 @@ class Command(BaseCommand):
         site.spaces.set(spaces)
 
 
+# The demo's pages are read on the platform and on the published sites alike: they say what is
+# true in both places, and their links are the configured PLATFORM_URL (@PLATFORM@ below).
 GETTING_STARTED = """\
 Welcome! This guide takes you from an empty account to your first published page.
 
 ## Create a space
 
-A *space* holds the pages of one body of documentation. Open **Spaces** in the top bar and
-pick one, or ask an admin of your organization for a new one.
+A *space* holds the pages of one body of documentation. Members of the organization find
+theirs on the platform, at [@PLATFORM@/s/](@PLATFORM@/s/), or ask an admin of the organization for
+a new one.
 
 ## Write a page
 
-Press **Edit** on any page. Markdown is on the left, the preview on the right:
+On the platform, a member opens a page of the space and presses **Edit**: Markdown is on the
+left, the preview on the right.
 
 | you type | you get |
 | :-- | :-- |
@@ -159,14 +221,16 @@ Press **Edit** on any page. Markdown is on the left, the preview on the right:
 | `**bold**` | **bold** |
 | `~~gone~~` | ~~gone~~ |
 
-Press `Ctrl` + `/` (or `⌘` + `/`) to insert a block from an installed integration.
+In the editor, `Ctrl` + `/` (or `⌘` + `/`) inserts a block from an installed integration or
+an operation of the organization's OpenAPI documents.
 
 ## Publish
 
-Every save is a revision: the **History** tab compares and restores them.
+Every save is a revision (the space's **History** compares and restores them), and the
+organization's published sites show the latest one, as this page shows. Through the API:
 
 ```sh
-curl -H "Authorization: Bearer $TOKEN" http://127.0.0.1:8000/api/v1/spaces/
+curl -H "Authorization: Bearer $TOKEN" @PLATFORM@/api/v1/spaces/
 ```
 """
 
