@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from .context import Context
 from .definition import Integration
+from .events import EVENT_CLASSES
 from .http_messages import Request, Response
 from .jsonobject import JSONObject, wrap
 
@@ -70,7 +71,7 @@ class Dispatcher:
         handler = self.integration.events.get(event_type)
         if handler is None:
             return Answer.json(200, {"handled": False})
-        self.call(handler, wrap(event), context)
+        self.call(handler, typed_event(event), context)
         return Answer.json(200, {"handled": True})
 
     def fetch(self, event: dict, context: Context, body: bytes) -> Answer:
@@ -141,6 +142,13 @@ class Dispatcher:
                 element = _element(component_id, props, state, event.get("context"))
         markup = self.call(component.render, element, context)
         return Answer.json(200, {"element": markup, "state": state, "props": props})
+
+
+def typed_event(event: dict) -> JSONObject:
+    """The event as its handler receives it: its class in ``docplatform_sdk.events`` (a
+    JSONObject, attribute access as ever), or a plain JSONObject for another app's type."""
+    kind = EVENT_CLASSES.get(event.get("type"), JSONObject)
+    return kind(event)
 
 
 def _not_handled(name: str) -> Answer:
