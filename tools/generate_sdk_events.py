@@ -216,21 +216,25 @@ def main(argv=None) -> int:
     parser.add_argument(
         "--check", action="store_true", help="Exit 1 when the module is not up to date."
     )
+    parser.add_argument(
+        "--target", type=Path, default=TARGET, help="The module (default: the SDK's events.py)."
+    )
     options = parser.parse_args(argv)
+    target = options.target
     source = render()
-    current = TARGET.read_text() if TARGET.exists() else ""
+    current = target.read_text() if target.exists() else ""
     if options.check:
         if current != source:
             print(
-                f"{TARGET.relative_to(ROOT)} differs from the event catalogue: run "
+                f"{target} differs from the event catalogue: run "
                 "python tools/generate_sdk_events.py",
                 file=sys.stderr,
             )
             return 1
-        print(f"{TARGET.relative_to(ROOT)} agrees with the event catalogue")
+        print(f"{target} agrees with the event catalogue")
         return 0
-    TARGET.write_text(source)
-    print(f"wrote {TARGET.relative_to(ROOT)}")
+    target.write_text(source)
+    print(f"wrote {target}")
     return 0
 
 
