@@ -100,13 +100,18 @@ def test_runtime_host_starts_the_host_with_the_platforms_key(tmp_path):
 
 def test_the_console_script_new_scaffolds_what_check_accepts(tmp_path):
     console = str(BIN / "docplatform-integration")
-    env = {"PATH": "/usr/bin:/bin"}  # an author's shell: no platform settings
+    # an author's shell: no platform settings, no login yet
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
     folder = tmp_path / "release-notes"
     made = run([console, "new", str(folder), "--organization", "acme"], env)
     assert made.returncode == 0, made.stderr
+    scaffold = ("service-manifest.yaml", "main.py", "test_main.py", "README.md")
     assert made.stdout.splitlines() == [
-        *(f"created {folder / name}" for name in ("service-manifest.yaml", "main.py", "README.md")),
-        f"next: docplatform-integration dev {folder}",
+        *(f"created {folder / name}" for name in scaffold),
+        "not logged in: to try it on a platform, run docplatform-integration login --api "
+        "https://HOST/api/v1 (a token from the marketplace's Developer settings)",
+        f"next: pytest {folder}    # its test hands main.py a sample event, here",
+        f"then: docplatform-integration dev {folder}    # on the platform, live",
     ]
     checked = run([console, "check", str(folder)], env)
     assert (checked.returncode, checked.stdout) == (0, "release-notes: the manifest is valid\n")
