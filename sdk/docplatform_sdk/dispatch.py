@@ -40,18 +40,26 @@ async def _resolve(value):
 
 
 class Dispatcher:
-    """Calls the handlers of one integration, on one event loop kept for the worker's life."""
+    """Calls the handlers of one integration, on one event loop kept for the worker's life
+    (made at the first async handler; ``close`` closes it)."""
 
     def __init__(self, integration: Integration, fetch=None):
         self.integration = integration
-        self.loop = asyncio.new_event_loop()
+        self.loop: asyncio.AbstractEventLoop | None = None
         self.fetch_function = fetch
 
     def call(self, handler, *args):
         value = handler(*args)
         if not inspect.isawaitable(value):  # a plain handler: no turn of the event loop
             return value
+        if self.loop is None:
+            self.loop = asyncio.new_event_loop()
         return self.loop.run_until_complete(_resolve(value))
+
+    def close(self) -> None:
+        if self.loop is not None:
+            self.loop.close()
+            self.loop = None
 
     def dispatch(self, event: dict, environment: dict, fetch_body: bytes | None) -> Answer:
         context = (

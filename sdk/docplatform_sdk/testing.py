@@ -28,6 +28,7 @@ import difflib
 import json
 import urllib.error
 import urllib.request
+import weakref
 from collections.abc import Callable
 from copy import deepcopy
 from typing import Any
@@ -195,6 +196,8 @@ class IntegrationTester:
         self.environment = Environment(environment)
         self.fetch = fetch if fetch is not None else FakeFetch()
         self.dispatcher = Dispatcher(integration, fetch=self.fetch)
+        # An async handler's event loop is closed with the tester (no ResourceWarning).
+        weakref.finalize(self, self.dispatcher.close)
 
     def _dispatch(self, event: dict, body: bytes | None = None):
         return self.dispatcher.dispatch(event, deepcopy(self.environment), body)

@@ -50,7 +50,7 @@ def render(element, context):
     )
 
 
-def action(element, pressed, context):
+async def action(element, pressed, context):  # plain or async, as in the runtime
     return {"state": {"n": element.state["n"] + pressed.by}}
 
 
@@ -156,7 +156,7 @@ def test_the_scaffolds_test_passes(tmp_path):
     scaffold_create(folder=folder, organization="acme")
     assert (folder / "test_main.py").exists()
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "error"],
         capture_output=True,
         text=True,
         cwd=folder,
@@ -164,7 +164,7 @@ def test_the_scaffolds_test_passes(tmp_path):
         env={**os.environ, "PYTHONPATH": str(Path(docplatform_sdk.__file__).parents[1])},
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "3 passed" in done.stdout
+    assert "3 passed" in done.stdout and "warning" not in done.stdout
 
 
 SDK_SOURCE = Path(docplatform_sdk.__file__).resolve().parents[1]
