@@ -5,7 +5,9 @@ script's ``new``."""
 
 import subprocess
 import sys
+from pathlib import Path
 
+import docplatform_sdk
 import pytest
 
 from integrations.environment import runtime_signing_key
@@ -100,8 +102,9 @@ def test_runtime_host_starts_the_host_with_the_platforms_key(tmp_path):
 
 def test_the_console_script_new_scaffolds_what_check_accepts(tmp_path):
     console = str(BIN / "docplatform-integration")
-    # an author's shell: no platform settings, no login yet
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    # an author's shell: no platform settings, no login yet; the SDK under test
+    sdk = str(Path(docplatform_sdk.__file__).resolve().parents[1])
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": sdk}
     folder = tmp_path / "release-notes"
     made = run([console, "new", str(folder), "--organization", "acme"], env)
     assert made.returncode == 0, made.stderr
