@@ -25,6 +25,7 @@ from docplatform_sdk.testing import (
 )
 
 HOOK = "https://hooks.example.com/in"
+SDK_SOURCE = Path(docplatform_sdk.__file__).resolve().parents[1]
 
 
 def notify(event, context):
@@ -162,13 +163,13 @@ def test_the_scaffolds_test_passes(tmp_path):
         text=True,
         cwd=folder,
         timeout=120,
-        env={**os.environ, "PYTHONPATH": str(Path(docplatform_sdk.__file__).parents[1])},
+        # an author's shell (no platform settings), with the SDK under test
+        env={"PATH": os.environ["PATH"], "HOME": str(tmp_path), "PYTHONPATH": str(SDK_SOURCE)},
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "3 passed" in done.stdout and "warning" not in done.stdout
 
 
-SDK_SOURCE = Path(docplatform_sdk.__file__).resolve().parents[1]
 #: What pip says when no index answers (offline, no mirror): the test skips, saying so.
 NO_INDEX = (
     "No matching distribution found",
