@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from .context import Context
 from .definition import Integration
+from .events import EVENT_CLASSES
 from .http_messages import Request, Response
 from .jsonobject import JSONObject, wrap
 
@@ -39,18 +40,26 @@ async def _resolve(value):
 
 
 class Dispatcher:
-    """Calls the handlers of one integration, on one event loop kept for the worker's life."""
+    """Calls the handlers of one integration, on one event loop kept for the worker's life
+    (made at the first async handler; ``close`` closes it)."""
 
     def __init__(self, integration: Integration, fetch=None):
         self.integration = integration
-        self.loop = asyncio.new_event_loop()
+        self.loop: asyncio.AbstractEventLoop | None = None
         self.fetch_function = fetch
 
     def call(self, handler, *args):
         value = handler(*args)
         if not inspect.isawaitable(value):  # a plain handler: no turn of the event loop
             return value
+        if self.loop is None:
+            self.loop = asyncio.new_event_loop()
         return self.loop.run_until_complete(_resolve(value))
+
+    def close(self) -> None:
+        if self.loop is not None:
+            self.loop.close()
+            self.loop = None
 
     def dispatch(self, event: dict, environment: dict, fetch_body: bytes | None) -> Answer:
         context = (
@@ -70,7 +79,7 @@ class Dispatcher:
         handler = self.integration.events.get(event_type)
         if handler is None:
             return Answer.json(200, {"handled": False})
-        self.call(handler, wrap(event), context)
+        self.call(handler, typed_event(event), context)
         return Answer.json(200, {"handled": True})
 
     def fetch(self, event: dict, context: Context, body: bytes) -> Answer:
@@ -141,6 +150,13 @@ class Dispatcher:
                 element = _element(component_id, props, state, event.get("context"))
         markup = self.call(component.render, element, context)
         return Answer.json(200, {"element": markup, "state": state, "props": props})
+
+
+def typed_event(event: dict) -> JSONObject:
+    """The event as its handler receives it: its class in ``docplatform_sdk.events`` (a
+    JSONObject, attribute access as ever), or a plain JSONObject for another app's type."""
+    kind = EVENT_CLASSES.get(event.get("type"), JSONObject)
+    return kind(event)
 
 
 def _not_handled(name: str) -> Answer:

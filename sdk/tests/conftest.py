@@ -1,8 +1,9 @@
 """The SDK's own tests: they import ``docplatform_sdk`` and nothing of the platform or Django,
 and run with the SDK alone installed (see the README's "Testing").
 
-``hypothesis`` is a test extra (``pip install './sdk[test]'``): without it, the property-based
-manifest tests are not collected, and the run's header says so.
+``hypothesis`` and ``mypy`` are test extras (``pip install './sdk[test]'``): without them, the
+property-based manifest tests are not collected and the type checks skip, and the run's
+header says so.
 """
 
 import importlib.util
@@ -13,6 +14,9 @@ if importlib.util.find_spec("hypothesis") is None:
 
 
 def pytest_report_header(config):
+    lines = []
     if collect_ignore:
-        return "hypothesis is not installed: not collected: " + ", ".join(collect_ignore)
-    return None
+        lines.append("hypothesis is not installed: not collected: " + ", ".join(collect_ignore))
+    if importlib.util.find_spec("mypy") is None:
+        lines.append("mypy is not installed: the type checks of test_typed_events.py skip")
+    return lines or None

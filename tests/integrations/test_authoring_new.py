@@ -35,6 +35,7 @@ def test_new_scaffolds_a_folder_that_check_accepts_as_it_is(tmp_path, capsys):
         "README.md",
         "main.py",
         "service-manifest.yaml",
+        "test_main.py",
     ]
     call_command("integration", "check", str(folder))
     assert "release-notes: the manifest is valid" in capsys.readouterr().out

@@ -5,7 +5,9 @@ script's ``new``."""
 
 import subprocess
 import sys
+from pathlib import Path
 
+import docplatform_sdk
 import pytest
 
 from integrations.environment import runtime_signing_key
@@ -100,13 +102,19 @@ def test_runtime_host_starts_the_host_with_the_platforms_key(tmp_path):
 
 def test_the_console_script_new_scaffolds_what_check_accepts(tmp_path):
     console = str(BIN / "docplatform-integration")
-    env = {"PATH": "/usr/bin:/bin"}  # an author's shell: no platform settings
+    # an author's shell: no platform settings, no login yet; the SDK under test
+    sdk = str(Path(docplatform_sdk.__file__).resolve().parents[1])
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": sdk}
     folder = tmp_path / "release-notes"
     made = run([console, "new", str(folder), "--organization", "acme"], env)
     assert made.returncode == 0, made.stderr
+    scaffold = ("service-manifest.yaml", "main.py", "test_main.py", "README.md")
     assert made.stdout.splitlines() == [
-        *(f"created {folder / name}" for name in ("service-manifest.yaml", "main.py", "README.md")),
-        f"next: docplatform-integration dev {folder}",
+        *(f"created {folder / name}" for name in scaffold),
+        "not logged in: to try it on a platform, run docplatform-integration login --api "
+        "https://HOST/api/v1 (a token from the marketplace's Developer settings)",
+        f"next: pytest {folder}    # its test hands main.py a sample event, here",
+        f"then: docplatform-integration dev {folder}    # on the platform, live",
     ]
     checked = run([console, "check", str(folder)], env)
     assert (checked.returncode, checked.stdout) == (0, "release-notes: the manifest is valid\n")

@@ -1,5 +1,5 @@
-"""``integration new``: a new integration folder (manifest, script, README) that ``check``
-accepts as it is. Pure Python."""
+"""``integration new``: a new integration folder (manifest, script, its test, README) that
+``check`` accepts and ``pytest`` passes as it is. Pure Python."""
 
 import re
 from pathlib import Path
@@ -14,6 +14,7 @@ TEMPLATE_FOLDER = Path(__file__).with_name("template")
 FILES = {
     MANIFEST_FILENAME: "service-manifest.yaml.tmpl",
     "main.py": "main.py.tmpl",
+    "test_main.py": "test_main.py.tmpl",
     "README.md": "README.md.tmpl",
 }
 DEFAULT_ORGANIZATION = "your-organization"

@@ -1,11 +1,12 @@
 """``login`` (check a personal token and save it), ``logout`` and ``whoami``."""
 
+import argparse
 import getpass
 import os
 import sys
 
 from .api import ApiRefused, Platform
-from .credentials import Credentials, normalized_api, remove_login, save_login
+from .credentials import Credentials, normalized_api, remove_login, save_login, saved_login
 from .errors import Refused, UsageError
 from .output import print_json, say
 from .session import add_api_arguments, platform_for
@@ -66,6 +67,46 @@ def run_login(options) -> None:
     path = save_login(credentials)
     say(f"logged in to {credentials.api} as {me['username']}", "ok")
     say(f"saved in {path}")
+
+
+LOGIN_QUESTION = "No login found: log in now, to publish it and try it on a platform? [Y/n] "
+LOGIN_LATER = (
+    "not logged in: to try it on a platform, run docplatform-integration login "
+    "--api https://HOST/api/v1 (a token from the marketplace's Developer settings)"
+)
+
+
+def logged_in() -> bool:
+    """Whether commands find a platform and a token without options: ``DOCPLATFORM_API`` and
+    ``DOCPLATFORM_TOKEN``, or a saved login (a file that cannot be read counts as none)."""
+    if os.environ.get("DOCPLATFORM_API") and os.environ.get("DOCPLATFORM_TOKEN"):
+        return True
+    try:
+        return saved_login() is not None
+    except UsageError:
+        return False
+
+
+def offer_login() -> None:
+    """When no login is found: on a terminal, ask whether to log in now (Enter: yes) and do;
+    otherwise print how to, never waiting for an answer. A refused login is said, not
+    raised: what came before it (the scaffold) is done."""
+    if logged_in():
+        return
+    if not sys.stdin.isatty():
+        say(LOGIN_LATER)
+        return
+    try:
+        answer = input(LOGIN_QUESTION).strip().lower()
+        if answer not in ("", "y", "yes"):
+            say(LOGIN_LATER)
+            return
+        run_login(argparse.Namespace(api=None, token=None))
+    except (EOFError, KeyboardInterrupt):
+        print()
+        say(LOGIN_LATER)
+    except (Refused, UsageError) as exc:
+        say(f"not logged in: {exc}; log in later with docplatform-integration login")
 
 
 def run_logout(options) -> None:

@@ -14,6 +14,7 @@ from ..authoring.localcheck import inspect_locally
 from ..authoring.scaffold import DEFAULT_ORGANIZATION, ScaffoldError, scaffold_create
 from ..codecheck import check_code, combined
 from ..manifest import CheckResult, check_manifest
+from .account import offer_login
 from .errors import Refused, UsageError
 from .output import say
 
@@ -99,6 +100,8 @@ def scaffold(*, folder: str, name: str | None, organization: str, force: bool) -
 
 
 def run_new(options) -> None:
+    """The scaffold; then, when no login is found, the offer to log in (``--no-login``: not
+    asked), and the next commands: its test here, then ``dev`` on a platform."""
     written = scaffold(
         folder=options.folder,
         name=options.name,
@@ -107,7 +110,10 @@ def run_new(options) -> None:
     )
     for path in written:
         say(f"created {path}")
-    say(f"next: docplatform-integration dev {options.folder}")
+    if not options.no_login:
+        offer_login()
+    say(f"next: pytest {options.folder}    # its test hands main.py a sample event, here")
+    say(f"then: docplatform-integration dev {options.folder}    # on the platform, live")
 
 
 def add_new_arguments(new) -> None:
@@ -137,6 +143,11 @@ def add_path_arguments(action) -> None:
 def add_parsers(actions) -> None:
     new = actions.add_parser("new", help="Scaffold a new integration folder.")
     add_new_arguments(new)
+    new.add_argument(
+        "--no-login",
+        action="store_true",
+        help="Do not offer to log in when no login is found.",
+    )
     new.set_defaults(run=run_new)
     check = actions.add_parser("check", help="Validate a manifest and report every problem.")
     add_path_arguments(check)
