@@ -10,6 +10,7 @@ from django.urls import URLResolver, reverse
 from django.utils import timezone
 
 from docplatform.comments.models import Comment
+from docplatform.conversations.models import Conversation
 from docplatform.events.models import Delivery
 from docplatform.gitsync.models import GitSync
 from docplatform.services import api_token_create
@@ -114,6 +115,10 @@ def world(publish, org_admin, org_member, organization):
         "sync_id": GitSync.objects.create(
             space=space, direction="export", url="/srv/git/docs", branch="main"
         ).pk,
+        "conversation_id": Conversation.objects.create(
+            organization=organization, installation=installation, external_id="t-1", subject="S"
+        ).pk,
+        "version": "latest",
         "replay_id": Replay.objects.create(
             installation=installation,
             since=timezone.now() - timedelta(hours=1),

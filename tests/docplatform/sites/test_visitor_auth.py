@@ -80,8 +80,10 @@ def test_the_sign_in_runs_the_integrations_handler_through_the_runtime(
     answer = client.get(f"/visitor-auth/{signer.pk}", {"location": page}, HTTP_HOST=host)
     assert answer.status_code == 302
     assert answer["Location"] == f"https://idp.example/authorize?back={page}"
-    log = IntegrationLog.objects.filter(installation=signer).latest("pk")
-    assert log.kind == IntegrationLog.Kind.FETCH
+    # The handler's call, whatever setup events the worker delivered meanwhile.
+    assert IntegrationLog.objects.filter(
+        installation=signer, kind=IntegrationLog.Kind.FETCH
+    ).exists()
     # A location off the site, or an installation the site does not sign in through: refused.
     elsewhere = client.get(
         f"/visitor-auth/{signer.pk}", {"location": "https://evil.example/"}, HTTP_HOST=host

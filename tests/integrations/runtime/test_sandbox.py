@@ -24,7 +24,7 @@ from integrations.services import integration_publish_folder
 from integrations.services.installations import installation_create
 from tests.conftest import wait_until
 from tests.factories import MembershipFactory, OrganizationFactory
-from tests.integrations.conftest import minimal_manifest
+from tests.integrations.conftest import listing_approve, minimal_manifest
 
 from .support import PROJECT_ROOT, RunningHost, free_port
 
@@ -207,6 +207,7 @@ def intruder(sandboxed_host, origins, transactional_db, tmp_path):
     installation = installation_create(
         user=attacker.user, integration=integration, organization=attacker.organization
     )
+    listing_approve(integration)  # a public listing other organizations may install
     victim = MembershipFactory(organization=OrganizationFactory(subdomain="victims"), role="admin")
     victim_installation = installation_create(
         user=victim.user, integration=integration, organization=victim.organization
