@@ -64,6 +64,7 @@ SPECTACULAR_SETTINGS = {
         "ChangeRequestStatusEnum": "docplatform.changes.models.ChangeRequest.Status",
         "ReviewVerdictEnum": "docplatform.changes.models.Review.Verdict",
         "GitSyncStatusEnum": "docplatform.gitsync.models.GitSync.Status",
+        "ListingReviewStatusEnum": "integrations.review_model.ListingReview.Status",
     },
     "POSTPROCESSING_HOOKS": [
         "drf_standardized_errors.openapi_hooks.postprocess_schema_enums",

@@ -2,7 +2,7 @@
 the newest version waiting for review (README, "Review of public listings")."""
 
 from django.http import Http404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -16,7 +16,7 @@ from ..selectors import published_integration
 from ..services.reviews import DECISIONS, listing_review_decide, pending_review_of
 
 
-class ReviewInput(serializers.Serializer):
+class ListingDecisionInput(serializers.Serializer):
     decision = serializers.ChoiceField(choices=DECISIONS)
     reason = serializers.CharField(
         required=False,
@@ -26,7 +26,7 @@ class ReviewInput(serializers.Serializer):
     )
 
 
-class ReviewOutput(serializers.Serializer):
+class ListingDecisionOutput(serializers.Serializer):
     integration = serializers.CharField(source="version.integration.name")
     version = serializers.IntegerField(source="version.number")
     status = serializers.ChoiceField(choices=ListingReview.Status.choices)
@@ -46,11 +46,19 @@ class IntegrationReviewApi(APIView):
         "it; rejected (a `reason` is required, 400 naming `reason` without one), its owners "
         "alone do. The decision is mailed to the owning organization's admins. 400 naming "
         "`version` when no version waits for review.",
-        request=ReviewInput,
-        responses=ReviewOutput,
+        request=ListingDecisionInput,
+        responses=ListingDecisionOutput,
+        examples=[
+            OpenApiExample("Approve", value={"decision": "approve"}, request_only=True),
+            OpenApiExample(
+                "Reject",
+                value={"decision": "reject", "reason": "It asks for more than it uses."},
+                request_only=True,
+            ),
+        ],
     )
     def post(self, request, name):
-        data = ReviewInput(data=request.data)
+        data = ListingDecisionInput(data=request.data)
         data.is_valid(raise_exception=True)
         integration = published_integration(name)
         if integration is None:
@@ -66,4 +74,4 @@ class IntegrationReviewApi(APIView):
             decision=data.validated_data["decision"],
             reason=data.validated_data.get("reason", ""),
         )
-        return Response(ReviewOutput(review).data)
+        return Response(ListingDecisionOutput(review).data)
