@@ -176,3 +176,34 @@ def test_every_page_fits_a_phone_and_keeps_its_layout_on_a_desktop(
                 assert abs(brand["y"] - nav["y"]) < 20, name  # one row, as before
     assert too_wide == {}
     assert spilling == {}
+
+
+def test_an_admins_top_bar_stays_inside_a_desktop_window(live_server, browser_page):  # noqa: F811
+    """Every link an admin has (Conversations, Audit log, the organization menu) and a long
+    name: the top bar wraps inside its box instead of running past the window."""
+    from tests.factories import MembershipFactory, OrganizationFactory
+
+    organization = OrganizationFactory(subdomain="acme", title="Acme Incorporated Worldwide")
+    admin = MembershipFactory(organization=organization, role="admin").user
+    admin.username = "alexandra.konstantinopoulou-featherstonehaugh"
+    admin.set_password("a long enough password")
+    admin.save()
+    page = browser_page
+    page.set_viewport_size({"width": DESKTOP, "height": 900})
+    page.goto(f"{live_server.url}/marketplace/login/")
+    page.fill("input[name=username]", admin.username)
+    page.fill("input[name=password]", "a long enough password")
+    page.click("[type=submit]")
+    page.wait_for_load_state()
+    page.goto(f"{live_server.url}/marketplace/orgs/acme/")
+    outside = page.evaluate(
+        """() => {
+            const box = document.querySelector('.topbar-inner').getBoundingClientRect();
+            return [...document.querySelectorAll('.topbar-inner *')]
+                .filter(e => e.offsetParent !== null)
+                .filter(e => e.getBoundingClientRect().right > box.right + 0.5)
+                .map(e => e.tagName + '.' + e.className);
+        }"""
+    )
+    assert outside == []
+    assert width_of(page) <= DESKTOP
