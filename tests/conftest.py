@@ -1,10 +1,13 @@
+import os
 import time
+import uuid
 from contextlib import contextmanager
 
 import pytest
 from django.conf import settings
 
 from tests.factories import MembershipFactory, OrganizationFactory, UserFactory
+from tests.redis_keys import RUN_PREFIX, client, delete_keys, new_prefix
 
 
 @pytest.fixture
@@ -42,6 +45,38 @@ def people(org_admin, org_member, org_reader):
         "reader": org_reader,
         "outsider": stranger.user,
     }
+
+
+def _redis_urls_of_the_run() -> list[str]:
+    """The Redis databases the run writes in: TEST_REDIS_URL's and a Redis broker's."""
+    urls = [os.environ.get("TEST_REDIS_URL", "")]
+    for url in (settings.CELERY_BROKER_URL, settings.WEBHOOK_LIMITS_URL):
+        if url.startswith(("redis://", "rediss://")):
+            urls.append(url)
+    return list(dict.fromkeys(url for url in urls if url))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def redis_left_as_found():
+    """The run touches nothing in Redis it did not make: a key outside the run's prefixes,
+    written before the first test into each Redis database the run uses, is still there,
+    unchanged, after the last (every fixture torn down, the run's keys deleted); an error
+    of the last test's teardown says so otherwise. First instantiated, last torn down."""
+    canaries = {}
+    for url in _redis_urls_of_the_run():
+        key, value = f"docplatform-test-canary:{uuid.uuid4().hex}", uuid.uuid4().hex
+        client(url).set(key, value)
+        canaries[url] = key, value
+    yield
+    touched = []
+    for url in _redis_urls_of_the_run():
+        delete_keys(url, RUN_PREFIX)
+    for url, (key, value) in canaries.items():
+        found = client(url).get(key)
+        client(url).delete(key)
+        if found != value.encode():
+            touched.append(url)
+    assert not touched, f"the run deleted or changed a key it did not make in {touched}"
 
 
 @pytest.fixture(scope="session")
@@ -155,13 +190,15 @@ def broker_unreachable():
 
 
 class PrivateBroker:
-    """A broker of a test's own (another Redis database, or another folder), so the suite's
-    in-process worker never takes its tasks: the test counts them, or starts workers on it."""
+    """A broker of a test's own (keys under a prefix of its own on the run's Redis broker, or
+    another folder), so the suite's in-process worker never takes its tasks: the test counts
+    them, or starts workers on it (``env``: the broker and its prefix)."""
 
     def __init__(self, tmp_path):
         self.env = {}
         self.url = settings.CELERY_BROKER_URL
         self.folder = None
+        self.prefix = ""
         if self.url.startswith("filesystem://"):
             self.folder = tmp_path / "broker" / "queue"
             self.folder.mkdir(parents=True)
@@ -173,19 +210,23 @@ class PrivateBroker:
                 "store_processed": False,
                 "polling_interval": 0.05,
             }
-        else:
-            self.url = self.url.rsplit("/", 1)[0] + "/14"  # another Redis database
-            self.transport_options = {}
+        else:  # Redis: the run's broker, under a key prefix of this test's own
+            self.prefix = new_prefix("private-broker")
+            self.transport_options = {
+                **settings.CELERY_BROKER_TRANSPORT_OPTIONS,
+                "global_keyprefix": self.prefix,
+            }
+            self.env["CELERY_BROKER_KEY_PREFIX"] = self.prefix
         self.env["CELERY_BROKER_URL"] = self.url
 
     def _redis(self):
-        import redis
+        from tests.redis_keys import client
 
-        return redis.Redis.from_url(self.url)
+        return client(self.url)
 
     def empty(self) -> None:
         if self.folder is None:
-            self._redis().flushdb()
+            delete_keys(self.url, self.prefix)
         else:
             for message in self.folder.glob("*.msg"):
                 message.unlink()
@@ -197,7 +238,8 @@ class PrivateBroker:
         if self.folder is None:
             client = self._redis()
             # kombu pushes at the head of the list and takes from its tail: oldest last.
-            raw = [m for key in client.keys(f"{queue}*") for m in client.lrange(key, 0, -1)[::-1]]
+            keys = client.keys(f"{self.prefix}{queue}*")
+            raw = [m for key in keys for m in client.lrange(key, 0, -1)[::-1]]
         else:
             raw = [path.read_bytes() for path in sorted(self.folder.glob(f"*.{queue}.msg"))]
         return [json.loads(message)["headers"]["task"] for message in raw]
@@ -211,8 +253,7 @@ def private_broker(tmp_path):
     broker.empty()
     saved = app.conf.broker_write_url, app.conf.broker_transport_options
     app.conf.broker_write_url = broker.url
-    if broker.folder is not None:
-        app.conf.broker_transport_options = broker.transport_options
+    app.conf.broker_transport_options = broker.transport_options
     _reset_broker_pools(app)
     try:
         yield broker

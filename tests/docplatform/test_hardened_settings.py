@@ -36,7 +36,12 @@ def settings_for(**environment) -> dict:
         f"print(json.dumps({{name: getattr(settings, name) for name in {HTTPS_SETTINGS!r}}}))"
     )
     done = subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
@@ -84,6 +89,7 @@ def test_a_login_throttle_setting_must_be_positive(name):
         env=env,
         capture_output=True,
         text=True,
+        timeout=60,
     )
     assert done.returncode != 0
     assert f"{name} must be a number above 0, not '0'" in done.stderr

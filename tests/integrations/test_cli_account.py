@@ -6,8 +6,10 @@ import json
 import os
 import pty
 import select
+import signal
 import stat
 import threading
+import time
 
 import pytest
 
@@ -102,17 +104,38 @@ def test_the_token_can_come_from_stdin_and_the_environment(author, api, token, o
     assert from_env.returncode == 0, from_env.stderr
 
 
-def test_the_prompt_does_not_echo_the_token(author, api, token, org_admin):
-    """On a terminal the token is asked for without echo (no browser needed)."""
+def on_a_new_terminal(author, *args: str, **env: str) -> tuple[int, int]:
+    """The console script with ``args`` in a child process on a pseudo-terminal of its own:
+    its pid and the terminal. Ctrl-C interrupts it whatever this process's SIGINT is (a
+    background job ignores SIGINT, and a child inherits that)."""
     pid, terminal = pty.fork()
     if pid == 0:  # the child: the console script on the terminal
-        command = [str(CONSOLE_SCRIPT), "login", "--api", api]
-        os.execve(command[0], command, author_env(author.home))  # noqa: S606 - no shell wanted
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        command = [str(CONSOLE_SCRIPT), *args]
+        os.execve(command[0], command, author_env(author.home, **env))  # noqa: S606 - no shell wanted
+    return pid, terminal
+
+
+def exit_code(pid: int, timeout: float = 30) -> int:
+    """The child's exit code once it exits; killed, and the test failed, after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    raise AssertionError(f"the command did not exit within {timeout} s")
+
+
+def test_the_prompt_does_not_echo_the_token(author, api, token, org_admin):
+    """On a terminal the token is asked for without echo (no browser needed)."""
+    pid, terminal = on_a_new_terminal(author, "login", "--api", api)
     shown = read_until(terminal, b"Personal API token")
     os.write(terminal, token.encode() + b"\n")
     shown += read_until(terminal, b"saved in")
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0, shown
+    assert exit_code(pid) == 0, shown
     assert token.encode() not in shown
     assert f"logged in to {api} as {org_admin.username}".encode() in shown
     assert json.loads(author.config_file.read_text())["token"] == token
@@ -171,13 +194,9 @@ def test_a_broken_config_file_is_named(author, api, token):
 
 def on_a_terminal(author, *args: str, **env: str) -> bytes:
     """What ``args`` print on a terminal (a pseudo-terminal of their own)."""
-    pid, terminal = pty.fork()
-    if pid == 0:
-        command = [str(CONSOLE_SCRIPT), *args]
-        os.execve(command[0], command, author_env(author.home, **env))  # noqa: S606 - no shell wanted
+    pid, terminal = on_a_new_terminal(author, *args, **env)
     shown = drain_until_closed(terminal)
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0, shown
+    assert exit_code(pid) == 0, shown
     return shown
 
 
@@ -243,14 +262,10 @@ def test_another_service_at_the_url_is_not_taken_for_the_platform(author):
 
 
 def test_ctrl_c_at_the_prompt_saves_nothing(author, api):
-    pid, terminal = pty.fork()
-    if pid == 0:
-        command = [str(CONSOLE_SCRIPT), "login", "--api", api]
-        os.execve(command[0], command, author_env(author.home))  # noqa: S606 - no shell wanted
+    pid, terminal = on_a_new_terminal(author, "login", "--api", api)
     read_until(terminal, b"Personal API token")
     os.write(terminal, b"\x03")  # Ctrl-C, as the terminal sends it
     shown = drain_until_closed(terminal)
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 1, shown
+    assert exit_code(pid) == 1, shown
     assert b"error: interrupted" in shown
     assert not author.config_file.exists()

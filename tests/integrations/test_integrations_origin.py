@@ -164,7 +164,12 @@ def load_settings(**environment) -> subprocess.CompletedProcess:
     code = "import django; django.setup(); from django.conf import settings; "
     code += "print(settings.INTEGRATIONS_URL, ' '.join(settings.ALLOWED_HOSTS))"
     return subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 

@@ -32,6 +32,7 @@ def git(*args, cwd=None) -> str:
         capture_output=True,
         text=True,
         check=True,
+        timeout=60,
     )
     return result.stdout
 

@@ -269,7 +269,7 @@ def test_a_killed_hosts_scratch_folder_goes_at_the_next_start(tmp_path_factory):
     first = start_host(tmp_path_factory, RUNTIME_STAGE_DIR=str(stages))
     (stage,) = stages.iterdir()
     first.process.send_signal(signal.SIGKILL)
-    first.process.wait()
+    first.process.wait(timeout=10)
     first._log.close()
     assert stage.exists()
     second = start_host(tmp_path_factory, RUNTIME_STAGE_DIR=str(stages))
