@@ -1,13 +1,17 @@
 import os
+import shutil
 import time
 import uuid
 from contextlib import contextmanager
 
 import pytest
 from django.conf import settings
+from django.db import connections
 
+from tests.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.factories import MembershipFactory, OrganizationFactory, UserFactory
 from tests.redis_keys import RUN_PREFIX, client, delete_keys, new_prefix
+from tests.webhook_receiver import start_receiver, stop_receiver
 
 
 @pytest.fixture
@@ -77,6 +81,42 @@ def redis_left_as_found():
         if found != value.encode():
             touched.append(url)
     assert not touched, f"the run deleted or changed a key it did not make in {touched}"
+
+
+@pytest.fixture
+def space_spec():
+    """What the ``space`` fixture makes; a module (or a folder's conftest.py) that needs more
+    overrides this fixture: fields of the space (``title``, ``visibility``...), ``pages`` (its
+    first revision, written by ``space_content_update`` as a person would, by ``author`` with
+    ``message``), or ``paths`` (a revision of factory pages at those paths, no event fired).
+    Without pages nor paths the space has an empty revision; ``"revision": False``, none."""
+    return {}
+
+
+@pytest.fixture
+def space(organization, space_spec):
+    """A space of acme, as ``space_spec`` says."""
+    from docplatform.services import space_content_update
+    from tests.factories import PageFactory, RevisionFactory, SpaceFactory
+
+    fields = dict(space_spec)
+    pages, paths = fields.pop("pages", None), fields.pop("paths", ())
+    author, message = fields.pop("author", None), fields.pop("message", None)
+    with_revision = fields.pop("revision", True)
+    space = SpaceFactory(organization=organization, **fields)
+    if not with_revision:
+        return space
+    if pages is not None:
+        extra = {"message": message} if message else {}
+        space_content_update(space=space, pages=pages, author=author, **extra)
+        space.refresh_from_db()
+    else:
+        revision = RevisionFactory(space=space, **({"message": message} if message else {}))
+        for path in paths:
+            PageFactory(revision=revision, **({"path": path} if path else {}))
+        space.current_revision = revision
+        space.save()
+    return space
 
 
 @pytest.fixture(scope="session")
@@ -275,3 +315,41 @@ def pytest_runtest_teardown(item, nextitem):
     deadline = time.monotonic() + 5
     while state.active_requests and time.monotonic() < deadline:
         time.sleep(0.05)
+
+
+@pytest.fixture
+def receiver():
+    """A real local HTTP webhook receiver (tests/webhook_receiver.py)."""
+    receiver = start_receiver()
+    yield receiver
+    stop_receiver(receiver)
+
+
+@pytest.fixture
+def webhook_settings(settings):
+    """Loopback allowed (the receiver runs here) and short retry delays."""
+    settings.WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.0/8", "::1/128"]
+    settings.WEBHOOK_RETRY_BASE_DELAY = 0.05
+    settings.WEBHOOK_RESPONSE_TIMEOUT = 2.0
+    return settings
+
+
+@pytest.fixture
+def browser_page(monkeypatch):
+    """A page of Debian's Chromium driven by Playwright (tests/browser.py); the test is skipped
+    when either is missing."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not shutil.which(CHROMIUM):
+        pytest.skip(f"Chromium is not installed at {CHROMIUM}")
+    # Playwright's sync API runs an event loop in this thread; the test's own ORM calls are
+    # still synchronous.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.set_default_timeout(15_000)
+        yield page
+        browser.close()
+        # The ORM calls made while Playwright ran have connections of their own (its event
+        # loop's context): close them, or the test database cannot be dropped at the end.
+        connections.close_all()

@@ -6,14 +6,13 @@ import pytest
 from django.core.management import call_command
 
 from tests.api_helpers import API, NOT_FOUND, api_client, error_attrs, row_counts
-from tests.factories import SpaceFactory
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def space(organization):
-    return SpaceFactory(organization=organization)
+def space_spec():
+    return {"revision": False}
 
 
 @pytest.fixture

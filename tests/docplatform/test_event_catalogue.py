@@ -22,7 +22,7 @@ from docplatform.services import api_token_create, event_fire_by_operator, space
 from integrations.models import Installation
 from integrations.services.installations import installation_create
 from tests.api_helpers import API, api_client, publish_integration
-from tests.factories import PageFactory, RevisionFactory, SiteFactory, SpaceFactory
+from tests.factories import SiteFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -41,12 +41,8 @@ def validator(schema: dict) -> Draft202012Validator:
 
 
 @pytest.fixture
-def space(organization):
-    space = SpaceFactory(organization=organization)
-    space.current_revision = RevisionFactory(space=space)
-    space.save()
-    PageFactory(revision=space.current_revision)
-    return space
+def space_spec():
+    return {"paths": [None]}
 
 
 @pytest.fixture

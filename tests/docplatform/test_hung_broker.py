@@ -15,7 +15,6 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
-from http.server import ThreadingHTTPServer
 
 import pytest
 import requests
@@ -31,7 +30,6 @@ from integrations.services.installations import installation_create
 from tests.factories import SpaceFactory
 from tests.processes import BIN, manage_py, platform_env, start, stop
 from tests.redis_keys import delete_keys, new_prefix, redis_url
-from tests.webhooks.conftest import Receiver, _handler
 
 LATE = 5.0  # seconds: a request slower than this is hung
 
@@ -174,19 +172,6 @@ def delivered_once(receiver, count: int) -> None:
     received = [request.headers["X-Service-Delivery"] for request in receiver.requests]
     assert len(received) == count
     assert len(set(received)) == count
-
-
-@pytest.fixture
-def receiver():
-    """A local webhook receiver (tests/webhooks/conftest.py's)."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), None)
-    received = Receiver(server=server)
-    server.RequestHandlerClass = _handler(received)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield received
-    server.shutdown()
-    server.server_close()
 
 
 @pytest.fixture

@@ -20,7 +20,6 @@ from tests.integrations.doors import (  # noqa: F401 - world, a fixture
     world,
     written,
 )
-from tests.webhooks.conftest import receiver, webhook_settings  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.django_db
 

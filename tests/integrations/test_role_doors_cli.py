@@ -16,7 +16,6 @@ from integrations.models import Installation
 from tests.factories import IntegrationFactory, MembershipFactory
 from tests.integrations.doors import PEOPLE, world, written  # noqa: F401 - world, a fixture
 from tests.processes import manage_py
-from tests.webhooks.conftest import receiver, webhook_settings  # noqa: F401 - fixtures
 
 #: command -> (its action, its arguments but --as, given the world)
 COMMANDS = {

@@ -23,7 +23,6 @@ from tests.integrations.doors import (  # noqa: F401 - world, a fixture
     world,
     written,
 )
-from tests.webhooks.conftest import receiver, webhook_settings  # noqa: F401 - fixtures
 from webhooks.services.signing_secrets import signing_secret_current
 
 pytestmark = pytest.mark.django_db

@@ -14,7 +14,6 @@ from docplatform.events.models import Delivery
 from integrations.models import Installation
 from tests.api_helpers import API, api_client
 from tests.integrations.doors import world, written  # noqa: F401 - world, a fixture
-from tests.webhooks.conftest import receiver, webhook_settings  # noqa: F401 - fixtures
 from webhooks.services.signing_secrets import signing_secret_current
 
 pytestmark = pytest.mark.django_db

@@ -17,7 +17,6 @@ from tests.integrations.conftest import (
     write_integration,  # noqa: F401 - the fixture
 )
 from tests.integrations.test_integration_logs import publish_scripted
-from tests.marketplace.test_browser import browser_page  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.slow
 
@@ -44,7 +43,7 @@ def call(installation, route: str):
 
 
 def test_the_logs_tab_shows_its_integrations_lines_and_follows(
-    browser_page,  # noqa: F811 - the imported fixture
+    browser_page,
     origins,
     two_integrations,
     org_admin,

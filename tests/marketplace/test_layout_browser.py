@@ -15,8 +15,6 @@ from docplatform.models import Space
 from integrations.models import Installation, Integration
 from integrations.operators import OPERATOR
 from integrations.services.installations import installation_create
-from tests.marketplace.test_browser import browser_page  # noqa: F401 - the fixture
-from tests.webhooks.conftest import receiver, webhook_settings  # noqa: F401 - fixtures
 from webhooks.services.ping import webhook_ping_send
 
 pytestmark = pytest.mark.slow
@@ -76,8 +74,8 @@ def width_of(page) -> int:
 @pytest.mark.usefixtures("webhook_settings")
 def test_every_page_fits_a_phone_and_keeps_its_layout_on_a_desktop(
     live_server,
-    browser_page,  # noqa: F811
-    receiver,  # noqa: F811
+    browser_page,
+    receiver,
 ):
     call_command("seed_demo", stdout=io.StringIO())
     webhook = webhook_with_a_delivery(receiver.url)

@@ -21,10 +21,8 @@ PAGES = [
 
 
 @pytest.fixture
-def space(organization):
-    space = SpaceFactory(organization=organization, title="Handbook")
-    space_content_update(space=space, pages=PAGES)
-    return space
+def space_spec():
+    return {"title": "Handbook", "pages": PAGES}
 
 
 @pytest.fixture

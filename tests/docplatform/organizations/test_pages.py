@@ -6,8 +6,7 @@ import pytest
 
 from docplatform.audit.models import AuditEntry
 from docplatform.models import Organization, Space
-from docplatform.services import space_content_update
-from tests.factories import MembershipFactory, OrganizationFactory, SpaceFactory, UserFactory
+from tests.factories import MembershipFactory, OrganizationFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -162,10 +161,8 @@ def test_readers_see_no_new_space_button_and_create_nothing(client, organization
 
 
 @pytest.fixture
-def space(organization):
-    space = SpaceFactory(organization=organization, title="Handbook")
-    space_content_update(space=space, pages=[{"path": "intro", "title": "Intro"}])
-    return space
+def space_spec():
+    return {"title": "Handbook", "pages": [{"path": "intro", "title": "Intro"}]}
 
 
 def test_admins_delete_a_space_after_typing_its_title(client, space, org_admin):
