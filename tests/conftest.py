@@ -3,8 +3,10 @@ import shutil
 import time
 import uuid
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
+import yaml
 from django.conf import settings
 from django.db import connections
 
@@ -353,3 +355,21 @@ def browser_page(monkeypatch):
         # The ORM calls made while Playwright ran have connections of their own (its event
         # loop's context): close them, or the test database cannot be dropped at the end.
         connections.close_all()
+
+
+@pytest.fixture
+def write_integration(tmp_path):
+    """Write an integration folder: a manifest (dict or text) and extra files."""
+
+    def write(manifest, files=None, folder="integration") -> Path:
+        root = tmp_path / folder
+        root.mkdir(parents=True, exist_ok=True)
+        text = manifest if isinstance(manifest, str) else yaml.safe_dump(manifest, sort_keys=False)
+        (root / "service-manifest.yaml").write_text(text)
+        for name, content in (files or {}).items():
+            path = root / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(content if isinstance(content, bytes) else content.encode())
+        return root
+
+    return write

@@ -14,7 +14,7 @@ from docplatform.access import Action
 from docplatform.audit.models import AuditEntry
 from integrations.models import Installation
 from tests.factories import IntegrationFactory, MembershipFactory
-from tests.integrations.doors import PEOPLE, world, written  # noqa: F401 - world, a fixture
+from tests.integrations.doors import PEOPLE, written
 from tests.processes import manage_py
 
 #: command -> (its action, its arguments but --as, given the world)
@@ -30,7 +30,7 @@ COMMANDS = {
 @pytest.mark.django_db
 @pytest.mark.parametrize("person", PEOPLE)
 @pytest.mark.parametrize("command", list(COMMANDS))
-def test_each_integration_command_acts_as_the_table_says(world, command, person):  # noqa: F811
+def test_each_integration_command_acts_as_the_table_says(world, command, person):
     action, arguments = COMMANDS[command]
     user = world.people[person]
     before = written()
@@ -52,7 +52,7 @@ def test_each_integration_command_acts_as_the_table_says(world, command, person)
 
 
 @pytest.mark.django_db
-def test_the_webhooks_command_acts_as_the_operator(world, capsys):  # noqa: F811
+def test_the_webhooks_command_acts_as_the_operator(world, capsys):
     with pytest.raises(SystemExit):
         call_command("webhooks", "--help")
     assert "as the operator" in " ".join(capsys.readouterr().out.split())

@@ -14,7 +14,6 @@ from integrations.services.installations import installation_create
 from tests.factories import MembershipFactory, OrganizationFactory, SpaceFactory
 from tests.integrations.conftest import (
     listing_approve,
-    write_integration,  # noqa: F401 - the fixture
 )
 from tests.integrations.test_integration_logs import publish_scripted
 
@@ -22,7 +21,7 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-def two_integrations(runtime, write_integration, organization, org_admin):  # noqa: F811
+def two_integrations(runtime, write_integration, organization, org_admin):
     """alpha (acme's) and beta (globex's), both installed into an acme space."""
     globex = OrganizationFactory(subdomain="globex")
     globex_admin = MembershipFactory(organization=globex, role="admin").user
