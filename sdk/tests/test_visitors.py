@@ -70,6 +70,7 @@ def test_the_visitor_handlers_are_dispatched():
     assert json.loads(claims.body)["claims"] == {"plan": "pro", "had": {"sub": "v"}}
 
 
+@pytest.mark.slow
 def test_missing_or_wrong_visitor_handlers():
     dispatcher = Dispatcher(create_integration())
     request = {"method": "GET", "url": "https://i.example/"}

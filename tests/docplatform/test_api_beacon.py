@@ -182,6 +182,7 @@ def test_an_unknown_site_is_a_404(beacon):
     assert response.json() == NOT_FOUND
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("path", "body", "attrs"),
     [

@@ -28,6 +28,7 @@ def rows(action: str) -> list[AuditEntry]:
 # --- Create ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("role", ["admin", "member"])
 def test_admins_and_members_create_spaces(people, organization, role):
     created = api_client(people[role]).post(
@@ -143,6 +144,7 @@ def test_only_admins_change_or_delete_a_space(people, space, role, status, metho
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("body", "attrs"),
     [

@@ -107,6 +107,7 @@ def test_an_installation_token_reads_the_catalogue(tmp_path, org_admin, organiza
     assert client.get(f"{API}/event-types/ping/").json()["example"]["type"] == "ping"
 
 
+@pytest.mark.slow
 def test_the_api_schema_shows_each_event_body_under_schemas(token):
     schema = api_client(token=token).get("/api/schema/?format=json").json()
 

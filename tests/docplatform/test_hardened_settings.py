@@ -54,6 +54,7 @@ PRODUCTION = {
 }
 
 
+@pytest.mark.slow
 def test_an_https_platform_url_turns_on_secure_cookies_redirect_and_hsts():
     assert settings_for(**PRODUCTION) == {
         "SESSION_COOKIE_SECURE": True,
@@ -64,6 +65,7 @@ def test_an_https_platform_url_turns_on_secure_cookies_redirect_and_hsts():
     }
 
 
+@pytest.mark.slow
 def test_an_http_platform_url_leaves_them_off():
     assert settings_for(PLATFORM_URL="http://127.0.0.1:8000") == {
         "SESSION_COOKIE_SECURE": False,
@@ -74,6 +76,7 @@ def test_an_http_platform_url_leaves_them_off():
     }
 
 
+@pytest.mark.slow
 def test_hsts_duration_and_a_tls_terminating_proxy_are_settings():
     read = settings_for(**PRODUCTION, SECURE_HSTS_SECONDS="600", TRUSTED_PROXY_COUNT="1")
     assert read["SECURE_HSTS_SECONDS"] == 600

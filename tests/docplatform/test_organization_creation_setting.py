@@ -26,6 +26,7 @@ def loaded(**environment) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("value", "read"), [(None, "anyone"), ("staff", "staff"), (" Staff ", "staff"), ("", "anyone")]
 )

@@ -34,6 +34,7 @@ def author(tmp_path):
     return Author(tmp_path / "home")
 
 
+@pytest.mark.slow
 def test_login_checks_the_token_and_saves_it_for_the_user_only(author, api, token, org_admin):
     done = author.run("login", "--api", api + "/", "--token", token)
     assert done.returncode == 0, done.stderr
@@ -67,6 +68,7 @@ def test_login_checks_the_token_and_saves_it_for_the_user_only(author, api, toke
     assert author.run("logout").stdout == "not logged in: nothing to remove\n"
 
 
+@pytest.mark.slow
 def test_a_wrong_token_is_refused_and_nothing_is_saved(author, api, token):
     for wrong in ("dpt_not-a-token", token[:-2] + "xx"):
         refused = author.run("login", "--api", api, "--token", wrong)
@@ -75,6 +77,7 @@ def test_a_wrong_token_is_refused_and_nothing_is_saved(author, api, token):
         assert not author.config_file.exists()
 
 
+@pytest.mark.slow
 def test_login_refusals_say_why(author, api, token, live_server, tmp_path):
     unreachable = author.run("login", "--api", "http://127.0.0.1:9/api/v1", "--token", token)
     assert unreachable.returncode == 1
@@ -95,6 +98,7 @@ def test_login_refusals_say_why(author, api, token, live_server, tmp_path):
     assert not author.config_file.exists()
 
 
+@pytest.mark.slow
 def test_the_token_can_come_from_stdin_and_the_environment(author, api, token, org_admin):
     piped = author.run("login", "--api", api, stdin=token + "\n")
     assert piped.returncode == 0, piped.stderr
@@ -129,6 +133,7 @@ def exit_code(pid: int, timeout: float = 30) -> int:
     raise AssertionError(f"the command did not exit within {timeout} s")
 
 
+@pytest.mark.slow
 def test_the_prompt_does_not_echo_the_token(author, api, token, org_admin):
     """On a terminal the token is asked for without echo (no browser needed)."""
     pid, terminal = on_a_new_terminal(author, "login", "--api", api)
@@ -169,6 +174,7 @@ def drain(fd: int) -> bytes:
     return data
 
 
+@pytest.mark.slow
 def test_a_saved_token_goes_to_its_own_api_only(author, api, token, live_server):
     assert author.run("login", "--api", api, "--token", token).returncode == 0
     elsewhere = author.run("whoami", "--api", "http://127.0.0.1:9/api/v1")
@@ -181,6 +187,7 @@ def test_a_saved_token_goes_to_its_own_api_only(author, api, token, live_server)
     assert "whoami was refused (401)" in env_wins.stderr
 
 
+@pytest.mark.slow
 def test_a_broken_config_file_is_named(author, api, token):
     author.config_file.parent.mkdir(parents=True)
     author.config_file.write_text("{not json")
@@ -213,6 +220,7 @@ def drain_until_closed(fd: int, timeout: float = 30) -> bytes:
     return data
 
 
+@pytest.mark.slow
 def test_colours_only_on_a_terminal_and_never_with_no_color(author, api, token, org_admin):
     assert author.run("login", "--api", api, "--token", token).returncode == 0
     assert "\033[" not in author.run("whoami").stdout  # a pipe: no colours
@@ -248,6 +256,7 @@ class OtherService(http.server.BaseHTTPRequestHandler):
         pass
 
 
+@pytest.mark.slow
 def test_another_service_at_the_url_is_not_taken_for_the_platform(author):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), OtherService)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -261,6 +270,7 @@ def test_another_service_at_the_url_is_not_taken_for_the_platform(author):
     assert not author.config_file.exists()
 
 
+@pytest.mark.slow
 def test_ctrl_c_at_the_prompt_saves_nothing(author, api):
     pid, terminal = on_a_new_terminal(author, "login", "--api", api)
     read_until(terminal, b"Personal API token")

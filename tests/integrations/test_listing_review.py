@@ -250,6 +250,7 @@ def test_an_unlisted_integrations_install_link_is_on_its_page_for_its_owners(
     assert not ListingReview.objects.filter(version__integration=unlisted).exists()
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_the_review_command_approves_and_rejects_as_operators_run_it(publish, org_admin):
     publish(org_admin, name="tool", visibility="public")
@@ -272,6 +273,7 @@ def test_the_review_command_approves_and_rejects_as_operators_run_it(publish, or
     assert unknown.returncode == 1 and "no integration is named 'nope'" in unknown.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_keeps_what_was_listed_listed():
     organization = OrganizationFactory(subdomain="old")  # the platform's tables stay current

@@ -27,6 +27,7 @@ COMMANDS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 @pytest.mark.parametrize("person", PEOPLE)
 @pytest.mark.parametrize("command", list(COMMANDS))
@@ -64,6 +65,7 @@ def test_the_webhooks_command_acts_as_the_operator(world, capsys):
     assert row.target_id == world.hook.pk and row.details == {}
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_a_reader_installing_from_the_shell_is_refused_and_an_admin_installs(organization):
     reader = MembershipFactory(organization=organization, role="reader").user

@@ -128,6 +128,7 @@ DOORS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("person", PEOPLE)
 @pytest.mark.parametrize("form", DOORS, ids=str)
 def test_each_page_and_form_lets_in_whom_the_table_names(world, form, person):

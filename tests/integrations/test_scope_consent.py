@@ -342,6 +342,7 @@ def test_the_admin_shows_new_permissions(client, bot, org_admin, organization, d
 # --- The migration ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_grants_existing_installations_their_integrations_scopes():
     before = [("integrations", "0007_oauthstate_issued_to")]

@@ -184,6 +184,7 @@ def test_the_ping_action_pings_each_installation_once(operator_client, hook, ins
     assert Delivery.objects.filter(installation=other, event__type="ping").count() == 1
 
 
+@pytest.mark.slow
 def test_the_installation_admin_is_read_mostly_and_shows_no_credentials(
     operator_client, hook, org_admin, organization
 ):

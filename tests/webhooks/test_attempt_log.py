@@ -52,6 +52,7 @@ def test_the_last_attempt_of_a_failed_delivery_says_failed(receiver, install_web
     assert all(a.next_delay is not None for a in log[:3]) and log[3].next_delay is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("answers", "outcomes"),
     [
@@ -87,6 +88,7 @@ def test_a_refused_url_is_a_failed_attempt_with_its_reason(
     assert receiver.requests == []
 
 
+@pytest.mark.slow
 def test_an_attempt_records_the_request_headers_it_sent(receiver, install_webhook, space):
     installation = install_webhook(space=space, url=receiver.url)
     update(space)

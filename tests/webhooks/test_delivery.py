@@ -42,6 +42,7 @@ def finished(delivery_filter=None):
     return list(deliveries.order_by("id"))
 
 
+@pytest.mark.slow
 def test_a_content_update_is_delivered_signed_with_the_specification_payload(
     receiver, install_webhook, space
 ):
@@ -101,6 +102,7 @@ def test_site_events_follow_the_selected_event_types(receiver, install_webhook, 
     assert Delivery.objects.filter(event__type="site_view").count() == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("responses", "status", "attempts"),
     [
@@ -129,6 +131,7 @@ def test_each_response_class_has_its_outcome(
     assert len(bodies) == 1  # byte-identical on every attempt
 
 
+@pytest.mark.slow
 def test_network_errors_and_timeouts_are_retried(receiver, install_webhook, space, settings):
     settings.WEBHOOK_RESPONSE_TIMEOUT = 0.3
     receiver.respond((200, {}, b"", 1.0), (200, {}, b"", 0.0))
@@ -225,6 +228,7 @@ def test_the_secrets_that_sign_are_read_in_one_query(receiver, install_webhook, 
     assert len(queries.captured_queries) == 1
 
 
+@pytest.mark.slow
 def test_pausing_cancels_a_delivery_waiting_for_its_retry(
     receiver, install_webhook, space, settings
 ):
@@ -262,6 +266,7 @@ def test_a_url_no_longer_allowed_fails_at_send_time(receiver, install_webhook, s
     assert receiver.requests == []
 
 
+@pytest.mark.slow
 def test_a_dead_limits_store_holds_deliveries_back_until_it_answers(
     receiver, install_webhook, space, settings
 ):

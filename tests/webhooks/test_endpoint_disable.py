@@ -166,6 +166,7 @@ def test_open_deliveries_are_cancelled_with_the_reason_and_new_events_make_none(
     assert "endpoint" in raised.value.message_dict
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("celery_worker")
 def test_a_dead_endpoint_is_disabled_then_re_enabled_through_the_api(
     hook, space, receiver, org_admin

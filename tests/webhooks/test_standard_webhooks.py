@@ -58,6 +58,7 @@ def verified(secret: str, received) -> dict:
     return Webhook(secret).verify(received.body, received.headers)
 
 
+@pytest.mark.slow
 def test_every_delivery_verifies_with_the_standard_webhooks_package(
     receiver, install_webhook, space, org_admin
 ):

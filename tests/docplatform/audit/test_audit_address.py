@@ -21,6 +21,7 @@ def rows_of_a_token_made(user, **request) -> list[AuditEntry]:
     return rows
 
 
+@pytest.mark.slow
 def test_a_row_records_the_clients_address(org_member):
     rows = rows_of_a_token_made(org_member, REMOTE_ADDR="203.0.113.7")
     assert {row.address for row in rows} == {"203.0.113.7"}

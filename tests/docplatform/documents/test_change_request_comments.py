@@ -46,6 +46,7 @@ def threads(user, space, number):
     return response.json()["results"]
 
 
+@pytest.mark.slow
 def test_comment_reply_resolve_reopen_and_delete_through_the_api(
     space, number, org_member, org_admin
 ):

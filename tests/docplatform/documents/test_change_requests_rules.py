@@ -29,6 +29,7 @@ def opened(space, org_member):
     return response.json()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("method", "rest", "body"),
     [

@@ -42,6 +42,7 @@ def threads(user, space, page="guide/install"):
     return response.json()["results"]
 
 
+@pytest.mark.slow
 def test_a_member_comments_on_a_heading_on_lines_and_on_the_whole_page(space, org_member):
     on_heading = post(org_member, space, anchor={"heading": "requirements"}, body="Is 3.11 ok?")
     assert on_heading.status_code == 201, on_heading.content

@@ -73,6 +73,7 @@ def test_a_refused_organization_is_shown_with_its_error(client, organization, va
     assert not AuditEntry.objects.exists()
 
 
+@pytest.mark.slow
 def test_staff_only_creation_hides_the_page_from_everyone_else(client, settings):
     settings.ORGANIZATION_CREATION = "staff"
     person = signed_in(client, UserFactory())
@@ -165,6 +166,7 @@ def space_spec():
     return {"title": "Handbook", "pages": [{"path": "intro", "title": "Intro"}]}
 
 
+@pytest.mark.slow
 def test_admins_delete_a_space_after_typing_its_title(client, space, org_admin):
     admin = signed_in(client, org_admin)
     settings_page = text(admin.get(f"/s/{space.pk}/settings"))
