@@ -132,7 +132,9 @@ def celery_session_worker(django_db_setup, django_db_blocker):
 
     from docplatform.celery import app
 
-    app.control.purge()  # what earlier runs left on a persistent broker (Redis)
+    # What an earlier run left in the broker's folder; on Redis the run's queues are under its
+    # own key prefix (tests/settings.py), so this empties nothing of anyone else's.
+    app.control.purge()
     with start_worker(
         app,
         pool="threads",

@@ -53,6 +53,7 @@ def test_the_visitor_goes_back_to_the_sites_address_only():
     )
 
 
+@pytest.mark.slow
 def test_the_visitor_handlers_are_dispatched():
     integration = create_integration(
         visitor_authentication=lambda request, context: Response.redirect(

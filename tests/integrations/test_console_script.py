@@ -187,6 +187,7 @@ def test_publish_refusals_exit_1_with_the_apis_reasons(
     assert not IntegrationVersion.objects.filter(integration__name="hello").exists()
 
 
+@pytest.mark.slow
 def test_publish_prints_the_install_link_and_a_public_listings_review(
     api, admin_token, write_integration
 ):

@@ -173,6 +173,7 @@ def test_a_rejection_is_mailed_to_the_owners_admins_and_keeps_it_hidden(
     assert AuditEntry.objects.filter(action="integration.listing_rejected").count() == 1
 
 
+@pytest.mark.slow
 def test_the_review_api_is_for_staff_and_a_rejection_needs_a_reason(
     tool, org_admin, staff, mailoutbox, django_capture_on_commit_callbacks
 ):

@@ -301,6 +301,7 @@ def test_a_state_past_its_signed_age_is_refused(member_api, installation, settin
     assert installation.credentials == {}
 
 
+@pytest.mark.slow
 def test_another_installations_state_is_refused(
     member_api, outsider, installation, other_installation
 ):

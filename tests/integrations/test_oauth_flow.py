@@ -365,6 +365,7 @@ def test_an_expired_state_is_refused(browser, live_server, installation, setting
     assert not AccessToken.objects.exists()
 
 
+@pytest.mark.slow
 def test_a_denied_consent_connects_nothing(browser, live_server, installation):
     callback = start_flow(browser, live_server, installation, allow=False)
     assert query_of(callback)["error"] == "access_denied"

@@ -616,6 +616,7 @@ def test_a_disabled_endpoint_gets_no_test_event_nor_resend(admin_client, hook):
     assert messages_of(response)[0].startswith("Nothing was resent: the endpoint is disabled")
 
 
+@pytest.mark.slow
 def test_a_member_refused_the_delivery_log_gets_a_page_that_says_why_and_links_back(
     member_client, hook
 ):

@@ -67,6 +67,7 @@ def messages_of(response) -> list[str]:
     return [str(message) for message in response.context["messages"]]
 
 
+@pytest.mark.slow
 def test_the_delivery_log_filters_and_searches(operator_client, hook, space):
     ping = webhook_ping_send(user=OPERATOR, installation=hook)
     failed = delivery_claim(webhook_ping_send(user=OPERATOR, installation=hook).pk)

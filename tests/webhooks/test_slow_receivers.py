@@ -119,6 +119,7 @@ class TestEveryAttemptEndsByItsDeadline:
         assert attempt.error.startswith("timeout:")
         assert 500 <= attempt.duration_ms < 900
 
+    @pytest.mark.slow
     def test_a_connection_that_never_completes_is_cut_at_the_connect_timeout(
         self, unconnectable, hooked
     ):

@@ -125,6 +125,7 @@ def test_both_secrets_verify_during_a_rotations_overlap(
         verified(old, after)
 
 
+@pytest.mark.slow
 def test_switching_scheme_keeps_the_secret_and_shows_whsec_only_for_standard_webhooks(
     receiver, install_webhook, space, org_admin, admin_client
 ):

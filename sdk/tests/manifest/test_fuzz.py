@@ -81,6 +81,7 @@ def run(text, env=None):
     return result
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.binary(max_size=2000))
 def test_arbitrary_bytes_never_raise(data):

@@ -28,6 +28,7 @@ def test_a_row_records_the_clients_address(org_member):
     assert {row.actor_label for row in rows} == {org_member.username}
 
 
+@pytest.mark.slow
 def test_behind_a_trusted_proxy_the_row_records_the_address_it_names(org_member, settings):
     settings.TRUSTED_PROXY_COUNT = 1
     rows = rows_of_a_token_made(

@@ -139,6 +139,7 @@ def test_an_allowed_request_is_performed_by_the_host(client, servers):
     assert Recorder.seen[-1][3]["X-Mine"] == "1"
 
 
+@pytest.mark.slow
 def test_a_non_public_address_is_refused_with_a_403_saying_why(client, servers):
     before = len(Recorder.seen)
     seen = ask(client, {"url": servers["127.0.0.1"] + "/secret"})

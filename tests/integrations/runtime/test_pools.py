@@ -169,6 +169,7 @@ def test_an_integration_waiting_gets_a_worker_from_one_holding_the_cap(host):
     assert seconds < 2, seconds
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "host", [{"RUNTIME_MAX_WORKERS": "1", "RUNTIME_SPARE_WORKERS": "0"}], indirect=True
 )

@@ -255,6 +255,7 @@ def test_the_worker_is_nobody_alone_in_its_namespaces(attack):
     assert len(seen["pids"]) <= 2  # its sandbox's first process and itself
 
 
+@pytest.mark.slow
 def test_no_process_environment_of_the_platform_can_be_read(attack):
     seen = attack.call("/proc").json()
     assert len(seen["pids"]) <= 2
