@@ -43,7 +43,7 @@ run: demo
 		PATH=$(BIN):$$PATH $(BIN)/honcho start
 
 # The whole suite. `make test-fast` leaves out the tests marked slow (real processes, real
-# browsers, real time waited on): the quick loop while working, under five minutes.
+# browsers, real time waited on): the quick loop while working, about five minutes on two cores.
 test: install
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
