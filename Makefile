@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(abspath $(VENV)/bin)
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install run test lint format migrate demo clean
+.PHONY: install run test test-fast lint format migrate demo clean
 
 $(STAMP): pyproject.toml sdk/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -42,8 +42,13 @@ run: demo
 	$(DEV) RUNTIME_SANDBOX=$${RUNTIME_SANDBOX:-$$($(BIN)/python -m integrations.runtime.sandbox)} \
 		PATH=$(BIN):$$PATH $(BIN)/honcho start
 
+# The whole suite. `make test-fast` leaves out the tests marked slow (real processes, real
+# browsers, real time waited on): the quick loop while working, about five minutes on two cores.
 test: install
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+test-fast: install
+	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
 
 lint: install
 	$(BIN)/ruff check .

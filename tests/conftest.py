@@ -1,10 +1,19 @@
+import os
+import shutil
 import time
+import uuid
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
+import yaml
 from django.conf import settings
+from django.db import connections
 
+from tests.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.factories import MembershipFactory, OrganizationFactory, UserFactory
+from tests.redis_keys import RUN_PREFIX, client, delete_keys, new_prefix
+from tests.webhook_receiver import start_receiver, stop_receiver
 
 
 @pytest.fixture
@@ -44,6 +53,74 @@ def people(org_admin, org_member, org_reader):
     }
 
 
+def _redis_urls_of_the_run() -> list[str]:
+    """The Redis databases the run writes in: TEST_REDIS_URL's and a Redis broker's."""
+    urls = [os.environ.get("TEST_REDIS_URL", "")]
+    for url in (settings.CELERY_BROKER_URL, settings.WEBHOOK_LIMITS_URL):
+        if url.startswith(("redis://", "rediss://")):
+            urls.append(url)
+    return list(dict.fromkeys(url for url in urls if url))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def redis_left_as_found():
+    """The run touches nothing in Redis it did not make: a key outside the run's prefixes,
+    written before the first test into each Redis database the run uses, is still there,
+    unchanged, after the last (every fixture torn down, the run's keys deleted); an error
+    of the last test's teardown says so otherwise. First instantiated, last torn down."""
+    canaries = {}
+    for url in _redis_urls_of_the_run():
+        key, value = f"docplatform-test-canary:{uuid.uuid4().hex}", uuid.uuid4().hex
+        client(url).set(key, value)
+        canaries[url] = key, value
+    yield
+    touched = []
+    for url in _redis_urls_of_the_run():
+        delete_keys(url, RUN_PREFIX)
+    for url, (key, value) in canaries.items():
+        found = client(url).get(key)
+        client(url).delete(key)
+        if found != value.encode():
+            touched.append(url)
+    assert not touched, f"the run deleted or changed a key it did not make in {touched}"
+
+
+@pytest.fixture
+def space_spec():
+    """What the ``space`` fixture makes; a module (or a folder's conftest.py) that needs more
+    overrides this fixture: fields of the space (``title``, ``visibility``...), ``pages`` (its
+    first revision, written by ``space_content_update`` as a person would, by ``author`` with
+    ``message``), or ``paths`` (a revision of factory pages at those paths, no event fired).
+    Without pages nor paths the space has an empty revision; ``"revision": False``, none."""
+    return {}
+
+
+@pytest.fixture
+def space(organization, space_spec):
+    """A space of acme, as ``space_spec`` says."""
+    from docplatform.services import space_content_update
+    from tests.factories import PageFactory, RevisionFactory, SpaceFactory
+
+    fields = dict(space_spec)
+    pages, paths = fields.pop("pages", None), fields.pop("paths", ())
+    author, message = fields.pop("author", None), fields.pop("message", None)
+    with_revision = fields.pop("revision", True)
+    space = SpaceFactory(organization=organization, **fields)
+    if not with_revision:
+        return space
+    if pages is not None:
+        extra = {"message": message} if message else {}
+        space_content_update(space=space, pages=pages, author=author, **extra)
+        space.refresh_from_db()
+    else:
+        revision = RevisionFactory(space=space, **({"message": message} if message else {}))
+        for path in paths:
+            PageFactory(revision=revision, **({"path": path} if path else {}))
+        space.current_revision = revision
+        space.save()
+    return space
+
+
 @pytest.fixture(scope="session")
 def celery_session_worker(django_db_setup, django_db_blocker):
     """A real Celery worker in threads, consuming every queue of the configured broker.
@@ -55,7 +132,9 @@ def celery_session_worker(django_db_setup, django_db_blocker):
 
     from docplatform.celery import app
 
-    app.control.purge()  # what earlier runs left on a persistent broker (Redis)
+    # What an earlier run left in the broker's folder; on Redis the run's queues are under its
+    # own key prefix (tests/settings.py), so this empties nothing of anyone else's.
+    app.control.purge()
     with start_worker(
         app,
         pool="threads",
@@ -155,13 +234,15 @@ def broker_unreachable():
 
 
 class PrivateBroker:
-    """A broker of a test's own (another Redis database, or another folder), so the suite's
-    in-process worker never takes its tasks: the test counts them, or starts workers on it."""
+    """A broker of a test's own (keys under a prefix of its own on the run's Redis broker, or
+    another folder), so the suite's in-process worker never takes its tasks: the test counts
+    them, or starts workers on it (``env``: the broker and its prefix)."""
 
     def __init__(self, tmp_path):
         self.env = {}
         self.url = settings.CELERY_BROKER_URL
         self.folder = None
+        self.prefix = ""
         if self.url.startswith("filesystem://"):
             self.folder = tmp_path / "broker" / "queue"
             self.folder.mkdir(parents=True)
@@ -173,19 +254,23 @@ class PrivateBroker:
                 "store_processed": False,
                 "polling_interval": 0.05,
             }
-        else:
-            self.url = self.url.rsplit("/", 1)[0] + "/14"  # another Redis database
-            self.transport_options = {}
+        else:  # Redis: the run's broker, under a key prefix of this test's own
+            self.prefix = new_prefix("private-broker")
+            self.transport_options = {
+                **settings.CELERY_BROKER_TRANSPORT_OPTIONS,
+                "global_keyprefix": self.prefix,
+            }
+            self.env["CELERY_BROKER_KEY_PREFIX"] = self.prefix
         self.env["CELERY_BROKER_URL"] = self.url
 
     def _redis(self):
-        import redis
+        from tests.redis_keys import client
 
-        return redis.Redis.from_url(self.url)
+        return client(self.url)
 
     def empty(self) -> None:
         if self.folder is None:
-            self._redis().flushdb()
+            delete_keys(self.url, self.prefix)
         else:
             for message in self.folder.glob("*.msg"):
                 message.unlink()
@@ -197,7 +282,8 @@ class PrivateBroker:
         if self.folder is None:
             client = self._redis()
             # kombu pushes at the head of the list and takes from its tail: oldest last.
-            raw = [m for key in client.keys(f"{queue}*") for m in client.lrange(key, 0, -1)[::-1]]
+            keys = client.keys(f"{self.prefix}{queue}*")
+            raw = [m for key in keys for m in client.lrange(key, 0, -1)[::-1]]
         else:
             raw = [path.read_bytes() for path in sorted(self.folder.glob(f"*.{queue}.msg"))]
         return [json.loads(message)["headers"]["task"] for message in raw]
@@ -211,8 +297,7 @@ def private_broker(tmp_path):
     broker.empty()
     saved = app.conf.broker_write_url, app.conf.broker_transport_options
     app.conf.broker_write_url = broker.url
-    if broker.folder is not None:
-        app.conf.broker_transport_options = broker.transport_options
+    app.conf.broker_transport_options = broker.transport_options
     _reset_broker_pools(app)
     try:
         yield broker
@@ -234,3 +319,59 @@ def pytest_runtest_teardown(item, nextitem):
     deadline = time.monotonic() + 5
     while state.active_requests and time.monotonic() < deadline:
         time.sleep(0.05)
+
+
+@pytest.fixture
+def receiver():
+    """A real local HTTP webhook receiver (tests/webhook_receiver.py)."""
+    receiver = start_receiver()
+    yield receiver
+    stop_receiver(receiver)
+
+
+@pytest.fixture
+def webhook_settings(settings):
+    """Loopback allowed (the receiver runs here) and short retry delays."""
+    settings.WEBHOOK_ALLOWED_NETWORKS = ["127.0.0.0/8", "::1/128"]
+    settings.WEBHOOK_RETRY_BASE_DELAY = 0.05
+    settings.WEBHOOK_RESPONSE_TIMEOUT = 2.0
+    return settings
+
+
+@pytest.fixture
+def browser_page(monkeypatch):
+    """A page of Debian's Chromium driven by Playwright (tests/browser.py); the test is skipped
+    when either is missing."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not shutil.which(CHROMIUM):
+        pytest.skip(f"Chromium is not installed at {CHROMIUM}")
+    # Playwright's sync API runs an event loop in this thread; the test's own ORM calls are
+    # still synchronous.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.set_default_timeout(15_000)
+        yield page
+        browser.close()
+        # The ORM calls made while Playwright ran have connections of their own (its event
+        # loop's context): close them, or the test database cannot be dropped at the end.
+        connections.close_all()
+
+
+@pytest.fixture
+def write_integration(tmp_path):
+    """Write an integration folder: a manifest (dict or text) and extra files."""
+
+    def write(manifest, files=None, folder="integration") -> Path:
+        root = tmp_path / folder
+        root.mkdir(parents=True, exist_ok=True)
+        text = manifest if isinstance(manifest, str) else yaml.safe_dump(manifest, sort_keys=False)
+        (root / "service-manifest.yaml").write_text(text)
+        for name, content in (files or {}).items():
+            path = root / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(content if isinstance(content, bytes) else content.encode())
+        return root
+
+    return write

@@ -6,6 +6,7 @@ the suite on PostgreSQL and Redis and a fresh machine on SQLite and the file-sys
 
 import os
 import tempfile
+import uuid
 from pathlib import Path
 
 # Keys of the test run's own (production refuses to derive them); kept in the environment, so
@@ -19,6 +20,15 @@ os.environ.setdefault("RUNTIME_SIGNING_KEY", "test-only-runtime-signing-key")
 os.environ.setdefault(
     "PROMETHEUS_MULTIPROC_DIR", tempfile.mkdtemp(prefix="docplatform-test-metrics-")
 )
+
+# Redis keys of the test run's own: a Redis broker (CELERY_BROKER_URL) and the webhook limits
+# keep their keys under this prefix, so the run never takes or changes what another user of
+# the same Redis database has (tests/redis_keys.py). In the environment, so the processes that
+# tests start use the same keys (or the prefixes of a private broker they are given).
+if "TEST_REDIS_KEY_PREFIX" not in os.environ:  # the run's own process, not one it started
+    _run = os.environ["TEST_REDIS_KEY_PREFIX"] = f"docplatform-test-{uuid.uuid4().hex[:12]}:"
+    os.environ["CELERY_BROKER_KEY_PREFIX"] = f"{_run}broker:"
+    os.environ["WEBHOOK_LIMITS_KEY_PREFIX"] = f"{_run}limits:"
 
 from docplatform.settings import *  # noqa: F403
 from docplatform.settings import CELERY_BROKER_URL

@@ -63,6 +63,7 @@ def problems_of(operation: dict, tags: set[str]) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_every_operation_has_a_tag_a_summary_a_description_and_examples(schema):
     tags = {tag["name"] for tag in schema.get("tags", [])}
     undocumented = {}
@@ -74,6 +75,7 @@ def test_every_operation_has_a_tag_a_summary_a_description_and_examples(schema):
     assert undocumented == {}
 
 
+@pytest.mark.slow
 def test_the_allow_list_holds_only_undocumented_paths(schema):
     """A path stays in NOT_YET_DOCUMENTED only while one of its operations needs it."""
     tags = {tag["name"] for tag in schema.get("tags", [])}

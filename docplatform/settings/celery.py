@@ -42,6 +42,13 @@ elif CELERY_BROKER_URL.split(":", 1)[0] in ("amqp", "amqps", "pyamqp"):
     # The handshake is bounded by CELERY_BROKER_CONNECTION_TIMEOUT, a publish's write here.
     CELERY_BROKER_TRANSPORT_OPTIONS |= {"write_timeout": BROKER_TIMEOUT_SECONDS}
 CELERY_BROKER_CONNECTION_TIMEOUT = BROKER_TIMEOUT_SECONDS
+# A Redis broker shared with other users (another deployment, a test run): every key and
+# channel the broker uses starts with this prefix (kombu's ``global_keyprefix``), so two
+# deployments on one Redis database never take each other's tasks. Every process of one
+# deployment (web, workers, beat) must have the same prefix.
+CELERY_BROKER_KEY_PREFIX = env.str("CELERY_BROKER_KEY_PREFIX", default="")
+if CELERY_BROKER_KEY_PREFIX and CELERY_BROKER_URL.split(":", 1)[0] in ("redis", "rediss"):
+    CELERY_BROKER_TRANSPORT_OPTIONS |= {"global_keyprefix": CELERY_BROKER_KEY_PREFIX}
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 1, "interval_start": 0, "interval_step": 0}
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True

@@ -39,6 +39,9 @@ if WEBHOOK_LIMITS_URL != "database" and not WEBHOOK_LIMITS_URL.startswith(_REDIS
         "WEBHOOK_LIMITS_URL must be a redis:// or rediss:// URL, or database, not "
         f"{WEBHOOK_LIMITS_URL.split(':', 1)[0]!r}"
     )
+# Prepended to every key of the limits in Redis (a Redis shared with another deployment or a
+# test run); the same for every process of one deployment.
+WEBHOOK_LIMITS_KEY_PREFIX = env.str("WEBHOOK_LIMITS_KEY_PREFIX", default="")
 # CIDRs that webhook URLs may reach although they are not public (development, tests).
 WEBHOOK_ALLOWED_NETWORKS = env_networks("WEBHOOK_ALLOWED_NETWORKS")
 WEBHOOK_RETENTION_DAYS = env_positive(int, "WEBHOOK_RETENTION_DAYS", 30)

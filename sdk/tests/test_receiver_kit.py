@@ -1,9 +1,11 @@
 """The receiver kit and the runnable example receiver."""
 
 import json
+import queue
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -78,6 +80,25 @@ def test_the_signature_is_hmac_sha256_over_t_dot_body():
     assert header == f"t=42,v1={expected}"
 
 
+class Lines:
+    """A process's output lines, read in a thread: ``next`` fails, rather than hangs, when
+    none comes within ``timeout``."""
+
+    def __init__(self, stream):
+        self.lines = queue.Queue()
+        threading.Thread(target=self._read, args=(stream,), daemon=True).start()
+
+    def _read(self, stream):
+        for line in stream:
+            self.lines.put(line)
+
+    def next(self, timeout: float = 10) -> str:
+        try:
+            return self.lines.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"no output within {timeout} s") from None
+
+
 @pytest.fixture
 def example_receiver():
     with socket.socket() as probe:
@@ -89,14 +110,15 @@ def example_receiver():
         stdout=subprocess.PIPE,
         text=True,
     )  # fmt: skip
-    assert "listening" in process.stdout.readline()
-    yield f"http://127.0.0.1:{port}/", process
+    output = Lines(process.stdout)
+    assert "listening" in output.next()
+    yield f"http://127.0.0.1:{port}/", output
     process.kill()
     process.wait(timeout=5)
 
 
 def test_the_example_receiver(example_receiver):
-    url, process = example_receiver
+    url, output = example_receiver
     unsigned = requests.post(url, data=BODY, timeout=5)
     assert unsigned.status_code == 401
     assert unsigned.json()["error"] == "invalid_signature"
@@ -114,5 +136,5 @@ def test_the_example_receiver(example_receiver):
     requests.post(
         url, data=other, headers={"X-Service-Signature": signing.sign(other, SECRET)}, timeout=5
     )
-    assert process.stdout.readline().strip() == "ping e-1 for installation i-1"
-    assert process.stdout.readline().strip() == "ping e-2 for installation i-1"
+    assert output.next().strip() == "ping e-1 for installation i-1"
+    assert output.next().strip() == "ping e-2 for installation i-1"

@@ -53,6 +53,7 @@ def test_the_visitor_goes_back_to_the_sites_address_only():
     )
 
 
+@pytest.mark.slow
 def test_the_visitor_handlers_are_dispatched():
     integration = create_integration(
         visitor_authentication=lambda request, context: Response.redirect(
@@ -70,6 +71,7 @@ def test_the_visitor_handlers_are_dispatched():
     assert json.loads(claims.body)["claims"] == {"plan": "pro", "had": {"sub": "v"}}
 
 
+@pytest.mark.slow
 def test_missing_or_wrong_visitor_handlers():
     dispatcher = Dispatcher(create_integration())
     request = {"method": "GET", "url": "https://i.example/"}

@@ -11,7 +11,7 @@ from docplatform.events.models import Delivery, Event
 from docplatform.models import PageFeedback, SiteVisit
 from integrations.services.installations import installation_create
 from tests.api_helpers import API, NOT_FOUND, api_client, error_attrs, publish_integration
-from tests.factories import PageFactory, RevisionFactory, SiteFactory, SpaceFactory
+from tests.factories import PageFactory, RevisionFactory, SiteFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -28,8 +28,8 @@ def fresh_throttles():
 
 
 @pytest.fixture
-def space(organization):
-    return SpaceFactory(organization=organization, visibility="public")
+def space_spec():
+    return {"visibility": "public", "revision": False}
 
 
 @pytest.fixture
@@ -182,6 +182,7 @@ def test_an_unknown_site_is_a_404(beacon):
     assert response.json() == NOT_FOUND
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("path", "body", "attrs"),
     [

@@ -12,6 +12,7 @@ def operations(schema: dict):
             yield f"{method.upper()} {path}", operation
 
 
+@pytest.mark.slow
 def test_every_operation_sits_under_a_described_resource_tag(client):
     schema = client.get("/api/schema/?format=json").json()
     described = {tag["name"]: tag["description"] for tag in schema["tags"]}
@@ -29,6 +30,7 @@ def test_every_operation_sits_under_a_described_resource_tag(client):
     assert list(described)[:2] == ["Organizations", "Spaces"]  # in the order registered
 
 
+@pytest.mark.slow
 def test_the_marketplace_links_the_api_documentation(client, org_member):
     client.force_login(org_member)
     page = client.get("/marketplace/", follow=True).content.decode()

@@ -6,14 +6,13 @@ import pytest
 from django.core.management import call_command
 
 from tests.api_helpers import API, NOT_FOUND, api_client, error_attrs, row_counts
-from tests.factories import SpaceFactory
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def space(organization):
-    return SpaceFactory(organization=organization)
+def space_spec():
+    return {"revision": False}
 
 
 @pytest.fixture
@@ -41,6 +40,7 @@ def test_serializer_errors_name_nested_fields_by_dotted_path(member_api, space):
     assert error_attrs(response) == ["pages.0.title", "pages.1.path"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("body", "content_type"),
     [
@@ -128,6 +128,7 @@ def test_a_query_filter_with_a_nul_character_is_a_field_error(member_api):
     assert set(error_attrs(response)) == {"type"}
 
 
+@pytest.mark.slow
 def test_the_openapi_schema_validates_without_warnings(tmp_path):
     call_command(
         "spectacular", "--validate", "--fail-on-warn", "--file", str(tmp_path / "schema.yaml")

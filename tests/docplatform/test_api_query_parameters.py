@@ -85,6 +85,7 @@ def test_a_filter_given_empty_is_refused(member_api, url):
     assert attr == url.rsplit("?", 1)[1].rstrip("=")
 
 
+@pytest.mark.slow
 def test_the_schema_declares_the_400_of_a_paginated_list(client):
     schema = client.get("/api/schema/?format=json").json()
     operation = schema["paths"]["/api/v1/orgs/{org}/spaces/"]["get"]
@@ -96,6 +97,7 @@ def test_the_schema_declares_the_400_of_a_paginated_list(client):
     assert {"invalid", "min_value", "max_value", "blank"} <= set(declared["code"]["enum"])
 
 
+@pytest.mark.slow
 def test_placeholders_in_a_declared_attr_become_a_pattern(client):
     assert attr_pattern("status") is None
     assert attr_pattern("pages.INDEX.path") == r"^pages\.[0-9]+\.path$"
@@ -107,6 +109,7 @@ def test_placeholders_in_a_declared_attr_become_a_pattern(client):
     assert "anyOf" in components["V1SpacesRevisionsCreateError"]
 
 
+@pytest.mark.slow
 def test_errors_a_service_raises_are_declared(client):
     schema = client.get("/api/schema/?format=json").json()
     components = schema["components"]["schemas"]

@@ -8,7 +8,6 @@ import pytest
 from docplatform.audit.models import AuditEntry
 from docplatform.events.models import Event
 from docplatform.models import Page, Revision, Space
-from docplatform.services import space_content_update
 from integrations.models import Installation
 from integrations.services.installations import installation_create
 from tests.api_helpers import API, NOT_FOUND, api_client, error_attrs, publish_integration
@@ -18,11 +17,8 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def space(organization):
-    space = SpaceFactory(organization=organization, title="Handbook")
-    space_content_update(space=space, pages=[{"path": "intro", "title": "Intro", "body": "Hi"}])
-    space.refresh_from_db()
-    return space
+def space_spec():
+    return {"title": "Handbook", "pages": [{"path": "intro", "title": "Intro", "body": "Hi"}]}
 
 
 def rows(action: str) -> list[AuditEntry]:
@@ -32,6 +28,7 @@ def rows(action: str) -> list[AuditEntry]:
 # --- Create ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("role", ["admin", "member"])
 def test_admins_and_members_create_spaces(people, organization, role):
     created = api_client(people[role]).post(
@@ -147,6 +144,7 @@ def test_only_admins_change_or_delete_a_space(people, space, role, status, metho
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("body", "attrs"),
     [

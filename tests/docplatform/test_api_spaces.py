@@ -18,8 +18,8 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def space(organization):
-    return SpaceFactory(organization=organization, title="Handbook")
+def space_spec():
+    return {"title": "Handbook", "revision": False}
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
 import threading
 
+import pytest
 from kombu import Connection
 
 from docplatform.broker import Transport
@@ -20,6 +21,7 @@ def connection(folder) -> Connection:
     return Connection("filesystem://", transport=Transport, transport_options=options)
 
 
+@pytest.mark.slow
 def test_every_message_arrives_whole_while_it_is_being_written(tmp_path):
     received, errors = [], []
 

@@ -100,7 +100,7 @@ def test_what_is_not_due_is_left(due):
 
 def test_concurrent_claims_take_each_delivery_once(due):
     taken, errors = [], []
-    start = threading.Barrier(4)
+    start = threading.Barrier(4, timeout=30)
 
     def drain():
         try:

@@ -10,6 +10,7 @@ from tests.factories import OrganizationFactory, SpaceFactory
 from tests.processes import manage_py
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_seed_demo_loads_the_demo_data_and_is_idempotent():
     first = manage_py(
@@ -38,6 +39,7 @@ def test_seed_demo_loads_the_demo_data_and_is_idempotent():
     assert get_user_model().objects.filter(username="alice").count() == 1
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_fire_event_prints_the_event_and_exits_by_kind_of_failure():
     space = SpaceFactory(organization=OrganizationFactory(subdomain="acme"))
@@ -66,12 +68,14 @@ def test_fire_event_prints_the_event_and_exits_by_kind_of_failure():
     assert Space.objects.count() == 1 and Event.objects.count() == 1
 
 
+@pytest.mark.slow
 def test_worker_ping_answered_by_a_worker(celery_worker):
     answered = manage_py("worker_ping", "--timeout", "20")
     assert answered.returncode == 0, answered.stderr
     assert answered.stdout.startswith("worker ") and " answered in " in answered.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_worker_ping_without_an_answer_exits_1():
     unanswered = manage_py("worker_ping", "--timeout", "0")

@@ -87,6 +87,7 @@ def test_a_failed_publish_clears_its_own_request_only(private_broker, while_publ
     assert private_broker.tasks("webhooks") == []
 
 
+@pytest.mark.slow
 def test_after_a_failure_the_breaker_fails_publishes_at_once_then_tries_again(
     private_broker, settings
 ):

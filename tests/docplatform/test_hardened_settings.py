@@ -36,7 +36,12 @@ def settings_for(**environment) -> dict:
         f"print(json.dumps({{name: getattr(settings, name) for name in {HTTPS_SETTINGS!r}}}))"
     )
     done = subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
@@ -49,6 +54,7 @@ PRODUCTION = {
 }
 
 
+@pytest.mark.slow
 def test_an_https_platform_url_turns_on_secure_cookies_redirect_and_hsts():
     assert settings_for(**PRODUCTION) == {
         "SESSION_COOKIE_SECURE": True,
@@ -59,6 +65,7 @@ def test_an_https_platform_url_turns_on_secure_cookies_redirect_and_hsts():
     }
 
 
+@pytest.mark.slow
 def test_an_http_platform_url_leaves_them_off():
     assert settings_for(PLATFORM_URL="http://127.0.0.1:8000") == {
         "SESSION_COOKIE_SECURE": False,
@@ -69,6 +76,7 @@ def test_an_http_platform_url_leaves_them_off():
     }
 
 
+@pytest.mark.slow
 def test_hsts_duration_and_a_tls_terminating_proxy_are_settings():
     read = settings_for(**PRODUCTION, SECURE_HSTS_SECONDS="600", TRUSTED_PROXY_COUNT="1")
     assert read["SECURE_HSTS_SECONDS"] == 600
@@ -84,6 +92,7 @@ def test_a_login_throttle_setting_must_be_positive(name):
         env=env,
         capture_output=True,
         text=True,
+        timeout=60,
     )
     assert done.returncode != 0
     assert f"{name} must be a number above 0, not '0'" in done.stderr

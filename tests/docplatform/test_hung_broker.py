@@ -3,21 +3,20 @@ deliveries; once it is back, the events are delivered, each once.
 
 Real parts: fake brokers on 127.0.0.1 (one accepts connections and never answers, one
 refuses them), the web server in a process of its own (gunicorn, one worker of two threads),
-a Celery worker process on the real Redis (database 6), and a local webhook receiver.
+a Celery worker process on the real Redis (``TEST_REDIS_URL``, under a key prefix of these
+tests' own; skipped without it), and a local webhook receiver.
 """
 
 import json
-import os
 import socket
 import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing, contextmanager
-from http.server import ThreadingHTTPServer
+from dataclasses import dataclass
 
 import pytest
-import redis
 import requests
 from django.utils import timezone
 
@@ -30,10 +29,8 @@ from integrations.models import Integration
 from integrations.services.installations import installation_create
 from tests.factories import SpaceFactory
 from tests.processes import BIN, manage_py, platform_env, start, stop
-from tests.webhooks.conftest import Receiver, _handler
+from tests.redis_keys import delete_keys, new_prefix, redis_url
 
-REDIS = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379")
-BROKER_BACK = f"{REDIS}/6"  # this test file's own Redis database
 LATE = 5.0  # seconds: a request slower than this is hung
 
 
@@ -76,26 +73,30 @@ def broker_url(scheme: str, port: int) -> str:
     return f"{scheme}://127.0.0.1:{port}/" + ("0" if scheme == "redis" else "")
 
 
+@dataclass
+class RedisBroker:
+    url: str
+    prefix: str
+
+
 @pytest.fixture
 def redis_back():
-    """Redis database 6, empty: the broker once it is back."""
-    client = redis.Redis.from_url(BROKER_BACK)
-    try:
-        client.ping()
-    except redis.ConnectionError:
-        pytest.skip(f"no Redis at {REDIS}")
-    client.flushdb()
-    yield client
-    client.flushdb()
+    """The broker once it is back: TEST_REDIS_URL, its keys under a prefix of this test's
+    own (deleted at the end)."""
+    broker = RedisBroker(redis_url(), new_prefix("hung-broker"))
+    yield broker
+    delete_keys(broker.url, broker.prefix)
 
 
 @contextmanager
-def publishing_to(url: str):
-    """This test process's Celery app publishing to ``url``."""
+def publishing_to(url: str, prefix: str = ""):
+    """This test process's Celery app publishing to ``url`` (its keys under ``prefix``)."""
     conf = app.conf
     saved = conf.broker_write_url, conf.broker_transport, conf.broker_transport_options
     conf.broker_write_url, conf.broker_transport = url, None  # (not the file-system one)
     conf.broker_transport_options = {"socket_timeout": 1.0, "socket_connect_timeout": 1.0}
+    if prefix:
+        conf.broker_transport_options["global_keyprefix"] = prefix
     app._pool = None
     app.amqp._producer_pool = None
     try:
@@ -139,9 +140,11 @@ def web_server(tmp_path, **environment):
 
 
 @contextmanager
-def webhook_worker(tmp_path):
+def webhook_worker(tmp_path, broker: RedisBroker):
     env = platform_env(
-        CELERY_BROKER_URL=BROKER_BACK,
+        CELERY_BROKER_URL=broker.url,
+        CELERY_BROKER_KEY_PREFIX=broker.prefix,
+        WEBHOOK_LIMITS_KEY_PREFIX=broker.prefix,
         WEBHOOK_ALLOWED_NETWORKS="127.0.0.0/8",
         LOG_LEVEL="WARNING",
     )
@@ -150,7 +153,7 @@ def webhook_worker(tmp_path):
                "--without-gossip", "--loglevel", "WARNING"]  # fmt: skip
     process = start(command, env, tmp_path / "worker.log")
     try:
-        with publishing_to(BROKER_BACK):
+        with publishing_to(broker.url, broker.prefix):
             wait_for(lambda: app.control.ping(timeout=0.5), 30, "the worker did not start")
         yield process
     finally:
@@ -169,19 +172,6 @@ def delivered_once(receiver, count: int) -> None:
     received = [request.headers["X-Service-Delivery"] for request in receiver.requests]
     assert len(received) == count
     assert len(set(received)) == count
-
-
-@pytest.fixture
-def receiver():
-    """A local webhook receiver (tests/webhooks/conftest.py's)."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), None)
-    received = Receiver(server=server)
-    server.RequestHandlerClass = _handler(received)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield received
-    server.shutdown()
-    server.server_close()
 
 
 @pytest.fixture
@@ -245,7 +235,7 @@ def test_requests_answer_while_the_broker_hangs_and_the_events_arrive_once_it_is
 
     # The broker is back: the sweeper (what beat runs) sends them, a worker delivers them.
     settings.DELIVERY_SWEEP_GRACE_SECONDS = 0
-    with publishing_to(BROKER_BACK), webhook_worker(tmp_path):
+    with publishing_to(redis_back.url, redis_back.prefix), webhook_worker(tmp_path, redis_back):
         assert deliveries_sweep() == 3
         wait_for(lambda: len(receiver.requests) >= 3, 30, "not delivered once the broker is back")
         time.sleep(1.0)  # nothing more comes
@@ -266,8 +256,8 @@ def test_a_publish_hanging_in_one_process_does_not_hold_up_another_process(
             "BROKER_TIMEOUT_SECONDS": "2.0"}  # fmt: skip
     with (
         web_server(tmp_path, **hung) as (base, _),
-        publishing_to(BROKER_BACK),
-        webhook_worker(tmp_path),
+        publishing_to(redis_back.url, redis_back.prefix),
+        webhook_worker(tmp_path, redis_back),
         ThreadPoolExecutor(1) as pool,
     ):
         post = pool.submit(post_revision, base, space, headers, 1)

@@ -32,6 +32,7 @@ def test_production_refuses_to_start_without_a_secret_key_of_its_own(secret_key)
     assert done.stdout == ""
 
 
+@pytest.mark.slow
 def test_check_deploy_names_every_missing_key():
     done = run(["manage.py", "check", "--deploy"], SECRET_KEY="a-production-secret-" + "y" * 40)
     assert done.returncode != 0
@@ -39,6 +40,7 @@ def test_check_deploy_names_every_missing_key():
     assert "RUNTIME_SIGNING_KEY is not set" in done.stderr
 
 
+@pytest.mark.slow
 def test_production_derives_no_key_from_the_secret_key():
     code = (
         "import django; django.setup()\n"
@@ -58,6 +60,7 @@ def test_production_derives_no_key_from_the_secret_key():
     assert all("derived from SECRET_KEY only in development (DEBUG=true)" in line for line in lines)
 
 
+@pytest.mark.slow
 def test_development_derives_the_keys():
     code = (
         "import django; django.setup()\n"

@@ -65,6 +65,7 @@ def get(url: str, token: str | None = TOKEN, method: str = "GET"):
     return response.status_code, response.headers, response.text
 
 
+@pytest.mark.slow
 def test_a_worker_machine_serves_its_processes_counters_to_the_token(serve, folder):
     count_in_another_process(folder, 3)
     line = serve(METRICS_TOKEN=TOKEN)
@@ -95,6 +96,7 @@ def test_a_worker_machine_serves_its_processes_counters_to_the_token(serve, fold
     assert get(url, method="POST")[0] == 404
 
 
+@pytest.mark.slow
 def test_without_a_token_every_request_gets_404(serve):
     line = serve(METRICS_TOKEN="")
     assert "METRICS_TOKEN unset" in line
@@ -102,6 +104,7 @@ def test_without_a_token_every_request_gets_404(serve):
     assert get(line.split()[0], token="")[0] == 404
 
 
+@pytest.mark.slow
 def test_a_port_it_cannot_listen_on_is_named():
     refused = manage_py("metrics_serve", "--port", "70000")
     assert refused.returncode == 1

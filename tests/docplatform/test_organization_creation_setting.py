@@ -17,10 +17,16 @@ def loaded(**environment) -> subprocess.CompletedProcess:
     code = "import django; django.setup(); from django.conf import settings; "
     code += "print(settings.ORGANIZATION_CREATION)"
     return subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("value", "read"), [(None, "anyone"), ("staff", "staff"), (" Staff ", "staff"), ("", "anyone")]
 )

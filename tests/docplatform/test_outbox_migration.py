@@ -124,6 +124,7 @@ def _assert_rows(models) -> None:
     assert list(drain_model.objects.values_list("consumer", flat=True)) == ["webhook"]
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_moving_the_outbox_into_the_host_keeps_every_row():
     executor = MigrationExecutor(connection)

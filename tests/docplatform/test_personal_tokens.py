@@ -34,6 +34,7 @@ def stored_columns() -> str:
 # --- The API ------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_the_api_makes_a_token_shown_once_that_works_until_revoked(org_admin):
     client = api_client(org_admin)
@@ -61,6 +62,7 @@ def test_the_api_makes_a_token_shown_once_that_works_until_revoked(org_admin):
     assert client.delete(f"{TOKENS}{body['id']}/").status_code == 204  # already revoked
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_a_token_expires(org_admin):
     client = api_client(org_admin)
@@ -145,6 +147,7 @@ def tokens(*args: str) -> subprocess.CompletedProcess:
     return manage_py("tokens", *args)
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_tokens_create_in_a_process_of_its_own_prints_a_working_token_once():
     alice = UserFactory(username="alice")
@@ -249,6 +252,7 @@ def test_the_developer_settings_page_shows_a_new_token_once(client, org_member):
     assert raw not in stored_columns()
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_the_developer_settings_page_refuses_bad_input_and_revokes(client, org_member, outsider):
     client.force_login(org_member)

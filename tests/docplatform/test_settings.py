@@ -15,7 +15,12 @@ def load_settings(**environment) -> subprocess.CompletedProcess:
     code = "import django; django.setup(); from django.conf import settings; "
     code += "print(settings.WEBHOOK_BATCH_SIZE, settings.WEBHOOK_DRAIN_SECONDS)"
     return subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 
@@ -35,6 +40,7 @@ def test_a_bad_drain_setting_is_refused_by_name(name, value):
     assert f"ImproperlyConfigured: {name} must be a number above 0, not '{value}'" in done.stderr
 
 
+@pytest.mark.slow
 def test_good_drain_settings_are_read():
     done = load_settings(WEBHOOK_BATCH_SIZE="40", WEBHOOK_DRAIN_SECONDS="2.5")
     assert done.returncode == 0, done.stderr

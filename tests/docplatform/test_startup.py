@@ -69,12 +69,14 @@ def test_manage_py_stops_with_one_line(name, value, message):
     assert done.stderr == f"error: {message}\n" and done.stdout == ""
 
 
+@pytest.mark.slow
 def test_every_command_stops_the_same_way():
     for command in (["migrate"], ["integration", "check", "."], ["help"], ["runserver"]):
         done = run([sys.executable, "manage.py", *command], production_env(DEBUG="maybe"))
         assert_one_line(done, WRONG[1][2])
 
 
+@pytest.mark.slow
 def test_a_setting_read_late_stops_the_command_the_same_way(tmp_path):
     """A key derived in development only is read when a command first needs it (checking
     code asks the runtime host, whose envelopes it signs): unset in production, the command
@@ -151,6 +153,7 @@ def test_good_values_are_read(environment, expected):
     assert done.stdout.strip() == expected
 
 
+@pytest.mark.slow
 def test_a_lease_shorter_than_an_attempt_fails_the_checks():
     """The lease must outlast each consumer's longest hold (its timeouts): otherwise a
     delivery still being attempted is claimed again and sent twice. ``check`` (and

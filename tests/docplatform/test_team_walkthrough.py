@@ -42,6 +42,7 @@ def visitor(settings):
     return Client(HTTP_HOST=urlsplit(settings.SITES_URL).netloc)
 
 
+@pytest.mark.slow
 def test_a_team_forms_and_publishes_through_the_pages(founder, visitor, mails_after_commit):
     alice = Client()
     alice.force_login(founder)
@@ -112,6 +113,7 @@ def test_a_team_forms_and_publishes_through_the_pages(founder, visitor, mails_af
     } <= actions
 
 
+@pytest.mark.slow
 def test_a_team_forms_and_publishes_through_the_api(founder, visitor, mails_after_commit):
     from docplatform.services import api_token_create
 

@@ -87,6 +87,7 @@ def test_a_member_sees_each_organization_with_its_role(client):
     assert roles == ["admin", "member"]
 
 
+@pytest.mark.slow
 def test_the_openapi_schema_and_docs_are_served(client, org_admin):
     client.force_login(org_admin)
     schema = client.get("/api/schema/")

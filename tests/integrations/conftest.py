@@ -1,8 +1,6 @@
 import io
-from pathlib import Path
 
 import pytest
-import yaml
 from PIL import Image
 
 
@@ -55,21 +53,11 @@ def with_code(manifest: dict) -> tuple[dict, dict[str, str]]:
 
 
 @pytest.fixture
-def write_integration(tmp_path):
-    """Write an integration folder: a manifest (dict or text) and extra files."""
+def world(organization, webhook_settings, receiver):
+    """Every door's world: people of each role, installations, deliveries (doors.py)."""
+    from tests.integrations.doors import world_make
 
-    def write(manifest, files=None, folder="integration") -> Path:
-        root = tmp_path / folder
-        root.mkdir(parents=True, exist_ok=True)
-        text = manifest if isinstance(manifest, str) else yaml.safe_dump(manifest, sort_keys=False)
-        (root / "service-manifest.yaml").write_text(text)
-        for name, content in (files or {}).items():
-            path = root / name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(content if isinstance(content, bytes) else content.encode())
-        return root
-
-    return write
+    return world_make(organization, webhook_settings, receiver)
 
 
 @pytest.fixture

@@ -8,7 +8,6 @@ was written" compares."""
 from dataclasses import dataclass
 from datetime import timedelta
 
-import pytest
 from django.test import Client
 from django.utils import timezone
 
@@ -64,8 +63,8 @@ class World:
     writer: Integration  # another organization's public integration that writes
 
 
-@pytest.fixture
-def world(organization, webhook_settings, receiver) -> World:
+def world_make(organization, webhook_settings, receiver) -> World:
+    """Every door's world (the ``world`` fixture of tests/integrations/conftest.py)."""
     people = {
         role: MembershipFactory(organization=organization, role=role).user for role in access.ROLES
     }

@@ -27,6 +27,7 @@ def names_in(response):
     return sorted(obj.name for obj in response.context["cl"].result_list)
 
 
+@pytest.mark.slow
 def test_the_admin_lists_the_demo_integrations(operator_client):
     response = operator_client.get("/admin/integrations/integration/")
     assert response.status_code == 200
@@ -40,6 +41,7 @@ def test_the_admin_lists_the_demo_integrations(operator_client):
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("query", "expected"),
     [
@@ -55,6 +57,7 @@ def test_the_catalogue_filters_and_searches(operator_client, query, expected):
     assert names_in(response) == expected
 
 
+@pytest.mark.slow
 def test_filter_by_organization(operator_client):
     globex = Integration.objects.get(name="partner-search").organization
     response = operator_client.get(
@@ -84,6 +87,7 @@ def test_integrations_cannot_be_edited_or_added_in_the_admin(operator_client):
     assert integration.title == "Slack notifications"
 
 
+@pytest.mark.slow
 def test_a_version_cannot_be_modified():
     call_command("seed_demo", stdout=io.StringIO())
     version = IntegrationVersion.objects.first()

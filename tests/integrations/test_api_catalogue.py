@@ -105,6 +105,7 @@ def test_versions_are_for_the_owning_organizations_members(catalogue, org_member
     assert outsider.get(f"{API}/integrations/private-tool/versions/").json() == NOT_FOUND
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", ["install-link/", "install-link/rotate/"])
 def test_the_install_link_is_for_the_owning_organizations_admins(
     catalogue, org_admin, org_member, other_member, path

@@ -147,6 +147,7 @@ def test_writes_without_their_scope_are_refused(install, spaces):
     assert Space.objects.get(pk=space.pk).visibility == "private"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("method", "path"),
     [

@@ -126,6 +126,7 @@ INSTALL_EXPECTED = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("level", ["organization", "space", "site"])
 @pytest.mark.parametrize("variant", list(INSTALL_EXPECTED))
 @pytest.mark.parametrize("caller", CALLERS)
@@ -242,6 +243,7 @@ ENDPOINTS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("endpoint", ENDPOINTS)
 @pytest.mark.parametrize("visibility", ["private", "unlisted", "public"])
 @pytest.mark.parametrize("caller", CALLERS)

@@ -82,6 +82,7 @@ def test_space_and_site_chosen_among_those_the_installation_reaches(
     assert payloads[2]["url"] == f"{settings.SITES_URL}/{site.pk}/"  # the site has no pages
 
 
+@pytest.mark.slow
 def test_types_it_does_not_receive_are_refused_naming_type(installation, org_admin, organization):
     SpaceFactory(organization=organization)
     listed = api_client(org_admin).get(f"{API}/installations/{installation.pk}/test-events/")
@@ -101,6 +102,7 @@ def test_types_it_does_not_receive_are_refused_naming_type(installation, org_adm
     assert not Event.objects.filter(type__in=PLATFORM_EVENTS).exists()
 
 
+@pytest.mark.slow
 def test_admins_send_members_list_others_see_nothing(
     installation, org_admin, org_member, outsider, organization
 ):

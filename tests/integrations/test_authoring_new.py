@@ -61,6 +61,7 @@ def test_new_scaffolds_a_folder_that_check_accepts_as_it_is(tmp_path, capsys):
     assert "runtime host's log" not in where_prints_show
 
 
+@pytest.mark.slow
 def test_a_non_empty_folder_is_a_usage_error_unless_forced(tmp_path):
     folder = tmp_path / "taken"
     folder.mkdir()

@@ -63,12 +63,14 @@ def refusal(content: bytes, destination) -> str:
     return refused.value.message_dict["bundle"][0]
 
 
+@pytest.mark.slow
 def test_a_zip_of_twenty_thousand_folders_is_refused_before_anything_is_written(tmp_path):
     reason = refusal(zip_of_folders(FOLDERS), tmp_path)
     assert reason == f"more than {bundles.MAX_ENTRIES} files and folders"
     assert written(tmp_path) == 0
 
 
+@pytest.mark.slow
 def test_a_tar_of_twenty_thousand_folders_stops_at_the_limit(tmp_path):
     reason = refusal(tar_of_folders(FOLDERS), tmp_path)
     assert reason == f"more than {bundles.MAX_ENTRIES} files and folders"
@@ -97,6 +99,7 @@ def test_a_bundle_within_the_limit_unpacks_with_its_folders(tmp_path):
     assert (tmp_path / "assets").is_dir()
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 @pytest.mark.parametrize(
     ("archive", "filename"), [(zip_of_folders, "bundle.zip"), (tar_of_folders, "b.tar.gz")]

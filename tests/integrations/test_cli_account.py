@@ -6,8 +6,10 @@ import json
 import os
 import pty
 import select
+import signal
 import stat
 import threading
+import time
 
 import pytest
 
@@ -32,6 +34,7 @@ def author(tmp_path):
     return Author(tmp_path / "home")
 
 
+@pytest.mark.slow
 def test_login_checks_the_token_and_saves_it_for_the_user_only(author, api, token, org_admin):
     done = author.run("login", "--api", api + "/", "--token", token)
     assert done.returncode == 0, done.stderr
@@ -65,6 +68,7 @@ def test_login_checks_the_token_and_saves_it_for_the_user_only(author, api, toke
     assert author.run("logout").stdout == "not logged in: nothing to remove\n"
 
 
+@pytest.mark.slow
 def test_a_wrong_token_is_refused_and_nothing_is_saved(author, api, token):
     for wrong in ("dpt_not-a-token", token[:-2] + "xx"):
         refused = author.run("login", "--api", api, "--token", wrong)
@@ -73,6 +77,7 @@ def test_a_wrong_token_is_refused_and_nothing_is_saved(author, api, token):
         assert not author.config_file.exists()
 
 
+@pytest.mark.slow
 def test_login_refusals_say_why(author, api, token, live_server, tmp_path):
     unreachable = author.run("login", "--api", "http://127.0.0.1:9/api/v1", "--token", token)
     assert unreachable.returncode == 1
@@ -93,6 +98,7 @@ def test_login_refusals_say_why(author, api, token, live_server, tmp_path):
     assert not author.config_file.exists()
 
 
+@pytest.mark.slow
 def test_the_token_can_come_from_stdin_and_the_environment(author, api, token, org_admin):
     piped = author.run("login", "--api", api, stdin=token + "\n")
     assert piped.returncode == 0, piped.stderr
@@ -102,17 +108,39 @@ def test_the_token_can_come_from_stdin_and_the_environment(author, api, token, o
     assert from_env.returncode == 0, from_env.stderr
 
 
-def test_the_prompt_does_not_echo_the_token(author, api, token, org_admin):
-    """On a terminal the token is asked for without echo (no browser needed)."""
+def on_a_new_terminal(author, *args: str, **env: str) -> tuple[int, int]:
+    """The console script with ``args`` in a child process on a pseudo-terminal of its own:
+    its pid and the terminal. Ctrl-C interrupts it whatever this process's SIGINT is (a
+    background job ignores SIGINT, and a child inherits that)."""
     pid, terminal = pty.fork()
     if pid == 0:  # the child: the console script on the terminal
-        command = [str(CONSOLE_SCRIPT), "login", "--api", api]
-        os.execve(command[0], command, author_env(author.home))  # noqa: S606 - no shell wanted
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        command = [str(CONSOLE_SCRIPT), *args]
+        os.execve(command[0], command, author_env(author.home, **env))  # noqa: S606 - no shell wanted
+    return pid, terminal
+
+
+def exit_code(pid: int, timeout: float = 30) -> int:
+    """The child's exit code once it exits; killed, and the test failed, after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        time.sleep(0.05)
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    raise AssertionError(f"the command did not exit within {timeout} s")
+
+
+@pytest.mark.slow
+def test_the_prompt_does_not_echo_the_token(author, api, token, org_admin):
+    """On a terminal the token is asked for without echo (no browser needed)."""
+    pid, terminal = on_a_new_terminal(author, "login", "--api", api)
     shown = read_until(terminal, b"Personal API token")
     os.write(terminal, token.encode() + b"\n")
     shown += read_until(terminal, b"saved in")
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0, shown
+    assert exit_code(pid) == 0, shown
     assert token.encode() not in shown
     assert f"logged in to {api} as {org_admin.username}".encode() in shown
     assert json.loads(author.config_file.read_text())["token"] == token
@@ -146,6 +174,7 @@ def drain(fd: int) -> bytes:
     return data
 
 
+@pytest.mark.slow
 def test_a_saved_token_goes_to_its_own_api_only(author, api, token, live_server):
     assert author.run("login", "--api", api, "--token", token).returncode == 0
     elsewhere = author.run("whoami", "--api", "http://127.0.0.1:9/api/v1")
@@ -158,6 +187,7 @@ def test_a_saved_token_goes_to_its_own_api_only(author, api, token, live_server)
     assert "whoami was refused (401)" in env_wins.stderr
 
 
+@pytest.mark.slow
 def test_a_broken_config_file_is_named(author, api, token):
     author.config_file.parent.mkdir(parents=True)
     author.config_file.write_text("{not json")
@@ -171,13 +201,9 @@ def test_a_broken_config_file_is_named(author, api, token):
 
 def on_a_terminal(author, *args: str, **env: str) -> bytes:
     """What ``args`` print on a terminal (a pseudo-terminal of their own)."""
-    pid, terminal = pty.fork()
-    if pid == 0:
-        command = [str(CONSOLE_SCRIPT), *args]
-        os.execve(command[0], command, author_env(author.home, **env))  # noqa: S606 - no shell wanted
+    pid, terminal = on_a_new_terminal(author, *args, **env)
     shown = drain_until_closed(terminal)
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0, shown
+    assert exit_code(pid) == 0, shown
     return shown
 
 
@@ -194,6 +220,7 @@ def drain_until_closed(fd: int, timeout: float = 30) -> bytes:
     return data
 
 
+@pytest.mark.slow
 def test_colours_only_on_a_terminal_and_never_with_no_color(author, api, token, org_admin):
     assert author.run("login", "--api", api, "--token", token).returncode == 0
     assert "\033[" not in author.run("whoami").stdout  # a pipe: no colours
@@ -229,6 +256,7 @@ class OtherService(http.server.BaseHTTPRequestHandler):
         pass
 
 
+@pytest.mark.slow
 def test_another_service_at_the_url_is_not_taken_for_the_platform(author):
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), OtherService)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -242,15 +270,12 @@ def test_another_service_at_the_url_is_not_taken_for_the_platform(author):
     assert not author.config_file.exists()
 
 
+@pytest.mark.slow
 def test_ctrl_c_at_the_prompt_saves_nothing(author, api):
-    pid, terminal = pty.fork()
-    if pid == 0:
-        command = [str(CONSOLE_SCRIPT), "login", "--api", api]
-        os.execve(command[0], command, author_env(author.home))  # noqa: S606 - no shell wanted
+    pid, terminal = on_a_new_terminal(author, "login", "--api", api)
     read_until(terminal, b"Personal API token")
     os.write(terminal, b"\x03")  # Ctrl-C, as the terminal sends it
     shown = drain_until_closed(terminal)
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 1, shown
+    assert exit_code(pid) == 1, shown
     assert b"error: interrupted" in shown
     assert not author.config_file.exists()

@@ -49,6 +49,7 @@ def published(author, write_integration, **fields):
     return folder, json.loads(done.stdout)
 
 
+@pytest.mark.slow
 def test_install_at_each_level_with_typed_values(author, write_integration, organization):
     _, answer = published(
         author, write_integration, name="analytics", configurations=SITE_CONFIGURATION
@@ -85,6 +86,7 @@ def test_install_at_each_level_with_typed_values(author, write_integration, orga
     assert shown["configuration"] == {"tracking_id": "UA-1"}
 
 
+@pytest.mark.slow
 def test_install_refusals_name_the_field(author, write_integration, organization, outsider):
     published(author, write_integration, name="analytics", configurations=SITE_CONFIGURATION)
     site = SiteFactory(organization=organization)
@@ -118,6 +120,7 @@ def test_install_refusals_name_the_field(author, write_integration, organization
     assert Installation.objects.count() == 1
 
 
+@pytest.mark.slow
 def test_unpublish_a_version_or_the_integration_never_what_installations_run(
     author, write_integration, organization
 ):
@@ -164,6 +167,7 @@ def test_unpublish_a_version_or_the_integration_never_what_installations_run(
     assert author.run("unpublish", "hello").returncode == 1  # 404 now
 
 
+@pytest.mark.slow
 def test_the_latest_version_falls_back_when_removed_uninstalled(author, write_integration):
     folder, _ = published(author, write_integration, name="hello")
     (folder / "main.py").write_text(SCRIPT + "# two\n")
@@ -174,6 +178,7 @@ def test_the_latest_version_falls_back_when_removed_uninstalled(author, write_in
     assert integration.versions.count() == 1
 
 
+@pytest.mark.slow
 def test_only_the_owning_admins_unpublish(
     author, write_integration, organization, tmp_path, live_server
 ):

@@ -59,6 +59,7 @@ def log(version, installation, *, minutes_ago=0, **fields):
     )
 
 
+@pytest.mark.slow
 def test_tail_filters(author, publish, org_admin, organization, tmp_path, live_server):
     hello = publish(org_admin, name="hello", scopes=["site:views:read"])
     version = hello.latest_version
@@ -136,6 +137,7 @@ def test_tail_filters(author, publish, org_admin, organization, tmp_path, live_s
         assert (done.returncode, message in done.stderr) == (code, True), (arguments, done)
 
 
+@pytest.mark.slow
 def test_an_installing_admin_tails_their_installation_only(
     author, publish, org_admin, tmp_path, live_server
 ):

@@ -67,6 +67,7 @@ def test_a_three_file_integration_publishes_and_runs(
     assert answer.json() == {"said": "HELLO ADA!"}
 
 
+@pytest.mark.slow
 def test_a_change_to_a_module_is_a_new_version(three_files, org_admin):
     first = integration_publish_folder(path=three_files, publisher=org_admin).version
     (three_files / "helpers.py").write_text("def greeting(name):\n    return f'hi {name}'\n")

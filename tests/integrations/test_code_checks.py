@@ -261,6 +261,7 @@ def test_publish_from_the_console_refuses_before_uploading(tmp_path):
     assert "cannot be reached" not in result.stderr
 
 
+@pytest.mark.slow
 def test_the_scaffold_passes_every_code_check(tmp_path):
     assert console("new", str(tmp_path / "fresh"), "--organization", "acme").returncode == 0
     result = console("check", str(tmp_path / "fresh"))
@@ -282,6 +283,7 @@ def test_what_the_code_prints_while_loading_cannot_forge_the_description(tmp_pat
     ]
 
 
+@pytest.mark.slow
 def test_a_script_that_never_finishes_loading_is_stopped(tmp_path):
     folder = write(tmp_path / "hello", WITH_SCRIPT, {"main.py": "while True:\n    pass\n"})
     result = console("check", str(folder), DOCPLATFORM_CHECK_TIMEOUT="1")
@@ -357,6 +359,7 @@ def test_publish_refuses_with_the_exact_message(case, org_admin):
         assert shown == warnings
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_publish_loads_the_code_in_the_sandbox_never_on_the_web_tier(org_admin, tmp_path):
     """The script writes a file where it runs and reads the platform's environment: it runs
@@ -377,6 +380,7 @@ def test_publish_loads_the_code_in_the_sandbox_never_on_the_web_tier(org_admin, 
     assert not marker.exists()
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_publish_stops_code_that_never_finishes_loading(org_admin):
     files = {
@@ -415,6 +419,7 @@ def test_publish_is_refused_while_the_runtime_host_is_unreachable(org_admin, set
     assert plain.status_code == 201
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_manage_py_publish_names_the_runtime_it_could_not_reach(org_admin, tmp_path):
     folder = write(tmp_path / "hello", WITH_SCRIPT, {"main.py": HEADER})
@@ -430,6 +435,7 @@ def test_manage_py_publish_names_the_runtime_it_could_not_reach(org_admin, tmp_p
     )
 
 
+@pytest.mark.slow
 def test_manage_py_check_says_only_that_the_runtime_host_cannot_be_reached(tmp_path):
     folder = write(tmp_path / "hello", WITH_SCRIPT, {"main.py": HEADER})
     result = manage_py("integration", "check", str(folder), RUNTIME_URL="http://127.0.0.1:9")
@@ -441,6 +447,7 @@ def test_manage_py_check_says_only_that_the_runtime_host_cannot_be_reached(tmp_p
     )
 
 
+@pytest.mark.slow
 def test_manage_py_check_loads_the_code_in_the_runtime_host(tmp_path):
     fields, files, errors, _ = CASES["a load error names the author's file and line"]
     result = manage_py("integration", "check", str(write(tmp_path / "hello", fields, files)))
@@ -480,6 +487,7 @@ def test_the_inspect_operation_takes_only_signed_bundles(runtime_host):
     assert signed.json() == {"description": {"integration": None, "found": "an int"}}
 
 
+@pytest.mark.slow
 def test_code_checks_at_once_are_bounded_and_the_rest_refused_as_busy(tmp_path, settings):
     """A host loads at most RUNTIME_INSPECT_CONCURRENCY bundles at once: publishing in a loop
     cannot take its processors from the integrations it runs. One more waits up to 2 s, then

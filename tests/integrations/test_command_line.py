@@ -23,6 +23,7 @@ def integration(*args: str) -> subprocess.CompletedProcess:
     return manage_py("integration", *args)
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_install_and_configure_with_set_then_pause_resume_uninstall(
     publish, org_admin, organization
@@ -77,6 +78,7 @@ def test_install_and_configure_with_set_then_pause_resume_uninstall(
     assert "the following arguments are required: --org" in usage.stderr
 
 
+@pytest.mark.slow
 def test_runtime_host_starts_the_host_with_the_platforms_key(tmp_path):
     port = free_port()
     host = subprocess.Popen(

@@ -71,6 +71,7 @@ def test_the_console_script_imports_no_django():
     assert probe.stdout.strip() == "False", probe.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("case", "manifest", "env"),
     [
@@ -89,6 +90,7 @@ def test_check_prints_and_exits_as_manage_py_does(write_integration, case, manif
     assert ours.returncode == expected_code[case]
 
 
+@pytest.mark.slow
 def test_check_usage_errors_exit_2(write_integration, tmp_path):
     folder = write_integration(minimal_manifest())
     for arguments in (
@@ -123,6 +125,7 @@ def admin_token(org_admin):
     return api_token_create(user=org_admin, name="console script")[1]
 
 
+@pytest.mark.slow
 def test_publish_resolves_secrets_locally_and_uploads_the_bundle(
     api, admin_token, write_integration, tmp_path
 ):
@@ -151,6 +154,7 @@ def test_publish_resolves_secrets_locally_and_uploads_the_bundle(
     assert again.stdout == "hello is unchanged: version 1 stays current\n"
 
 
+@pytest.mark.slow
 def test_publish_refusals_exit_1_with_the_apis_reasons(
     api, admin_token, org_member, write_integration
 ):
@@ -183,6 +187,7 @@ def test_publish_refusals_exit_1_with_the_apis_reasons(
     assert not IntegrationVersion.objects.filter(integration__name="hello").exists()
 
 
+@pytest.mark.slow
 def test_publish_prints_the_install_link_and_a_public_listings_review(
     api, admin_token, write_integration
 ):

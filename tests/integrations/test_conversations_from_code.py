@@ -52,6 +52,7 @@ def installed(write_integration, org_admin, organization, *, name, scopes):
     return installation_create(user=org_admin, integration=integration, organization=organization)
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_code_with_the_scope_posts_a_conversation_admins_see(
     runtime, write_integration, org_admin, organization, client

@@ -22,7 +22,7 @@ from integrations.services.installations import (
     installation_select_spaces,
 )
 from tests.conftest import broker_unreachable, wait_until
-from tests.factories import PageFactory, RevisionFactory, SiteFactory, SpaceFactory
+from tests.factories import PageFactory, SiteFactory, SpaceFactory
 
 VISITOR = events.Visitor(
     anonymous_id="anon-1", user_agent="Mozilla/5.0", ip="203.0.113.9", cookies={"theme": "dark"}
@@ -36,15 +36,6 @@ def recipients(event_type):
             "installation__integration__name", "installation__level"
         )
     )
-
-
-@pytest.fixture
-def space(organization):
-    space = SpaceFactory(organization=organization)
-    revision = RevisionFactory(space=space)
-    space.current_revision = revision
-    space.save()
-    return space
 
 
 @pytest.fixture

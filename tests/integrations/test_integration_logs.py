@@ -136,6 +136,7 @@ def event_lines(integration, **filters):
     )
 
 
+@pytest.mark.slow
 def test_two_integrations_printing_at_once_each_see_only_their_own_lines(runtime, world, org_admin):
     revision = space_content_update(space=world["space"], pages=[{"path": "p", "title": "P"}])
     space_content_update(space=world["globex_space"], pages=[{"path": "q", "title": "Q"}])

@@ -235,6 +235,7 @@ def test_text_any_database_stores_and_the_limits(setup):
     assert len(line.request) <= 500
 
 
+@pytest.mark.slow
 def test_the_admin_shows_lines_read_only_and_escaped(setup, client):
     line = record(setup["theirs"], output="<script>alert(1)</script>\n", error="boom")
     operator = UserFactory(is_staff=True, is_superuser=True)

@@ -126,6 +126,7 @@ def installation_ids(world) -> set[str]:
     return ids
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("transactional_db")
 def test_code_behind_the_integration_endpoint_calls_the_platform_with_it(runtime, world):
     integration = world["second"].integration
@@ -233,6 +234,7 @@ def test_the_token_is_kept_only_as_hash_and_ciphertext(world):
     assert len({row[1] for row in stored}) == len(stored)  # one token per version
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_gives_each_existing_version_a_token_of_its_own():
     before = [

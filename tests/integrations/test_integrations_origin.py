@@ -164,7 +164,12 @@ def load_settings(**environment) -> subprocess.CompletedProcess:
     code = "import django; django.setup(); from django.conf import settings; "
     code += "print(settings.INTEGRATIONS_URL, ' '.join(settings.ALLOWED_HOSTS))"
     return subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 
@@ -197,6 +202,7 @@ def test_an_integrations_url_that_is_not_an_origin_is_refused(url):
     )
 
 
+@pytest.mark.slow
 def test_separate_domains_start_and_every_host_is_allowed():
     done = load_settings(
         PLATFORM_URL="https://docs.example.com",
@@ -230,6 +236,7 @@ def test_the_sites_origin_must_be_a_domain_of_its_own(sites_url):
     )
 
 
+@pytest.mark.slow
 def test_development_allows_a_child_domain_but_never_the_same_host():
     child = load_settings(
         DEBUG="1", PLATFORM_URL="http://localhost:8000", INTEGRATIONS_URL="http://a.localhost:8000"
@@ -239,6 +246,7 @@ def test_development_allows_a_child_domain_but_never_the_same_host():
     assert "ImproperlyConfigured: INTEGRATIONS_URL (" in same.stderr
 
 
+@pytest.mark.slow
 def test_the_development_defaults_are_two_hosts_of_one_server():
     done = load_settings(DEBUG="1")
     assert done.returncode == 0, done.stderr

@@ -16,7 +16,6 @@ from integrations.environment import installation_public_endpoint
 from integrations.services import integration_publish_folder
 from integrations.services.installations import installation_create
 from tests.integrations.conftest import minimal_manifest
-from tests.marketplace.test_browser import browser_page  # noqa: F401 - the fixture
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("celery_worker")]
 
@@ -85,7 +84,7 @@ def endpoint(runtime, write_integration, org_admin, organization) -> str:
 
 
 @pytest.fixture
-def signed_in(browser_page, origins, org_admin):  # noqa: F811 - the imported fixture
+def signed_in(browser_page, origins, org_admin):
     """The admin signed in at the platform; answers the page and the session cookie."""
     page = browser_page
     settings = origins

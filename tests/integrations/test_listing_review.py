@@ -173,6 +173,7 @@ def test_a_rejection_is_mailed_to_the_owners_admins_and_keeps_it_hidden(
     assert AuditEntry.objects.filter(action="integration.listing_rejected").count() == 1
 
 
+@pytest.mark.slow
 def test_the_review_api_is_for_staff_and_a_rejection_needs_a_reason(
     tool, org_admin, staff, mailoutbox, django_capture_on_commit_callbacks
 ):
@@ -250,6 +251,7 @@ def test_an_unlisted_integrations_install_link_is_on_its_page_for_its_owners(
     assert not ListingReview.objects.filter(version__integration=unlisted).exists()
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_the_review_command_approves_and_rejects_as_operators_run_it(publish, org_admin):
     publish(org_admin, name="tool", visibility="public")
@@ -272,6 +274,7 @@ def test_the_review_command_approves_and_rejects_as_operators_run_it(publish, or
     assert unknown.returncode == 1 and "no integration is named 'nope'" in unknown.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_keeps_what_was_listed_listed():
     organization = OrganizationFactory(subdomain="old")  # the platform's tables stay current

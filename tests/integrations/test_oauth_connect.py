@@ -129,6 +129,7 @@ def test_the_page_shows_connect_buttons_and_never_the_token(client, org_admin, i
     assert "tok-secret-123" not in content and "ref-456" not in content
 
 
+@pytest.mark.slow
 def test_pressing_connect_issues_a_state_to_the_member_and_opens_the_callback_url(
     client, org_admin, installation, settings
 ):
@@ -300,6 +301,7 @@ def test_a_state_past_its_signed_age_is_refused(member_api, installation, settin
     assert installation.credentials == {}
 
 
+@pytest.mark.slow
 def test_another_installations_state_is_refused(
     member_api, outsider, installation, other_installation
 ):
@@ -382,6 +384,7 @@ def test_installing_with_a_button_value_is_refused(member_api, integration, orga
 # --- Disconnect -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_member_disconnects_and_installation_setup_fires(
     client, member_api, org_admin, installation
 ):

@@ -194,6 +194,7 @@ def query_of(url: str) -> dict:
     return {key: values[0] for key, values in parse_qs(urlsplit(url).query).items()}
 
 
+@pytest.mark.slow
 def test_connect_then_pick_a_project(browser, live_server, provider_url, installation):
     endpoint = installation_public_endpoint(installation)
     assert endpoint.startswith("http://127.0.0.1:")  # the integrations origin
@@ -337,6 +338,7 @@ def test_a_forged_state_is_refused_and_the_code_never_exchanged(browser, live_se
     assert not AccessToken.objects.exists()
 
 
+@pytest.mark.slow
 def test_a_replayed_callback_is_refused(browser, live_server, installation):
     callback = start_flow(browser, live_server, installation)
     assert browser.get(callback, timeout=20).status_code == 200
@@ -351,6 +353,7 @@ def test_a_replayed_callback_is_refused(browser, live_server, installation):
     assert AccessToken.objects.count() == 1
 
 
+@pytest.mark.slow
 def test_an_expired_state_is_refused(browser, live_server, installation, settings):
     callback = start_flow(browser, live_server, installation)
     # Shortened once the flow started (a loaded machine took over a second to start it).
@@ -362,6 +365,7 @@ def test_an_expired_state_is_refused(browser, live_server, installation, setting
     assert not AccessToken.objects.exists()
 
 
+@pytest.mark.slow
 def test_a_denied_consent_connects_nothing(browser, live_server, installation):
     callback = start_flow(browser, live_server, installation, allow=False)
     assert query_of(callback)["error"] == "access_denied"

@@ -19,15 +19,6 @@ from docplatform.events.registry import consumer_names, routers
 from docplatform.services import space_content_update
 from integrations.services.installations import installation_create, installation_pause
 from tests.conftest import broker_unreachable
-from tests.factories import RevisionFactory, SpaceFactory
-
-
-@pytest.fixture
-def space(organization):
-    space = SpaceFactory(organization=organization)
-    space.current_revision = RevisionFactory(space=space)
-    space.save()
-    return space
 
 
 @pytest.fixture

@@ -202,6 +202,7 @@ def run_cli(*args, cwd=REPO):
     )
 
 
+@pytest.mark.slow
 def test_check_exit_codes_from_the_real_command_line(write_integration):
     valid = write_integration(minimal_manifest())
     result = run_cli("check", str(valid))
@@ -225,6 +226,7 @@ def test_check_exit_codes_from_the_real_command_line(write_integration):
     assert run_cli("frobnicate").returncode == 2
 
 
+@pytest.mark.slow
 def test_check_defaults_to_the_current_folder(write_integration):
     folder = write_integration(minimal_manifest())
     result = run_cli("check", cwd=folder)

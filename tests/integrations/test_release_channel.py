@@ -114,6 +114,7 @@ def test_a_space_installation_follows_its_organization_installations_mark(
     assert (shown["development"], shown["version"]["number"]) == (True, 2)
 
 
+@pytest.mark.slow
 def test_only_the_integrations_admins_mark_installations_and_bad_input_names_the_field(
     publish_as, org_admin, org_member, organization, globex_admin
 ):
@@ -133,6 +134,7 @@ def test_only_the_integrations_admins_mark_installations_and_bad_input_names_the
     assert not Installation.objects.filter(development=True).exists()
 
 
+@pytest.mark.slow
 def test_rollback_releases_an_older_version_and_revalidates(publish_as, org_admin, organization):
     integration = publish_as(description="One.").version.integration
     installation = installed(org_admin, integration, organization)
@@ -233,6 +235,7 @@ def test_development_versions_are_pruned_never_a_released_one_or_the_one_running
     assert (integration.released_version.number, integration.development_version.number) == (6, 7)
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_releases_each_integrations_latest_version():
     # The platform's tables as they were then too (a column added since has no value here).

@@ -10,17 +10,15 @@ import pytest
 
 from docplatform.access import Action
 from tests.api_helpers import API
-from tests.integrations.doors import (  # noqa: F401 - world, a fixture
+from tests.integrations.doors import (
     PEOPLE,
     api,
     client_of,
     door,
     refusal_for,
     the_last_hour,
-    world,
     written,
 )
-from tests.webhooks.conftest import receiver, webhook_settings  # noqa: F401 - fixtures
 
 pytestmark = pytest.mark.django_db
 
@@ -129,7 +127,7 @@ DOORS = [
 
 @pytest.mark.parametrize("person", PEOPLE)
 @pytest.mark.parametrize("endpoint", DOORS, ids=str)
-def test_each_endpoint_lets_in_whom_the_table_names(world, endpoint, person):  # noqa: F811
+def test_each_endpoint_lets_in_whom_the_table_names(world, endpoint, person):
     before = written()
     response = endpoint.call(client_of(world.people[person], page=False), world)
 

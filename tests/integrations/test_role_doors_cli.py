@@ -14,9 +14,8 @@ from docplatform.access import Action
 from docplatform.audit.models import AuditEntry
 from integrations.models import Installation
 from tests.factories import IntegrationFactory, MembershipFactory
-from tests.integrations.doors import PEOPLE, world, written  # noqa: F401 - world, a fixture
+from tests.integrations.doors import PEOPLE, written
 from tests.processes import manage_py
-from tests.webhooks.conftest import receiver, webhook_settings  # noqa: F401 - fixtures
 
 #: command -> (its action, its arguments but --as, given the world)
 COMMANDS = {
@@ -28,10 +27,11 @@ COMMANDS = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 @pytest.mark.parametrize("person", PEOPLE)
 @pytest.mark.parametrize("command", list(COMMANDS))
-def test_each_integration_command_acts_as_the_table_says(world, command, person):  # noqa: F811
+def test_each_integration_command_acts_as_the_table_says(world, command, person):
     action, arguments = COMMANDS[command]
     user = world.people[person]
     before = written()
@@ -53,7 +53,7 @@ def test_each_integration_command_acts_as_the_table_says(world, command, person)
 
 
 @pytest.mark.django_db
-def test_the_webhooks_command_acts_as_the_operator(world, capsys):  # noqa: F811
+def test_the_webhooks_command_acts_as_the_operator(world, capsys):
     with pytest.raises(SystemExit):
         call_command("webhooks", "--help")
     assert "as the operator" in " ".join(capsys.readouterr().out.split())
@@ -65,6 +65,7 @@ def test_the_webhooks_command_acts_as_the_operator(world, capsys):  # noqa: F811
     assert row.target_id == world.hook.pk and row.details == {}
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_a_reader_installing_from_the_shell_is_refused_and_an_admin_installs(organization):
     reader = MembershipFactory(organization=organization, role="reader").user

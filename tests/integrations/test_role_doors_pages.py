@@ -12,7 +12,7 @@ import pytest
 from docplatform import access
 from docplatform.access import Action
 from integrations.policies import may_install
-from tests.integrations.doors import (  # noqa: F401 - world, a fixture
+from tests.integrations.doors import (
     PEOPLE,
     client_of,
     door,
@@ -20,10 +20,8 @@ from tests.integrations.doors import (  # noqa: F401 - world, a fixture
     page,
     refusal_for,
     the_last_hour,
-    world,
     written,
 )
-from tests.webhooks.conftest import receiver, webhook_settings  # noqa: F401 - fixtures
 from webhooks.services.signing_secrets import signing_secret_current
 
 pytestmark = pytest.mark.django_db
@@ -130,9 +128,10 @@ DOORS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("person", PEOPLE)
 @pytest.mark.parametrize("form", DOORS, ids=str)
-def test_each_page_and_form_lets_in_whom_the_table_names(world, form, person):  # noqa: F811
+def test_each_page_and_form_lets_in_whom_the_table_names(world, form, person):
     before = written()
     response = form.call(client_of(world.people[person], page=True), world)
 
@@ -164,7 +163,7 @@ BUTTONS = {
 
 
 @pytest.mark.parametrize("role", access.ROLES)
-def test_an_installation_page_shows_only_the_buttons_its_reader_may_use(world, role):  # noqa: F811
+def test_an_installation_page_shows_only_the_buttons_its_reader_may_use(world, role):
     client = client_of(world.people[role], page=True)
     shown = "\n".join(client.get(page(name)(world)).content.decode() for name in (TOOL, HOOK))
     for action, markers in BUTTONS.items():
@@ -177,7 +176,7 @@ def test_an_installation_page_shows_only_the_buttons_its_reader_may_use(world, r
 
 
 @pytest.mark.parametrize("role", access.ROLES)
-def test_an_integration_page_offers_installing_to_whoever_may(world, role):  # noqa: F811
+def test_an_integration_page_offers_installing_to_whoever_may(world, role):
     person = world.people[role]
     content = client_of(person, page=True).get(f"{ACME}/integrations/writer/").content.decode()
     allowed = may_install(person, world.writer, world.organization)
@@ -186,7 +185,7 @@ def test_an_integration_page_offers_installing_to_whoever_may(world, role):  # n
 
 
 @pytest.mark.parametrize("role", access.ROLES)
-def test_the_delivery_log_shows_only_the_forms_its_reader_may_send(world, role, monkeypatch):  # noqa: F811
+def test_the_delivery_log_shows_only_the_forms_its_reader_may_send(world, role, monkeypatch):
     """The log is its admins' (``READ_LOGS``); widened to everyone, each of its forms still
     follows its own row."""
     monkeypatch.setitem(access.TABLE, A.READ_LOGS, frozenset(access.ROLES))

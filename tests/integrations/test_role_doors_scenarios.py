@@ -13,19 +13,18 @@ from docplatform.audit.models import AuditEntry
 from docplatform.events.models import Delivery
 from integrations.models import Installation
 from tests.api_helpers import API, api_client
-from tests.integrations.doors import world, written  # noqa: F401 - world, a fixture
-from tests.webhooks.conftest import receiver, webhook_settings  # noqa: F401 - fixtures
+from tests.integrations.doors import written
 from webhooks.services.signing_secrets import signing_secret_current
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def dave(world):  # noqa: F811
+def dave(world):
     return world.people["reader"]
 
 
-def test_dave_cannot_install_a_writing_integration_into_a_space(world, dave):  # noqa: F811
+def test_dave_cannot_install_a_writing_integration_into_a_space(world, dave):
     before = written()
     for url in (f"{API}/spaces/{world.space.pk}/installations/", f"{API}/orgs/acme/installations/"):
         response = api_client(dave).post(url, {"integration": "writer"})
@@ -35,7 +34,7 @@ def test_dave_cannot_install_a_writing_integration_into_a_space(world, dave):  #
     assert written() == before
 
 
-def test_dave_cannot_point_the_webhook_elsewhere(world, dave):  # noqa: F811
+def test_dave_cannot_point_the_webhook_elsewhere(world, dave):
     url = f"{API}/installations/{world.hook.pk}/configuration/"
     response = api_client(dave).patch(url, {"url": "https://dave.example/steal"})
     assert response.status_code == 403
@@ -43,7 +42,7 @@ def test_dave_cannot_point_the_webhook_elsewhere(world, dave):  # noqa: F811
     assert "dave.example" not in json.dumps(world.hook.configuration)
 
 
-def test_dave_cannot_read_attempts_redeliver_or_ping(world, dave):  # noqa: F811
+def test_dave_cannot_read_attempts_redeliver_or_ping(world, dave):
     client = api_client(dave)
     before = written()
     assert client.get(f"{API}/deliveries/{world.delivery.pk}/").status_code == 403
@@ -57,13 +56,13 @@ def test_dave_cannot_read_attempts_redeliver_or_ping(world, dave):  # noqa: F811
 # --- Members install what writes nothing, where the organization lets them ---------------------
 
 
-def install_as(person, world, name: str):  # noqa: F811
+def install_as(person, world, name: str):
     url = f"{API}/spaces/{world.space.pk}/installations/"
     body = {"integration": name, "configuration": {"url": "https://hooks.example/x"}}
     return api_client(person).post(url, body if name == "webhook" else {"integration": name})
 
 
-def test_members_install_only_what_writes_nothing_and_only_when_allowed(world):  # noqa: F811
+def test_members_install_only_what_writes_nothing_and_only_when_allowed(world):
     member, reader = world.people["member"], world.people["reader"]
     world.hook.delete()  # the space has no webhook yet
     refused = install_as(member, world, "webhook")
@@ -96,7 +95,7 @@ def one_row(do, action: str) -> AuditEntry:
     return rows[0]
 
 
-def test_each_installation_action_leaves_one_row_naming_the_admin(world):  # noqa: F811
+def test_each_installation_action_leaves_one_row_naming_the_admin(world):
     admin = world.people["admin"]
     client = api_client(admin)
     tool = f"{API}/installations/{world.tool_installation.pk}"
@@ -158,7 +157,7 @@ def test_each_installation_action_leaves_one_row_naming_the_admin(world):  # noq
         assert secret not in audited
 
 
-def test_an_installation_token_changing_its_own_installation_is_its_actor(world):  # noqa: F811
+def test_an_installation_token_changing_its_own_installation_is_its_actor(world):
     installation = world.tool_installation
     token = api_client(token=installation.api_token)
     row = one_row(
@@ -177,7 +176,7 @@ def test_an_installation_token_changing_its_own_installation_is_its_actor(world)
     assert world.hook.configuration["url"] != "https://x.example/"
 
 
-def test_an_operator_pausing_in_the_admin_is_its_actor(world):  # noqa: F811
+def test_an_operator_pausing_in_the_admin_is_its_actor(world):
     operator = get_user_model().objects.create_superuser("root", "root@example.com", "pw")
     admin_site = Client()
     admin_site.force_login(operator)

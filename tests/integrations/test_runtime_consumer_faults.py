@@ -84,6 +84,7 @@ def content_deliveries(**lookups):
     return Delivery.objects.filter(event__type="space_content_updated", **lookups)
 
 
+@pytest.mark.slow
 def test_a_hanging_integration_holds_up_no_other_integrations_deliveries(
     celery_worker, integration, installed, settings
 ):
@@ -147,6 +148,7 @@ def silent_host():
         connection_.close()
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("private_broker")
 def test_a_silent_runtime_host_is_cut_at_the_response_timeout_and_retried(
     integration, installed, settings, silent_host
@@ -185,6 +187,7 @@ class Worker(threading.Thread):
         assert not self.is_alive() and self.raised is None, self.raised
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("private_broker")
 def test_a_runtime_delivery_taken_over_is_settled_once(integration, installed, settings, caplog):
     space, installation = installed(integration("takes-1-5-s"))
@@ -237,6 +240,7 @@ def _kill_the_busy_worker(host_pid: int) -> None:
     os.kill(busy, signal.SIGKILL)
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("private_broker")
 def test_a_worker_killed_from_outside_mid_delivery_is_retried_and_handled_once(
     integration, installed, runtime, settings

@@ -175,6 +175,7 @@ def post(key: str) -> client.HostAnswer:
     return client._post("/integrations/echo/v1", key, b"{}", "application/json")
 
 
+@pytest.mark.slow
 def test_a_host_that_refuses_is_skipped_and_the_call_goes_to_the_next(settings, fresh_marks, host):
     refusing = refusing_url()
     settings.RUNTIME_URL = f"{refusing},{host.url}"
@@ -190,6 +191,7 @@ def test_a_host_that_refuses_is_skipped_and_the_call_goes_to_the_next(settings, 
     assert len(host.received) == 2
 
 
+@pytest.mark.slow
 def test_a_call_that_may_have_reached_a_host_is_not_sent_again(settings, fresh_marks, host):
     silent = Host(silent=True)
     try:
@@ -212,6 +214,7 @@ def test_every_host_refusing_is_a_platform_fault(settings, fresh_marks):
     assert failed.value.message == "the runtime host cannot be reached (ConnectionError)"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("declared", [True, False], ids=["content-length", "until-close"])
 def test_an_answer_over_the_limit_is_not_read_past_it(settings, fresh_marks, declared):
     headers = {"X-Runtime-Outcome": "ok"} | ({} if declared else {"Content-Length": None})
@@ -229,6 +232,7 @@ def test_an_answer_over_the_limit_is_not_read_past_it(settings, fresh_marks, dec
         server.stop()
 
 
+@pytest.mark.slow
 def test_the_default_limit_is_10_mb(settings, fresh_marks):
     server = Host(answer=(200, {"Content-Length": None}, b"x" * (11 * MEBIBYTE)))
     try:

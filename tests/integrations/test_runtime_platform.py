@@ -112,6 +112,7 @@ def test_the_public_endpoint_relays_method_path_query_headers_and_raw_body(runti
     }
 
 
+@pytest.mark.slow
 def test_integration_failures_get_clear_errors(runtime, installed):
     installation, _ = installed
     boom = requests.get(endpoint(installation) + "/boom", timeout=20)

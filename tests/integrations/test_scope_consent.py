@@ -16,8 +16,6 @@ from tests.api_helpers import API, api_client, error_attrs
 from tests.factories import (
     MembershipFactory,
     OrganizationFactory,
-    PageFactory,
-    RevisionFactory,
     SpaceFactory,
 )
 
@@ -28,13 +26,8 @@ METADATA_AND_CONTENT = ["space:metadata:read", "space:content:read"]
 
 
 @pytest.fixture
-def space(organization):
-    space = SpaceFactory(organization=organization, title="Guide")
-    revision = RevisionFactory(space=space)
-    PageFactory(revision=revision, path="intro")
-    space.current_revision = revision
-    space.save()
-    return space
+def space_spec():
+    return {"title": "Guide", "paths": ["intro"]}
 
 
 @pytest.fixture
@@ -349,6 +342,7 @@ def test_the_admin_shows_new_permissions(client, bot, org_admin, organization, d
 # --- The migration ------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_grants_existing_installations_their_integrations_scopes():
     before = [("integrations", "0007_oauthstate_issued_to")]

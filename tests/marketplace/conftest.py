@@ -12,7 +12,6 @@ from tests.factories import (
     SiteFactory,
     SpaceFactory,
 )
-from tests.webhooks.conftest import receiver, webhook_settings  # noqa: F401 - fixtures
 
 #: A configuration with one property of each type, as a manifest declares it.
 CONFIGURATIONS = {
@@ -151,7 +150,7 @@ def member_client(client, org_member):
 
 
 @pytest.fixture
-def hook(org_admin, organization, acme_space, receiver):  # noqa: F811 - receiver, a fixture
+def hook(org_admin, organization, acme_space, receiver):
     """A webhook installation in acme's space, sending to the local receiver."""
     return installation_create(
         user=org_admin,

@@ -5,47 +5,14 @@ of a configuration page land in the system's temporary folder for a look.
 """
 
 import io
-import shutil
-import tempfile
-from pathlib import Path
 
 import pytest
 from django.core.management import call_command
-from django.db import connections
 
 from integrations.models import Installation
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-SCREENSHOTS = Path(tempfile.gettempdir())
+from tests.browser import SCREENSHOTS
 
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture
-def browser_page(monkeypatch):
-    sync_api = pytest.importorskip("playwright.sync_api")
-    if not shutil.which(CHROMIUM):
-        pytest.skip(f"Chromium is not installed at {CHROMIUM}")
-    # Playwright's sync API runs an event loop in this thread; the test's own ORM calls are
-    # still synchronous.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.set_default_timeout(15_000)
-        yield page
-        browser.close()
-        # The ORM calls made while Playwright ran have connections of their own (its event
-        # loop's context): close them, or the test database cannot be dropped at the end.
-        connections.close_all()
 
 
 def test_a_member_signs_in_installs_and_configures_an_integration(live_server, browser_page):

@@ -71,6 +71,7 @@ def test_members_see_public_integrations_and_their_organizations_own(
     assert b"visibility-private" in response.content
 
 
+@pytest.mark.slow
 def test_another_organizations_member_does_not_see_its_private_integration(
     client, globex_member, notifier, acme_private, globex_private, globex_unlisted
 ):

@@ -10,13 +10,10 @@ from integrations.models import ComponentState
 from integrations.services import integration_publish_folder
 from integrations.services.installations import installation_create
 from tests.factories import SpaceFactory
-from tests.marketplace import test_browser
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "quick-insert-counter"
 
 pytestmark = pytest.mark.slow
-
-browser_page = test_browser.browser_page  # the fixture: Chromium, or the test is skipped
 
 
 def test_configure_the_counters_then_press_an_inserted_block(

@@ -8,7 +8,6 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 
 from integrations.models import Installation
-from tests.marketplace.test_browser import browser_page  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.slow
 
@@ -37,7 +36,7 @@ def visit(page, url: str, *, ready: str) -> None:
     assert violations(page) == [], url
 
 
-def test_the_platforms_pages_work_under_the_policy(live_server, browser_page):  # noqa: F811
+def test_the_platforms_pages_work_under_the_policy(live_server, browser_page):
     call_command("seed_demo", stdout=io.StringIO())
     page = browser_page
     page.add_init_script(VIOLATIONS)

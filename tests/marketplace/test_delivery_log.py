@@ -169,6 +169,7 @@ def test_each_row_shows_attempts_and_the_last_status_code(admin_client, hook):
     assert '<td class="attempt-count">2</td>' in page
 
 
+@pytest.mark.slow
 def test_pages_of_25_keep_the_filters(admin_client, hook, settings):
     deliveries = [
         finished(webhook_ping_send(user=OPERATOR, installation=hook), "failed") for _ in range(30)
@@ -394,6 +395,7 @@ def test_the_sample_payload_preview(admin_client, site_hook, acme_space, acme_si
     }
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("celery_worker")
 def test_a_test_event_reaches_this_installation_alone(
     admin_client, hook, org_admin, organization, acme_space, receiver, notifier
@@ -614,6 +616,7 @@ def test_a_disabled_endpoint_gets_no_test_event_nor_resend(admin_client, hook):
     assert messages_of(response)[0].startswith("Nothing was resent: the endpoint is disabled")
 
 
+@pytest.mark.slow
 def test_a_member_refused_the_delivery_log_gets_a_page_that_says_why_and_links_back(
     member_client, hook
 ):

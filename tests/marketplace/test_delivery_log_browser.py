@@ -18,7 +18,6 @@ from integrations.operators import OPERATOR
 from integrations.services.installations import installation_create
 from tests.conftest import wait_until
 from tests.factories import MembershipFactory, OrganizationFactory, SpaceFactory
-from tests.marketplace.test_browser import browser_page  # noqa: F401 - the fixture
 from webhooks.models import DeliveryAttempt, EndpointState
 from webhooks.services.endpoints import endpoint_disable
 from webhooks.services.ping import webhook_ping_send
@@ -67,7 +66,7 @@ def settled(delivery) -> Delivery:
 
 def test_the_list_filters_and_a_deliverys_attempts(
     live_server,
-    browser_page,  # noqa: F811
+    browser_page,
     admin,
     hook,
     receiver,
@@ -129,7 +128,7 @@ def test_the_list_filters_and_a_deliverys_attempts(
 
 def test_a_test_event_with_its_sample_payload(
     live_server,
-    browser_page,  # noqa: F811
+    browser_page,
     admin,
     hook,
     receiver,
@@ -169,7 +168,7 @@ def test_a_test_event_with_its_sample_payload(
 
 def test_resend_all_failed_shows_its_progress(
     live_server,
-    browser_page,  # noqa: F811
+    browser_page,
     admin,
     hook,
     receiver,
@@ -203,7 +202,7 @@ def test_resend_all_failed_shows_its_progress(
 
 def test_the_disabled_endpoint_banner_and_re_enable(
     live_server,
-    browser_page,  # noqa: F811
+    browser_page,
     admin,
     hook,
     receiver,
@@ -237,7 +236,7 @@ def test_the_disabled_endpoint_banner_and_re_enable(
 
 def test_the_admins_attempt_table_fits_the_page(
     live_server,
-    browser_page,  # noqa: F811
+    browser_page,
     hook,
     receiver,
 ):

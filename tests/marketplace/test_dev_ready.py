@@ -6,6 +6,8 @@ import signal
 import subprocess
 import sys
 
+import pytest
+
 from tests.processes import REPO, platform_env
 
 SUMMARY = "Demo data ready. Sign in at http://127.0.0.1:8000/admin/ as 'admin'.\n"
@@ -42,6 +44,7 @@ def lines_until_stopped(process: subprocess.Popen, last: str) -> list[str]:
     return lines
 
 
+@pytest.mark.slow
 def test_once_everything_answers_it_prints_the_addresses_and_the_demo_summary(
     tmp_path, live_server, runtime_host
 ):
@@ -60,6 +63,7 @@ def test_once_everything_answers_it_prints_the_addresses_and_the_demo_summary(
     assert lines[3:] == ["Press Ctrl-C to stop everything."]
 
 
+@pytest.mark.slow
 def test_a_server_that_does_not_answer_is_named(tmp_path, live_server):
     process = ready(
         tmp_path,

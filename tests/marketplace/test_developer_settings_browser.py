@@ -10,7 +10,6 @@ from integrations.models import Installation
 from integrations.services.installations import installation_create
 from tests.api_helpers import publish_integration
 from tests.factories import MembershipFactory, OrganizationFactory
-from tests.marketplace.test_browser import browser_page  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.slow
 
@@ -32,7 +31,7 @@ def me(live_server, token: str) -> requests.Response:
 @pytest.mark.django_db(transaction=True)
 def test_a_token_made_in_developer_settings_works_and_is_never_shown_again(
     live_server,
-    browser_page,  # noqa: F811
+    browser_page,
 ):
     user = MembershipFactory(organization=OrganizationFactory(subdomain="acme")).user
     page = browser_page
@@ -77,7 +76,7 @@ def test_a_token_made_in_developer_settings_works_and_is_never_shown_again(
 @pytest.mark.django_db(transaction=True)
 def test_an_admin_approves_new_permissions_in_the_marketplace(
     live_server,
-    browser_page,  # noqa: F811
+    browser_page,
     tmp_path,
 ):
     acme = OrganizationFactory(subdomain="acme", title="Acme")

@@ -6,11 +6,9 @@ import pytest
 from integrations.services.installations import installation_create
 from tests.factories import SpaceFactory
 from tests.integrations import test_exposable_errors
-from tests.marketplace import test_browser
 
 pytestmark = pytest.mark.slow
 
-browser_page = test_browser.browser_page  # the fixture: Chromium, or the test is skipped
 installation = test_exposable_errors.installation  # the "reporter" integration, installed
 
 

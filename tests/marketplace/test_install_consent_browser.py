@@ -4,8 +4,8 @@ server: the install screen lists the scopes and the hosts, and installs only onc
 import pytest
 
 from integrations.models import Installation
+from tests.browser import SCREENSHOTS
 from tests.factories import MembershipFactory, OrganizationFactory
-from tests.marketplace.test_browser import SCREENSHOTS, browser_page  # noqa: F401 - the fixture
 from tests.marketplace.test_install_consent import publish_caller
 
 pytestmark = pytest.mark.slow
@@ -14,7 +14,7 @@ pytestmark = pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_the_install_screen_lists_scopes_and_hosts_and_installs_only_once_confirmed(
     live_server,
-    browser_page,  # noqa: F811
+    browser_page,
     tmp_path,
 ):
     acme = OrganizationFactory(subdomain="acme", title="Acme")

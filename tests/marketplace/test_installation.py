@@ -88,6 +88,7 @@ def test_a_valid_save_makes_the_installation_active(admin_client, installation):
     assert b"Saved. The installation is active." in page.content
 
 
+@pytest.mark.slow
 def test_numbers_and_unset_values_are_stored_as_json(admin_client, installation):
     admin_client.post(
         page_url(installation), configuration_data(channel="#docs", region="", sample_rate="12.5")

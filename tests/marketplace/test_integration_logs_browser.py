@@ -14,16 +14,14 @@ from integrations.services.installations import installation_create
 from tests.factories import MembershipFactory, OrganizationFactory, SpaceFactory
 from tests.integrations.conftest import (
     listing_approve,
-    write_integration,  # noqa: F401 - the fixture
 )
 from tests.integrations.test_integration_logs import publish_scripted
-from tests.marketplace.test_browser import browser_page  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
-def two_integrations(runtime, write_integration, organization, org_admin):  # noqa: F811
+def two_integrations(runtime, write_integration, organization, org_admin):
     """alpha (acme's) and beta (globex's), both installed into an acme space."""
     globex = OrganizationFactory(subdomain="globex")
     globex_admin = MembershipFactory(organization=globex, role="admin").user
@@ -44,7 +42,7 @@ def call(installation, route: str):
 
 
 def test_the_logs_tab_shows_its_integrations_lines_and_follows(
-    browser_page,  # noqa: F811 - the imported fixture
+    browser_page,
     origins,
     two_integrations,
     org_admin,

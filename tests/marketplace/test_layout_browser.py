@@ -16,8 +16,6 @@ from docplatform.models import Site, Space
 from integrations.models import Installation, Integration
 from integrations.operators import OPERATOR
 from integrations.services.installations import installation_create
-from tests.marketplace.test_browser import browser_page  # noqa: F401 - the fixture
-from tests.webhooks.conftest import receiver, webhook_settings  # noqa: F401 - fixtures
 from webhooks.services.ping import webhook_ping_send
 
 pytestmark = pytest.mark.slow
@@ -129,8 +127,8 @@ def width_of(page) -> int:
 @pytest.mark.usefixtures("webhook_settings")
 def test_every_page_fits_a_phone_and_keeps_its_layout_on_a_desktop(
     live_server,
-    browser_page,  # noqa: F811
-    receiver,  # noqa: F811
+    browser_page,
+    receiver,
     settings,
     tmp_path,
 ):
@@ -178,7 +176,7 @@ def test_every_page_fits_a_phone_and_keeps_its_layout_on_a_desktop(
     assert spilling == {}
 
 
-def test_an_admins_top_bar_stays_inside_a_desktop_window(live_server, browser_page):  # noqa: F811
+def test_an_admins_top_bar_stays_inside_a_desktop_window(live_server, browser_page):
     """Every link an admin has (Conversations, Audit log, the organization menu) and a long
     name: the top bar wraps inside its box instead of running past the window."""
     from tests.factories import MembershipFactory, OrganizationFactory

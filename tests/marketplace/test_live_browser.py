@@ -10,7 +10,6 @@ from django.utils import timezone
 from docplatform.services import space_content_update
 from integrations.operators import OPERATOR
 from integrations.services.installations import installation_pause, installation_resume
-from tests.marketplace.test_browser import browser_page  # noqa: F401 - the fixture
 from tests.marketplace.test_delivery_log_browser import admin, hook, sign_in  # noqa: F401
 from webhooks.services.ping import webhook_ping_send
 

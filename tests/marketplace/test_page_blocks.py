@@ -17,7 +17,6 @@ from integrations.environment import runtime_signing_key
 from integrations.models import ComponentState, IntegrationLog
 from integrations.services import integration_publish_folder
 from integrations.services.installations import installation_create, installation_pause
-from tests.factories import SpaceFactory
 from tests.integrations.runtime.support import RunningHost
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "quick-insert-counter"
@@ -30,8 +29,8 @@ def counter(key: str, **props) -> str:
 
 
 @pytest.fixture
-def space(organization):
-    return SpaceFactory(organization=organization, title="Handbook")
+def space_spec():
+    return {"title": "Handbook", "revision": False}
 
 
 @pytest.fixture

@@ -71,6 +71,7 @@ def test_a_replay_is_asked_shown_with_its_progress_and_cancelled(
     assert messages_of(response) == ["Not cancelled: the replay is cancelled."]
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("celery_worker")
 def test_a_replay_sends_what_was_missed(admin_client, hook, acme_space, receiver):
     missed(hook, acme_space, 2)

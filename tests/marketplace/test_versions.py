@@ -11,7 +11,7 @@ from django.urls import reverse
 from integrations.models import Integration
 from integrations.services import integration_publish_folder
 from integrations.services.installations import installation_create
-from tests.integrations.conftest import minimal_manifest, write_integration  # noqa: F401
+from tests.integrations.conftest import minimal_manifest
 
 pytestmark = pytest.mark.django_db
 
@@ -24,7 +24,7 @@ NEEDS_A_KEY = {
 
 
 @pytest.fixture
-def hello(write_integration, org_admin, organization):  # noqa: F811
+def hello(write_integration, org_admin, organization):
     """hello at version 2 (which needs a key), installed in acme, which ran version 1."""
     for description, configurations in (("One.", None), ("Two.", NEEDS_A_KEY)):
         root = write_integration(

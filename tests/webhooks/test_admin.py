@@ -67,6 +67,7 @@ def messages_of(response) -> list[str]:
     return [str(message) for message in response.context["messages"]]
 
 
+@pytest.mark.slow
 def test_the_delivery_log_filters_and_searches(operator_client, hook, space):
     ping = webhook_ping_send(user=OPERATOR, installation=hook)
     failed = delivery_claim(webhook_ping_send(user=OPERATOR, installation=hook).pk)
@@ -184,6 +185,7 @@ def test_the_ping_action_pings_each_installation_once(operator_client, hook, ins
     assert Delivery.objects.filter(installation=other, event__type="ping").count() == 1
 
 
+@pytest.mark.slow
 def test_the_installation_admin_is_read_mostly_and_shows_no_credentials(
     operator_client, hook, org_admin, organization
 ):

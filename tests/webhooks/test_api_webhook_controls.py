@@ -103,6 +103,7 @@ def test_an_installation_token_cannot_use_the_controls(hook):
 # --- The test ping ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("celery_worker")
 def test_a_ping_is_a_delivery_of_type_ping_that_reaches_the_receiver(org_admin, hook, receiver):
     client = api_client(org_admin)
@@ -161,6 +162,7 @@ def test_a_ping_is_refused_when_it_could_not_be_delivered(
 # --- Redelivery -------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("celery_worker")
 def test_a_redelivery_keeps_the_event_id_and_starts_chain_2(org_admin, hook, receiver):
     receiver.respond(404, 200)
@@ -227,6 +229,7 @@ def test_every_delivery_state_shows_and_filters(org_admin, hook, receiver, setti
     assert error_attrs(client.get(listing, {"status": "lost"})) == ["status"]
 
 
+@pytest.mark.slow
 def test_a_pending_delivery_is_listed_as_pending(org_admin, hook):
     delivery = webhook_ping_send(
         user=OPERATOR, installation=hook
@@ -240,6 +243,7 @@ def test_a_pending_delivery_is_listed_as_pending(org_admin, hook):
 # --- The signing secret -----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("celery_worker")
 def test_a_rotated_secret_and_the_old_one_both_verify_during_the_overlap(org_admin, hook, receiver):
     client = api_client(org_admin)

@@ -35,6 +35,7 @@ def deliver_with_retries(delivery: Delivery) -> Delivery:
     return delivery
 
 
+@pytest.mark.slow
 def test_the_last_attempt_of_a_failed_delivery_says_failed(receiver, install_webhook, space):
     receiver.respond(500)
     install_webhook(space=space, url=receiver.url)
@@ -52,6 +53,7 @@ def test_the_last_attempt_of_a_failed_delivery_says_failed(receiver, install_web
     assert all(a.next_delay is not None for a in log[:3]) and log[3].next_delay is None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("answers", "outcomes"),
     [
@@ -70,6 +72,7 @@ def test_each_attempt_has_its_outcome(receiver, install_webhook, space, answers,
     assert delivery.attempts == len(outcomes)
 
 
+@pytest.mark.slow
 def test_a_refused_url_is_a_failed_attempt_with_its_reason(
     receiver, install_webhook, space, settings
 ):
@@ -87,6 +90,7 @@ def test_a_refused_url_is_a_failed_attempt_with_its_reason(
     assert receiver.requests == []
 
 
+@pytest.mark.slow
 def test_an_attempt_records_the_request_headers_it_sent(receiver, install_webhook, space):
     installation = install_webhook(space=space, url=receiver.url)
     update(space)

@@ -68,6 +68,7 @@ def test_a_burst_queues_one_drain_which_delivers_each_event_once(
     assert webhook_deliver_due() == 0
 
 
+@pytest.mark.slow
 def test_one_batch_settles_each_delivery_by_its_own_outcome(
     private_broker, receiver, hooked_space, settings
 ):
@@ -102,6 +103,7 @@ def test_one_batch_settles_each_delivery_by_its_own_outcome(
     assert DeliveryAttempt.objects.count() == 3
 
 
+@pytest.mark.slow
 def test_a_slow_receiver_does_not_hold_up_the_rest_of_its_batch(
     private_broker, receiver, hooked_space
 ):
@@ -121,6 +123,7 @@ def test_a_slow_receiver_does_not_hold_up_the_rest_of_its_batch(
     assert set(Delivery.objects.values_list("status", flat=True)) == {"succeeded"}
 
 
+@pytest.mark.slow
 def test_a_drain_the_broker_lost_is_sent_again_by_the_sweeper(
     private_broker, receiver, hooked_space, settings
 ):
@@ -140,6 +143,7 @@ def test_a_drain_the_broker_lost_is_sent_again_by_the_sweeper(
     assert len(receiver.requests) == 1
 
 
+@pytest.mark.slow
 def test_a_drain_leaves_deliveries_that_wait_for_their_retry(
     private_broker, receiver, hooked_space, settings
 ):
@@ -153,6 +157,7 @@ def test_a_drain_leaves_deliveries_that_wait_for_their_retry(
     assert len(receiver.requests) == 1
 
 
+@pytest.mark.slow
 def test_a_drain_with_nothing_in_flight_lets_go_at_once(
     private_broker, receiver, hooked_space, monkeypatch
 ):

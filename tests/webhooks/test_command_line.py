@@ -5,6 +5,7 @@ import pytest
 from tests.processes import manage_py
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_secrets_deliveries_and_unknown_ids(install_webhook, space):
     installation = install_webhook(space=space, url="https://example.com/hook")

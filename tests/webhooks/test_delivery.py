@@ -42,6 +42,7 @@ def finished(delivery_filter=None):
     return list(deliveries.order_by("id"))
 
 
+@pytest.mark.slow
 def test_a_content_update_is_delivered_signed_with_the_specification_payload(
     receiver, install_webhook, space
 ):
@@ -73,6 +74,7 @@ def test_a_content_update_is_delivered_signed_with_the_specification_payload(
     assert delivery.status == "succeeded" and delivery.attempts == 1
 
 
+@pytest.mark.slow
 def test_site_events_follow_the_selected_event_types(receiver, install_webhook, site, space):
     install_webhook(site=site, url=receiver.url, site_view=False, page_feedback=True)
     page = space.current_revision.pages.create(path="intro", title="Intro")
@@ -101,6 +103,7 @@ def test_site_events_follow_the_selected_event_types(receiver, install_webhook, 
     assert Delivery.objects.filter(event__type="site_view").count() == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("responses", "status", "attempts"),
     [
@@ -129,6 +132,7 @@ def test_each_response_class_has_its_outcome(
     assert len(bodies) == 1  # byte-identical on every attempt
 
 
+@pytest.mark.slow
 def test_network_errors_and_timeouts_are_retried(receiver, install_webhook, space, settings):
     settings.WEBHOOK_RESPONSE_TIMEOUT = 0.3
     receiver.respond((200, {}, b"", 1.0), (200, {}, b"", 0.0))
@@ -151,6 +155,7 @@ def test_network_errors_and_timeouts_are_retried(receiver, install_webhook, spac
     assert "network error" in refused.last_error
 
 
+@pytest.mark.slow
 def test_the_attempt_log_records_each_attempt(receiver, install_webhook, space):
     receiver.respond(
         (500, {"X-Trace": "t1"}, b"x" * 5000), (200, {"Content-Type": "text/plain"}, b"thanks")
@@ -203,6 +208,7 @@ def test_a_rotated_secret_signs_alongside_the_old_one_for_a_day(receiver, instal
     verify_signature(later.body, later.headers["X-Service-Signature"], new)
 
 
+@pytest.mark.slow
 def test_the_secrets_that_sign_are_read_in_one_query(receiver, install_webhook, space):
     """The current secret (no expiry), then those in their overlap, the expired ones left
     out: one query for a batch's installations, compiled once."""
@@ -225,6 +231,7 @@ def test_the_secrets_that_sign_are_read_in_one_query(receiver, install_webhook, 
     assert len(queries.captured_queries) == 1
 
 
+@pytest.mark.slow
 def test_pausing_cancels_a_delivery_waiting_for_its_retry(
     receiver, install_webhook, space, settings
 ):
@@ -240,6 +247,7 @@ def test_pausing_cancels_a_delivery_waiting_for_its_retry(
     assert len(receiver.requests) == 1
 
 
+@pytest.mark.slow
 def test_a_test_ping(receiver, install_webhook, space):
     installation = install_webhook(space=space, url=receiver.url)
     webhook_ping(installation=installation)
@@ -262,6 +270,7 @@ def test_a_url_no_longer_allowed_fails_at_send_time(receiver, install_webhook, s
     assert receiver.requests == []
 
 
+@pytest.mark.slow
 def test_a_dead_limits_store_holds_deliveries_back_until_it_answers(
     receiver, install_webhook, space, settings
 ):

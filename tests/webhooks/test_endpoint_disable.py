@@ -82,6 +82,7 @@ def test_an_endpoint_failing_every_attempt_for_3_days_is_disabled_with_its_reaso
     assert disable_failing_endpoints() == 0  # already disabled: once
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "history",
     [
@@ -103,6 +104,7 @@ def test_endpoints_not_failing_throughout_the_window_stay_enabled(hook, history)
     assert state_of(hook) is None
 
 
+@pytest.mark.slow
 def test_the_window_is_a_setting(hook, settings):
     attempt(hook, days_ago=1.5)
     attempt(hook, days_ago=0.1)
@@ -111,6 +113,7 @@ def test_the_window_is_a_setting(hook, settings):
     assert disable_failing_endpoints() == 1
 
 
+@pytest.mark.slow
 def test_a_re_enabled_endpoint_starts_its_streak_anew(hook, org_admin):
     attempt(hook, days_ago=4)
     attempt(hook, days_ago=0.1)
@@ -123,6 +126,7 @@ def test_a_re_enabled_endpoint_starts_its_streak_anew(hook, org_admin):
     assert raised.value.message_dict == {"endpoint": ["the endpoint is not disabled"]}
 
 
+@pytest.mark.slow
 def test_firing_to_an_enabled_endpoint_asks_nothing_about_endpoints(hook, space):
     space_content_update(space=space, pages=PAGES)  # the list of disabled ones is read once
     with CaptureQueriesContext(connection) as queries:
@@ -136,6 +140,7 @@ def test_firing_to_an_enabled_endpoint_asks_nothing_about_endpoints(hook, space)
 # --- What a disabled endpoint gets -------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_open_deliveries_are_cancelled_with_the_reason_and_new_events_make_none(
     hook, space, django_capture_on_commit_callbacks
 ):
@@ -166,6 +171,7 @@ def test_open_deliveries_are_cancelled_with_the_reason_and_new_events_make_none(
     assert "endpoint" in raised.value.message_dict
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("celery_worker")
 def test_a_dead_endpoint_is_disabled_then_re_enabled_through_the_api(
     hook, space, receiver, org_admin

@@ -1,7 +1,7 @@
 """An endpoint's limits hold across every worker process: 4 real Celery worker processes (a
 prefork worker of concurrency 4) drain deliveries to real local receivers, which count what
-reaches them. The limits live in Redis when the broker is Redis (a database index of these
-tests' own), else in the database."""
+reaches them. The limits live in Redis when ``TEST_REDIS_URL`` names one (under a key prefix of
+each test's own), else in the database."""
 
 import os
 import signal
@@ -16,7 +16,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from django.conf import settings as django_settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
@@ -26,6 +25,7 @@ from docplatform.models import Revision
 from docplatform.services import space_content_update
 from integrations.operators import OPERATOR
 from integrations.services.installations import installation_configure
+from tests import redis_keys
 from tests.factories import SpaceFactory
 from tests.processes import database_url
 from webhooks.models import DeliveryAttempt
@@ -34,8 +34,6 @@ from webhooks.transport import endpoint_slots, limit_stores, limits
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("transactional_db", "webhook_settings")]
 
 REPO = Path(__file__).resolve().parents[2]
-#: A Redis database of these tests' own (never the broker's).
-LIMITS_REDIS_DB = 11
 
 
 @dataclass
@@ -110,23 +108,20 @@ def counting():
 
 
 @pytest.fixture
-def limits_url():
-    """Where the workers hold the limits: a Redis database of these tests' own when the
-    broker is Redis (emptied before and after), else the database."""
-    broker = django_settings.CELERY_BROKER_URL
-    if not broker.startswith(("redis://", "rediss://")):
-        yield "database"
+def limits_store():
+    """Where the workers hold the limits (their environment): TEST_REDIS_URL under a key
+    prefix of this test's own (its keys deleted at the end) when it is set, else the
+    database."""
+    if not os.environ.get("TEST_REDIS_URL"):
+        yield {"WEBHOOK_LIMITS_URL": "database"}
         return
-    import redis
-
-    url = f"{broker.rsplit('/', 1)[0]}/{LIMITS_REDIS_DB}"
-    redis.Redis.from_url(url).flushdb()
-    yield url
-    redis.Redis.from_url(url).flushdb()
+    url, prefix = redis_keys.redis_url(), redis_keys.new_prefix("limits")
+    yield {"WEBHOOK_LIMITS_URL": url, "WEBHOOK_LIMITS_KEY_PREFIX": prefix}
+    redis_keys.delete_keys(url, prefix)
 
 
 @pytest.fixture
-def workers(private_broker, limits_url, tmp_path):
+def workers(private_broker, limits_store, tmp_path):
     """Start a prefork worker of 4 processes on the private broker; stopped at the end."""
     started = []
 
@@ -137,7 +132,7 @@ def workers(private_broker, limits_url, tmp_path):
             "DJANGO_SETTINGS_MODULE": "docplatform.settings",
             "DATABASE_URL": database_url(),
             "WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8",
-            "WEBHOOK_LIMITS_URL": limits_url,
+            **limits_store,
             "WEBHOOK_RETRY_BASE_DELAY": "0.1",
             "WEBHOOK_RESPONSE_TIMEOUT": "5",
             # Small batches, so that the backlog is shared by 4 drains (one per process),
@@ -304,19 +299,12 @@ def test_invalid_limits_are_configuration_errors(install_webhook, space, countin
 
 @pytest.fixture(params=["database", "redis"])
 def store(request, settings, install_webhook, space, counting):
-    """Each store of the limits, in this process (Redis: a database of these tests' own on
-    the broker's server, or on 127.0.0.1), and an endpoint."""
+    """Each store of the limits, in this process (Redis: TEST_REDIS_URL, under a key prefix
+    of this test's own, its keys deleted at the end), and an endpoint."""
     if request.param == "redis":
-        import redis
-
-        broker = django_settings.CELERY_BROKER_URL
-        server = broker if broker.startswith("redis://") else "redis://127.0.0.1:6379/0"
-        url = f"{server.rsplit('/', 1)[0]}/{LIMITS_REDIS_DB}"
-        try:
-            redis.Redis.from_url(url, socket_connect_timeout=1).flushdb()
-        except redis.ConnectionError:
-            pytest.skip("no Redis server on the broker's address or 127.0.0.1:6379")
-        request.addfinalizer(redis.Redis.from_url(url).flushdb)
+        url, prefix = redis_keys.redis_url(), redis_keys.new_prefix("limits")
+        settings.WEBHOOK_LIMITS_KEY_PREFIX = prefix
+        request.addfinalizer(lambda: redis_keys.delete_keys(url, prefix))
     else:
         url = "database"
     settings.WEBHOOK_LIMITS_URL = url

@@ -95,6 +95,7 @@ class Worker(threading.Thread):
         return self.returned
 
 
+@pytest.mark.slow
 def test_a_late_result_after_a_takeover_is_dropped(receiver, hooked, workers, caplog):
     receiver.respond((200, {}, b"", 2.0), 200)  # the first attempt outlives its lease
     update(hooked(receiver.url))
@@ -117,6 +118,7 @@ def test_a_late_result_after_a_takeover_is_dropped(receiver, hooked, workers, ca
     assert f"deliveries [{delivery.pk}]: lease taken over (or settled already)" in caplog.text
 
 
+@pytest.mark.slow
 def test_a_result_settled_before_the_new_holder_is_dropped_and_the_holder_settles(
     receiver, hooked, workers
 ):
@@ -142,6 +144,7 @@ def test_a_result_settled_before_the_new_holder_is_dropped_and_the_holder_settle
     assert (attempt.number, attempt.status_code, attempt.outcome) == (1, 503, "retry")
 
 
+@pytest.mark.slow
 def test_settling_a_batch_writes_only_what_is_still_held(receiver, hooked):
     for _ in range(3):
         update(hooked(receiver.url))
@@ -203,6 +206,7 @@ def attempt_inserts_work_again():
             cursor.execute("DROP TRIGGER IF EXISTS refuse_attempt")
 
 
+@pytest.mark.slow
 def test_a_database_failure_while_settling_loses_both_or_neither(receiver, hooked, caplog):
     receiver.respond(200, path="/hooks")
     receiver.respond(500, path="/busy")

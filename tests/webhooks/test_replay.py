@@ -78,6 +78,7 @@ def wait_for_replay(client, hook, body) -> dict:
     return client.get(f"{replays_url(hook)}{response.json()['id']}/").json()
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("celery_worker")
 def test_a_replay_sends_what_a_paused_or_disabled_endpoint_missed_once_and_again_the_same_ids(
     hook, space, receiver, org_admin
@@ -133,6 +134,7 @@ def test_a_replay_sends_what_a_paused_or_disabled_endpoint_missed_once_and_again
     assert [replay["found"] for replay in listed] == [7, 0, 4, 4]
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("celery_worker")
 def test_cancel_stops_a_replay(hook, space, receiver, org_admin, settings):
     settings.WEBHOOK_REPLAY_BATCH = 2
@@ -263,6 +265,7 @@ def test_the_stable_id_is_the_same_for_the_same_event_and_endpoint():
 # --- The command line ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("celery_worker")
 def test_the_command_replays_and_waits(hook, space, receiver):
     installation_pause(user=OPERATOR, installation=hook)

@@ -43,6 +43,7 @@ def gaps(attempts: list[DeliveryAttempt]) -> list[float]:
     ]
 
 
+@pytest.mark.slow
 def test_by_default_the_schedule_holds_whatever_retry_after_says(
     receiver, install_webhook, space, webhook_settings
 ):
@@ -66,6 +67,7 @@ def test_by_default_the_schedule_holds_whatever_retry_after_says(
     assert (delivery.status, delivery.last_error) == ("failed", "HTTP 429")
 
 
+@pytest.mark.slow
 def test_an_endpoint_that_opted_in_is_retried_when_retry_after_asks(
     receiver, install_webhook, space
 ):
@@ -81,6 +83,7 @@ def test_an_endpoint_that_opted_in_is_retried_when_retry_after_asks(
     assert len(receiver.requests) == 2
 
 
+@pytest.mark.slow
 def test_an_opted_in_wait_as_an_http_date_is_bounded_by_the_setting(
     receiver, install_webhook, space, webhook_settings
 ):

@@ -46,6 +46,7 @@ def test_the_delays_are_jittered_for_both_within_ten_percent(settings):
     assert min(delays) >= 3.6 and max(delays) <= 4.4 and len(delays) > 1
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("transactional_db", "private_broker", "webhook_settings")
 def test_changing_the_policy_in_its_one_home_changes_both_consumers(
     monkeypatch, exact_delays, settings, receiver, install_webhook, space

@@ -11,6 +11,7 @@ from webhooks.transport.outbound import UnsafeURL, check_url
 pytestmark = pytest.mark.django_db
 
 
+@pytest.mark.slow
 def test_no_event_selected_keeps_it_pending(install_webhook, space, receiver, webhook_settings):
     installation = install_webhook(space=space, url=receiver.url, space_content_updated=False)
     assert installation.status == "pending"

@@ -65,6 +65,7 @@ class TestEveryAttemptEndsByItsDeadline:
         webhook_settings.WEBHOOK_CONNECT_TIMEOUT = 0.5
         webhook_settings.WEBHOOK_RETRY_BASE_DELAY = 30.0  # retries stay queued
 
+    @pytest.mark.slow
     def test_headers_dripped_a_line_at_a_time_are_cut_at_the_deadline(self, slow_server, hooked):
         slow_server.interval = 0.1  # a header line every 0.1 s: 30 s for all of them
         space, installation = hooked(slow_server.url("/drip-headers"))
@@ -82,6 +83,7 @@ class TestEveryAttemptEndsByItsDeadline:
         wait_until(lambda: request.ended is not None, timeout=2)  # we hung up on it
         assert request.ended - request.started < 1.6
 
+    @pytest.mark.slow
     def test_a_body_dripped_a_byte_at_a_time_is_cut_at_the_deadline(self, slow_server, hooked):
         slow_server.interval = 0.05
         space, installation = hooked(slow_server.url("/drip-body"))
@@ -95,6 +97,7 @@ class TestEveryAttemptEndsByItsDeadline:
         assert 1000 <= attempt.duration_ms < 1500
         assert attempt.response_body == ""
 
+    @pytest.mark.slow
     def test_a_receiver_that_never_answers_is_cut_at_the_deadline(self, slow_server, hooked):
         space, installation = hooked(slow_server.url("/hang"))
         update(space)
@@ -103,6 +106,7 @@ class TestEveryAttemptEndsByItsDeadline:
         assert attempt.error == "timeout: no answer within 1 s"
         assert 1000 <= attempt.duration_ms < 1500
 
+    @pytest.mark.slow
     def test_a_tls_handshake_dripped_a_byte_at_a_time_is_cut_at_the_connect_timeout(
         self, tls_dripper, hooked
     ):
@@ -115,6 +119,7 @@ class TestEveryAttemptEndsByItsDeadline:
         assert attempt.error.startswith("timeout:")
         assert 500 <= attempt.duration_ms < 900
 
+    @pytest.mark.slow
     def test_a_connection_that_never_completes_is_cut_at_the_connect_timeout(
         self, unconnectable, hooked
     ):
@@ -158,6 +163,7 @@ def test_the_real_deadlines_3_s_to_connect_and_10_s_in_all(
     assert 3_000 <= connect.duration_ms < 3_800
 
 
+@pytest.mark.slow
 def test_a_healthy_receiver_is_not_held_up_by_a_60_s_receiver(
     celery_worker, slow_server, receiver, hooked, webhook_settings
 ):
@@ -199,6 +205,7 @@ def test_a_healthy_receiver_is_not_held_up_by_a_60_s_receiver(
     wait_until(lambda: not Delivery.objects.filter(status__in=Delivery.OPEN_STATUSES).exists())
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("transactional_db", "private_broker")
 def test_a_burst_to_one_slow_receiver_takes_only_its_bound_of_senders(
     slow_server, receiver, hooked, webhook_settings
@@ -249,6 +256,7 @@ def test_a_receivers_room_goes_in_claim_order_across_its_endpoints(
     assert set(Delivery.objects.values_list("status", "attempts")) == {("succeeded", 1)}
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("transactional_db", "webhook_settings")
 def test_a_retry_goes_through_the_drain_and_its_receivers_bound(
     private_broker, receiver, hooked, settings

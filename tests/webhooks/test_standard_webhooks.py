@@ -58,6 +58,7 @@ def verified(secret: str, received) -> dict:
     return Webhook(secret).verify(received.body, received.headers)
 
 
+@pytest.mark.slow
 def test_every_delivery_verifies_with_the_standard_webhooks_package(
     receiver, install_webhook, space, org_admin
 ):
@@ -124,6 +125,7 @@ def test_both_secrets_verify_during_a_rotations_overlap(
         verified(old, after)
 
 
+@pytest.mark.slow
 def test_switching_scheme_keeps_the_secret_and_shows_whsec_only_for_standard_webhooks(
     receiver, install_webhook, space, org_admin, admin_client
 ):

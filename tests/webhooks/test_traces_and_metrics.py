@@ -155,6 +155,7 @@ def test_metrics_count_deliveries_of_every_process(settings, receiver, install_w
         text=True,
         check=True,
         cwd=Path(__file__).resolve().parents[2],
+        timeout=60,
     )
     pid = int(child.stdout)
     assert (folder / f"counter_{pid}.db").exists()

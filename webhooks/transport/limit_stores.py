@@ -26,13 +26,14 @@ from .limits import (
 
 
 @functools.cache
-def _store_for(url: str):
-    return DatabaseStore() if url == "database" else RedisStore(url)
+def _store_for(url: str, prefix: str):
+    return DatabaseStore() if url == "database" else RedisStore(url, prefix)
 
 
 def store():
-    """The store ``WEBHOOK_LIMITS_URL`` names (one per process and URL)."""
-    return _store_for(settings.WEBHOOK_LIMITS_URL)
+    """The store ``WEBHOOK_LIMITS_URL`` names, its Redis keys under
+    ``WEBHOOK_LIMITS_KEY_PREFIX`` (one per process, URL and prefix)."""
+    return _store_for(settings.WEBHOOK_LIMITS_URL, settings.WEBHOOK_LIMITS_KEY_PREFIX)
 
 
 # --- Redis ------------------------------------------------------------------------------------
@@ -107,16 +108,17 @@ _REASONS = {0: "", 1: IN_FLIGHT, 2: RATE, 3: PAUSED}
 
 
 class RedisStore:
-    def __init__(self, url: str):
+    def __init__(self, url: str, prefix: str = ""):
         import redis
 
+        self.prefix = prefix
         self.client = redis.Redis.from_url(url, socket_timeout=1.0, socket_connect_timeout=1.0)
         self.acquire_script = self.client.register_script(ACQUIRE)
         self.pause_script = self.client.register_script(PAUSE)
 
-    @staticmethod
-    def keys(endpoint: str) -> list[str]:
-        base = f"webhooks:limits:{{{endpoint}}}"  # one hash slot per endpoint (a cluster)
+    def keys(self, endpoint: str) -> list[str]:
+        # One hash slot per endpoint (a cluster).
+        base = f"{self.prefix}webhooks:limits:{{{endpoint}}}"
         return [f"{base}:in-flight", f"{base}:bucket", f"{base}:paused", f"{base}:waiting"]
 
     def acquire(self, endpoint: str, limits: Limits, count: int, *, holder: str) -> Grant:

@@ -519,6 +519,11 @@ def test_the_package_does_not_import_django():
     )
     root = Path(__file__).resolve().parents[3]
     done = subprocess.run(
-        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=False
+        [sys.executable, "-c", code],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
     )
     assert done.returncode == 0, done.stdout + done.stderr

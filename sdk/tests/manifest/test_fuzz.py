@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import yaml
 from docplatform_sdk.manifest import CheckResult, Manifest, manifest_from_text
 from docplatform_sdk.manifest.constants import TOP_LEVEL_KEYS
@@ -80,6 +81,7 @@ def run(text, env=None):
     return result
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.binary(max_size=2000))
 def test_arbitrary_bytes_never_raise(data):
@@ -98,6 +100,7 @@ def test_arbitrary_yaml_trees_never_raise(tree):
     run(yaml.safe_dump(tree), env={"X": "x"})
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.dictionaries(keys, trees, max_size=6), st.booleans())
 def test_trees_mixed_into_a_valid_manifest_never_raise(extra, with_env):
@@ -105,6 +108,7 @@ def test_trees_mixed_into_a_valid_manifest_never_raise(extra, with_env):
     run(dump(document), env={"X": "x"} if with_env else None)
 
 
+@pytest.mark.slow
 @FUZZ
 @given(
     st.sampled_from(["account", "site", "space"]),

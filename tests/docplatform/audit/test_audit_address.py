@@ -21,12 +21,14 @@ def rows_of_a_token_made(user, **request) -> list[AuditEntry]:
     return rows
 
 
+@pytest.mark.slow
 def test_a_row_records_the_clients_address(org_member):
     rows = rows_of_a_token_made(org_member, REMOTE_ADDR="203.0.113.7")
     assert {row.address for row in rows} == {"203.0.113.7"}
     assert {row.actor_label for row in rows} == {org_member.username}
 
 
+@pytest.mark.slow
 def test_behind_a_trusted_proxy_the_row_records_the_address_it_names(org_member, settings):
     settings.TRUSTED_PROXY_COUNT = 1
     rows = rows_of_a_token_made(

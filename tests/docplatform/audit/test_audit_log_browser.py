@@ -9,7 +9,6 @@ import pytest
 
 from docplatform.audit.models import AuditEntry
 from docplatform.audit.services import audit_record
-from tests.marketplace.test_browser import browser_page  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.slow
 
@@ -48,7 +47,7 @@ def long_rows(log, installation, org_admin):
 @pytest.mark.usefixtures("long_rows")
 def test_the_log_fits_a_phone_and_filters_from_the_form(
     live_server,
-    browser_page,  # noqa: F811
+    browser_page,
     org_admin,
 ):
     page = browser_page

@@ -174,7 +174,9 @@ def test_anyone_else_gets_404_and_the_signed_out_the_sign_in(outsider, globex_ad
     assert response.status_code == 302 and response["Location"].startswith("/marketplace/login/")
 
 
-def test_the_organization_menu_links_the_audit_log_for_admins_only(org_admin, org_member, org_reader):
+def test_the_organization_menu_links_the_audit_log_for_admins_only(
+    org_admin, org_member, org_reader
+):
     link = 'href="/orgs/acme/audit-log/"'
     catalogue = "/marketplace/orgs/acme/"
     assert link in signed_in(org_admin).get(catalogue).content.decode()

@@ -4,6 +4,8 @@ worker runs."""
 
 from datetime import UTC, datetime
 
+import pytest
+
 from docplatform.conversations.models import Conversation
 from docplatform.conversations.services import REMATCH_TASK, conversation_ingest
 from docplatform.services import space_content_update
@@ -33,6 +35,7 @@ def unanswered(installation) -> Conversation:
 INVOICES = [{"path": "euros", "title": "Paying invoices", "body": "Invoices in euros: yes."}]
 
 
+@pytest.mark.slow
 def test_a_page_written_later_marks_it_answered(celery_worker, helpdesk, settings):
     settings.CONVERSATIONS_REMATCH_DELAY = 0.5
     conversation = unanswered(helpdesk)

@@ -4,10 +4,7 @@ is named."""
 
 import pytest
 
-from docplatform.services import space_content_update
-from tests.factories import SpaceFactory
-
-from .test_documents_browser import accept_leaving, alice, browser_page, sign_in  # noqa: F401
+from .test_documents_browser import accept_leaving, sign_in
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -15,17 +12,15 @@ BODY = 'Everyone reads this.\n\n```adaptive visitor.claims.plan == "pro"\nThe pr
 
 
 @pytest.fixture
-def space(organization, alice):  # noqa: F811
-    space = SpaceFactory(organization=organization, title="Handbook")
-    space_content_update(
-        space=space,
-        pages=[{"path": "reports", "title": "Reports", "body": BODY}],
-        author=alice,
-    )
-    return space
+def space_spec(alice):
+    return {
+        "title": "Handbook",
+        "pages": [{"path": "reports", "title": "Reports", "body": BODY}],
+        "author": alice,
+    }
 
 
-def test_the_preview_as_a_visitor_with_typed_claims(live_server, browser_page, alice, space):  # noqa: F811
+def test_the_preview_as_a_visitor_with_typed_claims(live_server, browser_page, alice, space):
     page = browser_page
     accept_leaving(page)
     sign_in(page, live_server, alice, then=f"/s/{space.pk}/reports/edit")

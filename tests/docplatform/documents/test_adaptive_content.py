@@ -37,18 +37,15 @@ The end.
 
 
 @pytest.fixture
-def space(organization, org_admin):
-    space = SpaceFactory(organization=organization, title="Handbook")
-    space_content_update(
-        space=space,
-        pages=[
+def space_spec(org_admin):
+    return {
+        "title": "Handbook",
+        "pages": [
             {"path": "intro", "title": "Intro", "body": "Hello."},
             {"path": "reports", "title": "Reports", "body": BODY, "condition": PRO},
         ],
-        author=org_admin,
-    )
-    space.refresh_from_db()
-    return space
+        "author": org_admin,
+    }
 
 
 # --- Rendering: once per page, chosen per visitor --------------------------------------------

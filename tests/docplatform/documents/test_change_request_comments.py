@@ -7,10 +7,9 @@ from django.core import mail
 
 from docplatform.comments.models import Comment
 from docplatform.events.models import Event
-from docplatform.services import space_content_update
 from integrations.services.installations import installation_create
 from tests.api_helpers import API, api_client, error_attrs
-from tests.factories import IntegrationFactory, MembershipFactory, SpaceFactory
+from tests.factories import IntegrationFactory, MembershipFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -21,10 +20,8 @@ PAGES = [
 
 
 @pytest.fixture
-def space(organization):
-    space = SpaceFactory(organization=organization, title="Handbook")
-    space_content_update(space=space, pages=PAGES)
-    return space
+def space_spec():
+    return {"title": "Handbook", "pages": PAGES}
 
 
 @pytest.fixture
@@ -49,6 +46,7 @@ def threads(user, space, number):
     return response.json()["results"]
 
 
+@pytest.mark.slow
 def test_comment_reply_resolve_reopen_and_delete_through_the_api(
     space, number, org_member, org_admin
 ):

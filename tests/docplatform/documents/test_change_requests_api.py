@@ -21,10 +21,8 @@ PAGES = [
 
 
 @pytest.fixture
-def space(organization):
-    space = SpaceFactory(organization=organization, title="Handbook")
-    space_content_update(space=space, pages=PAGES)
-    return space
+def space_spec():
+    return {"title": "Handbook", "pages": PAGES}
 
 
 @pytest.fixture
@@ -89,6 +87,7 @@ def test_a_merge_writes_one_revision_and_fires_one_event(space, org_member, revi
     assert again.status_code == 409 and again.json()["errors"][0]["attr"] == "status"
 
 
+@pytest.mark.slow
 def test_space_changes_that_do_not_overlap_are_merged_in(space, org_member, org_admin):
     opened(space, org_member)
     edited(space, org_member, 1, "one\ntwo\nthree\nfour\n")

@@ -10,7 +10,6 @@ from django.test import Client
 from docplatform.documents.selectors import page_dicts
 from docplatform.models import ChangeRequest, Revision
 from docplatform.services import space_content_update
-from tests.factories import SpaceFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -18,10 +17,8 @@ PAGES = [{"path": "index", "title": "Home", "body": "one\ntwo\nthree\n"}]
 
 
 @pytest.fixture
-def space(organization):
-    space = SpaceFactory(organization=organization, title="Handbook")
-    space_content_update(space=space, pages=PAGES)
-    return space
+def space_spec():
+    return {"title": "Handbook", "pages": PAGES}
 
 
 def client_of(person) -> Client:

@@ -6,9 +6,7 @@ import pytest
 
 from docplatform.audit.models import AuditEntry
 from docplatform.models import ChangeRequest, Review, Revision
-from docplatform.services import space_content_update
 from tests.api_helpers import API, NOT_FOUND, api_client, error_attrs
-from tests.factories import SpaceFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -16,10 +14,8 @@ PAGES = [{"path": "index", "title": "Home", "body": "one\n"}]
 
 
 @pytest.fixture
-def space(organization):
-    space = SpaceFactory(organization=organization, title="Handbook")
-    space_content_update(space=space, pages=PAGES)
-    return space
+def space_spec():
+    return {"title": "Handbook", "pages": PAGES}
 
 
 def cr_url(space, rest=""):
@@ -33,6 +29,7 @@ def opened(space, org_member):
     return response.json()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("method", "rest", "body"),
     [

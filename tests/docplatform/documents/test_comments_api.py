@@ -6,10 +6,9 @@ import pytest
 from django.core import mail
 
 from docplatform.comments.models import Comment
-from docplatform.services import space_content_update
 from integrations.services.installations import installation_create
 from tests.api_helpers import API, api_client, error_attrs
-from tests.factories import IntegrationFactory, SpaceFactory, UserFactory
+from tests.factories import IntegrationFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -17,17 +16,16 @@ INSTALL = "# Install\n\n## Requirements\n\nPython 3.12.\n\n## Steps\n\nRun it.\n
 
 
 @pytest.fixture
-def space(organization, org_admin):
-    space = SpaceFactory(organization=organization, title="Handbook", visibility="public")
-    space_content_update(
-        space=space,
-        pages=[
+def space_spec(org_admin):
+    return {
+        "title": "Handbook",
+        "visibility": "public",
+        "pages": [
             {"path": "guide/install", "title": "Install", "body": INSTALL},
             {"path": "intro", "title": "Intro", "body": "Hello."},
         ],
-        author=org_admin,
-    )
-    return space
+        "author": org_admin,
+    }
 
 
 def comments_url(space) -> str:
@@ -44,6 +42,7 @@ def threads(user, space, page="guide/install"):
     return response.json()["results"]
 
 
+@pytest.mark.slow
 def test_a_member_comments_on_a_heading_on_lines_and_on_the_whole_page(space, org_member):
     on_heading = post(org_member, space, anchor={"heading": "requirements"}, body="Is 3.11 ok?")
     assert on_heading.status_code == 201, on_heading.content

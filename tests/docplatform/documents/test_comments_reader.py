@@ -6,8 +6,6 @@ import pytest
 
 from docplatform.comments.models import Comment
 from docplatform.comments.services import comment_create
-from docplatform.services import space_content_update
-from tests.factories import SpaceFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -15,14 +13,13 @@ INSTALL = "# Install\n\n## Requirements\n\nPython 3.12.\n\n## Steps\n\nRun it.\n
 
 
 @pytest.fixture
-def space(organization, org_admin):
-    space = SpaceFactory(organization=organization, title="Handbook", visibility="public")
-    space_content_update(
-        space=space,
-        pages=[{"path": "install", "title": "Install", "body": INSTALL}],
-        author=org_admin,
-    )
-    return space
+def space_spec(org_admin):
+    return {
+        "title": "Handbook",
+        "visibility": "public",
+        "pages": [{"path": "install", "title": "Install", "body": INSTALL}],
+        "author": org_admin,
+    }
 
 
 def page(client, user, space) -> str:

@@ -24,17 +24,12 @@ from docplatform.services import api_token_create, space_content_update
 from integrations.services import integration_publish_folder
 from integrations.services.installations import installation_create, installation_pause
 from tests.conftest import wait_until
-from tests.factories import MembershipFactory, OrganizationFactory, SpaceFactory, UserFactory
+from tests.factories import MembershipFactory, OrganizationFactory
 from tests.integrations.conftest import minimal_manifest
-from tests.marketplace import test_browser
-from tests.webhooks import conftest as webhook_fixtures
 from webhooks.services.signing_secrets import signing_secret_current
 
 pytestmark = pytest.mark.slow
 
-browser_page = test_browser.browser_page  # the fixture: Chromium, or the test is skipped
-receiver = webhook_fixtures.receiver  # a real local HTTP receiver
-webhook_settings = webhook_fixtures.webhook_settings
 
 REPO = Path(__file__).resolve().parents[3]
 COUNTER = REPO / "examples" / "quick-insert-counter"
@@ -47,31 +42,16 @@ INTRO = "# Welcome\n\nHello *world*.\n\nThe first version of this line.\n"
 
 
 @pytest.fixture
-def alice(organization):
-    user = UserFactory(username="alice")
-    return MembershipFactory(organization=organization, user=user, role="admin").user
-
-
-@pytest.fixture
-def carol(organization):
-    user = UserFactory(username="carol")
-    return MembershipFactory(organization=organization, user=user, role="member").user
-
-
-@pytest.fixture
-def space(organization, alice):
-    space = SpaceFactory(organization=organization, title="Handbook")
-    space_content_update(
-        space=space,
-        pages=[
+def space_spec(alice):
+    return {
+        "title": "Handbook",
+        "pages": [
             {"path": "intro", "title": "Intro", "body": INTRO},
             {"path": "guide", "title": "Guide", "body": "Read **this**."},
         ],
-        author=alice,
-        message="First pages",
-    )
-    space.refresh_from_db()
-    return space
+        "author": alice,
+        "message": "First pages",
+    }
 
 
 def publish_script(tmp_path, publisher, script: str, **manifest):

@@ -50,6 +50,7 @@ def git_merge_file(base: str, theirs: str, mine: str, tmp_path) -> tuple[bool, s
         capture_output=True,
         text=True,
         check=False,
+        timeout=60,
     )
     assert result.returncode >= 0, result.stderr
     return result.returncode == 0, result.stdout

@@ -7,26 +7,22 @@ import pytest
 from docplatform.documents.services import page_delete, page_save
 from docplatform.models import Revision
 from docplatform.selectors import current_pages
-from docplatform.services import space_content_update
 from tests.api_helpers import API, api_client
-from tests.factories import SpaceFactory
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def space(organization, org_member):
-    space = SpaceFactory(organization=organization, title="Handbook")
-    space_content_update(
-        space=space,
-        pages=[
+def space_spec(org_member):
+    return {
+        "title": "Handbook",
+        "pages": [
             {"path": "intro", "title": "Intro", "body": "Hello.\n"},
             {"path": "guide", "title": "Guide", "body": "First guide.\n"},
             {"path": "faq", "title": "FAQ", "body": "Questions.\n"},
         ],
-        author=org_member,
-    )
-    return space
+        "author": org_member,
+    }
 
 
 def pages_now(space) -> list[tuple[str, str]]:

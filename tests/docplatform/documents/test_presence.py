@@ -6,17 +6,13 @@ from datetime import timedelta
 import pytest
 
 from docplatform.models import PagePresence
-from docplatform.services import space_content_update
-from tests.factories import SpaceFactory
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def space(organization):
-    space = SpaceFactory(organization=organization)
-    space_content_update(space=space, pages=[{"path": "intro", "title": "Intro", "body": "Hi"}])
-    return space
+def space_spec():
+    return {"pages": [{"path": "intro", "title": "Intro", "body": "Hi"}]}
 
 
 def poll(client, person, space, path="intro"):

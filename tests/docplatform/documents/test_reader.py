@@ -5,25 +5,22 @@ import pytest
 
 from docplatform.events.models import Event
 from docplatform.models import Membership, Space
-from docplatform.services import space_content_update
-from tests.factories import MembershipFactory, OrganizationFactory, SpaceFactory
+from tests.factories import MembershipFactory, OrganizationFactory
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def space(organization, org_admin):
-    space = SpaceFactory(organization=organization, title="Handbook")
-    space_content_update(
-        space=space,
-        pages=[
+def space_spec(org_admin):
+    return {
+        "title": "Handbook",
+        "pages": [
             {"path": "intro", "title": "Intro", "body": "# Welcome\n\nHello *world*.\n"},
             {"path": "guide", "title": "Guide", "body": "Read **this**."},
             {"path": "guide/install", "title": "Install", "body": "Run it."},
         ],
-        author=org_admin,
-    )
-    return space
+        "author": org_admin,
+    }
 
 
 def signed_in(client, user):

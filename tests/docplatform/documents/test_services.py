@@ -14,18 +14,15 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def space(organization):
-    space = SpaceFactory(organization=organization)
-    space_content_update(
-        space=space,
-        pages=[
+def space_spec():
+    return {
+        "pages": [
             {"path": "a", "title": "A", "body": "one\ntwo\nthree"},
             {"path": "b", "title": "B", "body": "bee"},
             {"path": "b/child", "title": "Child", "body": ""},
             {"path": "c", "title": "C", "body": "sea"},
-        ],
-    )
-    return space
+        ]
+    }
 
 
 def paths(space) -> list[str]:

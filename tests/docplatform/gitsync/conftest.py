@@ -10,8 +10,6 @@ import pytest
 from docplatform.events.models import Event
 from docplatform.gitsync.runs import git_sync_run
 from docplatform.gitsync.services import git_connection_set, git_sync_request
-from docplatform.services import space_content_update
-from tests.factories import SpaceFactory
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Another Client",
@@ -32,6 +30,7 @@ def git(*args, cwd=None) -> str:
         capture_output=True,
         text=True,
         check=True,
+        timeout=60,
     )
     return result.stdout
 
@@ -54,19 +53,17 @@ def remote(git_root):
 
 
 @pytest.fixture
-def space(organization, org_admin):
-    space = SpaceFactory(organization=organization, title="Handbook")
-    space_content_update(
-        space=space,
-        pages=[
+def space_spec(org_admin):
+    return {
+        "title": "Handbook",
+        "pages": [
             {"path": "intro", "title": "Intro", "body": "# Welcome\n\nHello.\n"},
             {"path": "guide", "title": "Guide: the basics", "body": "Read **this**."},
             {"path": "guide/install", "title": "Install", "body": "Run it.\n"},
         ],
-        message="First pages",
-        author=org_admin,
-    )
-    return space
+        "message": "First pages",
+        "author": org_admin,
+    }
 
 
 @pytest.fixture

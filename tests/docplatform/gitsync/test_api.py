@@ -140,6 +140,7 @@ def test_a_space_without_a_connection_cannot_sync(admin_api, space):
     assert not GitSync.objects.exists()
 
 
+@pytest.mark.slow
 def test_disconnecting_keeps_the_history(admin_api, space, connected, run_sync):
     sync = run_sync(space)
     assert admin_api.delete(git_url(space)).status_code == 204
@@ -164,6 +165,7 @@ def test_members_read_and_only_admins_change(space, connected, org_member, remot
     assert GitConnection.objects.get().url == remote
 
 
+@pytest.mark.slow
 def test_other_organizations_get_404s_naming_nothing(space, connected, run_sync, remote):
     sync = run_sync(space)
     outsider = api_client(MembershipFactory(organization=OrganizationFactory(), role="admin").user)
@@ -189,6 +191,7 @@ def test_the_declared_gitsync_start_and_complete_are_gone(admin_api, space):
     assert not Event.objects.filter(type__startswith="space_gitsync_").exists()
 
 
+@pytest.mark.slow
 def test_a_sync_of_another_space_is_not_found(admin_api, space, connected, run_sync, organization):
     sibling = SpaceFactory(organization=organization)
     sync = run_sync(space)
@@ -196,6 +199,7 @@ def test_a_sync_of_another_space_is_not_found(admin_api, space, connected, run_s
     assert response.status_code == 404
 
 
+@pytest.mark.slow
 def test_an_installation_with_the_git_scope_reads_the_syncs_and_changes_nothing(
     tmp_path, org_admin, organization, space, connected, run_sync, remote
 ):

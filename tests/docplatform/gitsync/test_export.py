@@ -30,6 +30,7 @@ def front_matter_and_body(remote, path) -> tuple[dict, str]:
     return yaml.safe_load(front), body
 
 
+@pytest.mark.slow
 def test_sync_now_writes_each_page_as_markdown_in_one_commit(connected, space, remote, run_sync):
     sync = run_sync(space)
 
@@ -73,6 +74,7 @@ def test_sync_now_writes_each_page_as_markdown_in_one_commit(connected, space, r
     ]
 
 
+@pytest.mark.slow
 def test_nothing_changed_makes_no_empty_commit(connected, space, remote, run_sync):
     first = run_sync(space)
     again = run_sync(space)
@@ -81,6 +83,7 @@ def test_nothing_changed_makes_no_empty_commit(connected, space, remote, run_syn
     assert commits(remote) == [first.commit]
 
 
+@pytest.mark.slow
 def test_removed_pages_are_deleted_and_other_files_kept(
     connected, space, remote, run_sync, tmp_path, org_admin
 ):
@@ -127,6 +130,7 @@ def test_every_new_revision_is_written_when_the_connection_says_so(
     assert queued == []
 
 
+@pytest.mark.slow
 def test_an_unreachable_repository_fails_with_the_reason(space, git_root, org_admin, run_sync):
     git_connection_set(space=space, url=str(git_root / "missing.git"), branch="main")
 
@@ -178,6 +182,7 @@ def test_a_push_racing_another_is_rejected_not_forced(remote, tmp_path):
     assert git("--git-dir", remote, "log", "-1", "--format=%s", "main").strip() == "Theirs again"
 
 
+@pytest.mark.slow
 def test_an_export_writes_the_revision_current_when_it_runs(
     connected, space, remote, org_admin, django_capture_on_commit_callbacks
 ):
@@ -190,6 +195,7 @@ def test_an_export_writes_the_revision_current_when_it_runs(
     assert branch_files(remote) == ["late.md"]
 
 
+@pytest.mark.slow
 def test_a_server_that_never_answers_fails_the_sync_in_time(space, run_sync, settings):
     with socket.create_server(("127.0.0.1", 0)) as server:  # takes connections, never answers
         url = f"https://127.0.0.1:{server.getsockname()[1]}/docs.git"

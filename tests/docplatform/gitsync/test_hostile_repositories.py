@@ -52,6 +52,7 @@ def hostile(remote, tmp_path):
     return remote
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_an_import_skips_each_hostile_file_with_its_reason_and_keeps_the_rest(
     space, connected, hostile, run_sync
@@ -71,6 +72,7 @@ def test_an_import_skips_each_hostile_file_with_its_reason_and_keeps_the_rest(
     assert not {"bomb", "deep", "listed", "heavy"} & set(imported)
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_the_next_sync_after_a_hostile_push_succeeds(space, connected, hostile, run_sync):
     assert run_sync(space, direction="import").status == "success"
@@ -113,6 +115,7 @@ def test_ordinary_branch_names_pass(branch):
     assert branch_problem(branch) is None
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 def test_an_export_to_a_new_repository_leaves_head_on_the_synced_branch(
     space, git_root, tmp_path, run_sync, org_admin
@@ -130,6 +133,7 @@ def test_an_export_to_a_new_repository_leaves_head_on_the_synced_branch(
     assert (tmp_path / "clone" / "intro.md").read_text().startswith("---\ntitle: Intro")
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_a_waiting_sync_survives_a_database_error_and_runs_later(
     space, connected, org_admin, private_broker
@@ -222,6 +226,7 @@ def test_a_sync_that_runs_over_its_time_is_ended_with_the_limit_named(
     )
 
 
+@pytest.mark.slow
 @pytest.mark.django_db
 @pytest.mark.parametrize("scheme", ["https", "ssh"])
 def test_a_sync_never_dials_a_private_address_unless_its_network_is_allowed(

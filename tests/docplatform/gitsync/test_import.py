@@ -25,6 +25,7 @@ def push(work, message="Their edit") -> str:
     return git("rev-parse", "HEAD", cwd=work).strip()
 
 
+@pytest.mark.slow
 def test_a_commit_pushed_by_another_client_becomes_a_revision(work, space, run_sync, org_admin):
     with open(f"{work}/guide/install.md", "a") as file:
         file.write("Then restart it.\n")
@@ -67,6 +68,7 @@ def test_a_commit_pushed_by_another_client_becomes_a_revision(work, space, run_s
     )
 
 
+@pytest.mark.slow
 def test_a_branch_holding_the_space_as_it_is_makes_no_revision(work, space, run_sync):
     revisions = Revision.objects.count()
     sync = run_sync(space, "import")
@@ -76,6 +78,7 @@ def test_a_branch_holding_the_space_as_it_is_makes_no_revision(work, space, run_
     assert sync_events(space)[-1][1]["revisionId"] == space.current_revision_id
 
 
+@pytest.mark.slow
 def test_files_that_cannot_be_pages_are_skipped_by_name(work, space, run_sync):
     with open(f"{work}/latin1.md", "wb") as file:
         file.write("# Caf\xe9\n".encode("latin-1"))
@@ -105,6 +108,7 @@ def test_files_that_cannot_be_pages_are_skipped_by_name(work, space, run_sync):
     assert pages["extra"] == {"path": "extra", "title": "A new page", "body": "Fresh.\n"}
 
 
+@pytest.mark.slow
 def test_a_missing_branch_fails_the_import(connected, space, run_sync):
     sync = run_sync(space, "import")  # the repository is empty: no branch yet
     assert sync.status == "failed"
@@ -112,6 +116,7 @@ def test_a_missing_branch_fails_the_import(connected, space, run_sync):
     assert sync_events(space)[-1][1]["reason"] == sync.reason
 
 
+@pytest.mark.slow
 def test_a_branch_without_pages_imports_nothing(work, space, run_sync):
     git("rm", "--quiet", "-r", ".", cwd=work)
     with open(f"{work}/README.txt", "w") as file:
@@ -125,6 +130,7 @@ def test_a_branch_without_pages_imports_nothing(work, space, run_sync):
     assert space.current_revision_id == revision
 
 
+@pytest.mark.slow
 def test_an_export_after_an_import_writes_nothing_back(work, space, remote, run_sync):
     with open(f"{work}/intro.md", "w") as file:
         file.write("---\ntitle: Welcome\n---\nChanged in Git.\n")

@@ -46,6 +46,7 @@ def in_space(space) -> dict[str, str]:
     return {page.path: page.body for page in current_pages(space)}
 
 
+@pytest.mark.slow
 def test_a_pushed_commit_and_an_edit_in_the_space_both_survive_an_export(
     work, space, remote, run_sync, org_admin
 ):
@@ -66,6 +67,7 @@ def test_a_pushed_commit_and_an_edit_in_the_space_both_survive_an_export(
     assert GitConnection.objects.get(space=space).synced_commit == sync.commit
 
 
+@pytest.mark.slow
 def test_an_import_keeps_the_spaces_edits_made_since_the_last_sync(
     work, space, remote, run_sync, org_admin
 ):
@@ -81,6 +83,7 @@ def test_an_import_keeps_the_spaces_edits_made_since_the_last_sync(
     assert [page.path for page in current_pages(space)] == ["intro", "guide", "guide/install"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("direction", ["export", "import"])
 def test_overlapping_changes_write_nothing_anywhere_and_name_the_page(
     work, space, remote, run_sync, org_admin, direction, client
@@ -126,6 +129,7 @@ def test_overlapping_changes_write_nothing_anywhere_and_name_the_page(
     assert f"/s/{space.pk}/~cr/{change_request.number}/" in settings_page
 
 
+@pytest.mark.slow
 def test_with_nothing_changed_in_git_an_export_writes_the_space_as_before(
     work, space, remote, run_sync, org_admin
 ):

@@ -28,6 +28,7 @@ def running_sync(space, *, started_ago=timedelta(0)) -> GitSync:
     )
 
 
+@pytest.mark.slow
 def test_a_second_sync_waits_while_one_runs(
     space, connected, org_admin, django_capture_on_commit_callbacks
 ):
@@ -52,12 +53,14 @@ def test_the_database_refuses_two_running_syncs_of_a_space(space, connected):
         running_sync(space)
 
 
+@pytest.mark.slow
 def test_a_task_delivered_twice_runs_the_sync_once(space, connected, run_sync):
     sync = run_sync(space)
     assert git_sync_run(sync.pk).status == "success"
     assert len(sync_events(space)) == 2
 
 
+@pytest.mark.slow
 def test_a_sync_whose_worker_was_lost_is_failed_and_frees_the_space(
     space, connected, run_sync, settings
 ):

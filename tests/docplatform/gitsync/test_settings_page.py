@@ -12,6 +12,7 @@ def settings_page(space) -> str:
     return f"/s/{space.pk}/settings"
 
 
+@pytest.mark.slow
 def test_an_admin_connects_syncs_and_sees_the_sync(
     client, space, remote, org_admin, django_capture_on_commit_callbacks
 ):

@@ -10,6 +10,7 @@ from tests.docplatform.gitsync.conftest import git, sync_events
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("celery_worker")
 def test_syncs_run_on_a_worker_one_at_a_time(space, connected, remote, org_admin):
     admin = api_client(org_admin)

@@ -11,7 +11,6 @@ from tests.docplatform.sites.conftest import (  # noqa: F401 - the sites' fixtur
     unlisted,
     visitor,
 )
-from tests.integrations.conftest import write_integration  # noqa: F401 - a fixture
 
 
 @pytest.fixture

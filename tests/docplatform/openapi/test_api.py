@@ -159,6 +159,7 @@ def test_a_document_over_the_size_limit_is_refused(org_admin, settings):
     assert not OpenApiVersion.objects.exists()
 
 
+@pytest.mark.slow
 def test_a_document_is_fetched_from_a_url_when_its_network_is_allowed(
     org_admin, document_server, settings
 ):
@@ -189,6 +190,7 @@ def test_a_document_is_fetched_from_a_url_when_its_network_is_allowed(
     assert OpenApiVersion.objects.count() == 1
 
 
+@pytest.mark.slow
 def test_a_url_to_a_loopback_address_is_refused_unless_its_network_is_allowed(
     org_admin, document_server
 ):
@@ -207,6 +209,7 @@ def test_a_url_to_a_loopback_address_is_refused_unless_its_network_is_allowed(
     assert not OpenApiDocument.objects.exists()
 
 
+@pytest.mark.slow
 def test_an_installation_token_reads_with_openapi_read_and_publishes_with_openapi_write(
     token_with, org_admin
 ):
@@ -228,6 +231,7 @@ def test_an_installation_token_reads_with_openapi_read_and_publishes_with_openap
     assert writer.get(f"{API}/orgs/globex/openapi/").status_code == 404
 
 
+@pytest.mark.slow
 def test_an_installation_token_without_the_scopes_gets_403(token_with, org_admin):
     api_client(org_admin).post(f"{OPENAPI}/", {"name": "pets", "content": PETSTORE_31})
     without = token_with(["space:content:read"])

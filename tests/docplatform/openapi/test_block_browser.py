@@ -9,13 +9,10 @@ import pytest
 from docplatform.documents.blocks import BUILTIN
 from docplatform.openapi.services import openapi_publish
 from tests.docplatform.documents.test_documents_browser import sign_in
-from tests.marketplace import test_browser
 
 from .samples import PETSTORE_31
 
 pytestmark = pytest.mark.slow
-
-browser_page = test_browser.browser_page  # the fixture: Chromium, or the test is skipped
 
 
 def test_insert_an_openapi_operation_from_the_quick_insert_menu(

@@ -28,6 +28,7 @@ def login(tmp_path, live_server):
     return login_
 
 
+@pytest.mark.slow
 def test_publish_a_yaml_file_as_versions_of_a_document(login, org_member, tmp_path):
     author = login(org_member)
     spec = tmp_path / "petstore.yaml"
@@ -44,6 +45,7 @@ def test_publish_a_yaml_file_as_versions_of_a_document(login, org_member, tmp_pa
     assert OpenApiVersion.objects.get(number=1).content == PETSTORE_31
 
 
+@pytest.mark.slow
 def test_an_invalid_document_is_refused_naming_where(login, org_member, tmp_path):
     author = login(org_member)
     spec = tmp_path / "broken.json"
@@ -58,6 +60,7 @@ def test_an_invalid_document_is_refused_naming_where(login, org_member, tmp_path
     assert missing.returncode == 2 and "no such file" in missing.stderr
 
 
+@pytest.mark.slow
 def test_a_reader_is_refused_and_several_organizations_need_one_named(
     login, org_reader, org_member, tmp_path
 ):
@@ -77,6 +80,7 @@ def test_a_reader_is_refused_and_several_organizations_need_one_named(
     assert OpenApiVersion.objects.get().document.organization.subdomain == "globex"
 
 
+@pytest.mark.slow
 def test_a_document_published_by_the_cli_renders_as_a_block_in_the_reader_and_on_the_site(
     login, org_member, tmp_path, handbook, site, visitor, client
 ):

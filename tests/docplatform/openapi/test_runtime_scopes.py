@@ -58,6 +58,7 @@ def installed(runtime, write_integration, org_admin, organization):
     return installed_
 
 
+@pytest.mark.slow
 def test_integration_code_reads_and_publishes_only_with_the_scopes(
     installed, organization, org_admin
 ):

@@ -6,8 +6,7 @@ import pytest
 
 from docplatform.audit.models import AuditEntry
 from docplatform.models import Organization, Space
-from docplatform.services import space_content_update
-from tests.factories import MembershipFactory, OrganizationFactory, SpaceFactory, UserFactory
+from tests.factories import MembershipFactory, OrganizationFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -74,6 +73,7 @@ def test_a_refused_organization_is_shown_with_its_error(client, organization, va
     assert not AuditEntry.objects.exists()
 
 
+@pytest.mark.slow
 def test_staff_only_creation_hides_the_page_from_everyone_else(client, settings):
     settings.ORGANIZATION_CREATION = "staff"
     person = signed_in(client, UserFactory())
@@ -162,12 +162,11 @@ def test_readers_see_no_new_space_button_and_create_nothing(client, organization
 
 
 @pytest.fixture
-def space(organization):
-    space = SpaceFactory(organization=organization, title="Handbook")
-    space_content_update(space=space, pages=[{"path": "intro", "title": "Intro"}])
-    return space
+def space_spec():
+    return {"title": "Handbook", "pages": [{"path": "intro", "title": "Intro"}]}
 
 
+@pytest.mark.slow
 def test_admins_delete_a_space_after_typing_its_title(client, space, org_admin):
     admin = signed_in(client, org_admin)
     settings_page = text(admin.get(f"/s/{space.pk}/settings"))

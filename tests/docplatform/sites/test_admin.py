@@ -16,6 +16,7 @@ def operator(client):
     return client
 
 
+@pytest.mark.slow
 def test_a_sites_published_address_feedback_and_syncs_in_the_admin(operator, settings):
     settings.SITES_URL = "https://docs.example.net"
     space = SpaceFactory(organization=OrganizationFactory(subdomain="acme"))

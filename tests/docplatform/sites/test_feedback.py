@@ -156,6 +156,7 @@ def test_feedback_is_rate_limited_per_address(rate, settings):
     assert elsewhere.status_code == 200
 
 
+@pytest.mark.slow
 def test_a_form_sent_from_another_site_is_refused(rate):
     answer = rate({"page": "intro", "rating": "bad"}, HTTP_ORIGIN="https://evil.example")
     assert answer.status_code == 403

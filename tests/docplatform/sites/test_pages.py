@@ -144,6 +144,7 @@ def test_a_search_too_long_is_refused_naming_q(visitor, site):
     assert "The search (q) must be at most 200 characters." in text_of(response)
 
 
+@pytest.mark.slow
 def test_no_platform_cookie_is_set_or_read_on_the_sites_origin(
     visitor, site, handbook, org_admin, sites_host
 ):

@@ -16,7 +16,12 @@ def load_settings(**environment) -> subprocess.CompletedProcess:
     code = "import django; django.setup(); from django.conf import settings; "
     code += "print(settings.SITE_RATES['feedback'], settings.SITE_RATES['blocks'])"
     return subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 
@@ -36,6 +41,7 @@ def test_a_bad_rate_is_refused_by_name(name, value):
     assert repr(value) in done.stderr
 
 
+@pytest.mark.slow
 def test_good_rates_are_read():
     done = load_settings(SITE_FEEDBACK_RATE="5/hour", SITE_BLOCK_PRESS_RATE="100/second")
     assert done.returncode == 0, done.stderr

@@ -40,6 +40,7 @@ def sites_client(sites_host):
     return Client(HTTP_HOST=sites_host)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("plan", "shown"), [("pro", True), ("free", False)])
 def test_the_token_claims_decide_the_page_its_sections_and_search(
     sites_client, locked, adaptive, plan, shown

@@ -137,6 +137,7 @@ def test_admins_delete_a_site_and_its_spaces_stay(admin_api, site, handbook, vis
     assert (row.target_id, row.target_label) == (site.pk, "Acme docs")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("role", "status"), [("member", 403), ("reader", 403), ("outsider", 404)])
 @pytest.mark.parametrize(
     ("method", "path", "body"),

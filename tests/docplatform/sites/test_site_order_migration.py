@@ -10,6 +10,7 @@ BEFORE = [("docplatform", "0009_event_traceparent")]
 AFTER = [("docplatform", "0010_teams_and_audit")]
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_existing_sites_stay_published_with_their_spaces_in_title_order():
     executor = MigrationExecutor(connection)

@@ -15,6 +15,7 @@ from django.db import connections
 from docplatform.services import space_content_update
 from integrations.models import Integration
 from integrations.services.installations import installation_create
+from tests.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.conftest import wait_until
 from tests.docplatform.documents.test_documents_browser import (
     BROWSER_CHECK,
@@ -23,13 +24,9 @@ from tests.docplatform.documents.test_documents_browser import (
     sign_in,
 )
 from tests.factories import MembershipFactory, UserFactory
-from tests.marketplace.test_browser import CHROMIUM, CHROMIUM_ARGS
-from tests.webhooks import conftest as webhook_fixtures
 
 pytestmark = pytest.mark.slow
 
-receiver = webhook_fixtures.receiver  # a real local HTTP receiver
-webhook_settings = webhook_fixtures.webhook_settings
 
 SITES_HOST = "sites.test"
 SCREENSHOTS = Path(tempfile.gettempdir())

@@ -215,6 +215,7 @@ def test_an_adaptive_installation_adds_claims_when_a_session_starts(
     assert log.event == "visitor_claims"
 
 
+@pytest.mark.slow
 def test_a_slow_adaptive_installation_never_stops_the_sign_in(
     visitor, locked, adder, runtime, settings
 ):

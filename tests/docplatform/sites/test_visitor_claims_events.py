@@ -42,6 +42,7 @@ def bodies(event_type: str) -> dict:
     return {delivery.installation_id: payload_for(event, delivery) for delivery in deliveries}
 
 
+@pytest.mark.slow
 def test_only_an_installation_granted_site_visitor_claims_reads_the_claims(
     visitor, site, handbook, installations, people
 ):

@@ -21,7 +21,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 def at_once(*calls) -> list:
     """Run ``calls`` in threads released together; what each returned or raised."""
-    barrier = threading.Barrier(len(calls))
+    barrier = threading.Barrier(len(calls), timeout=30)
     outcomes = [None] * len(calls)
 
     def run(index, call):

@@ -25,6 +25,7 @@ def seed_demo() -> str:
     return out.getvalue()
 
 
+@pytest.mark.slow
 def test_the_demo_data_print_an_open_invitation_that_works_once_made_again():
     first = LINK.search(seed_demo()).group(1)
     acme = Organization.objects.get(subdomain="acme")
@@ -41,6 +42,7 @@ def test_the_demo_data_print_an_open_invitation_that_works_once_made_again():
     assert Invitation.objects.filter(email="erin@example.com").count() == 2
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_make_run_prints_the_demo_invitation_link():
     done = manage_py("seed_demo", timeout=120, PLATFORM_URL="http://127.0.0.1:9000")

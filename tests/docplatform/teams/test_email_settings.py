@@ -27,7 +27,12 @@ def settings_read(**environment) -> subprocess.CompletedProcess:
         + ")"
     )
     return subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 

@@ -72,6 +72,7 @@ def test_an_invited_person_follows_the_mailed_link_and_joins_with_a_new_account(
     assert api_client(token=raw).get(f"{API}/orgs/acme/").status_code == 200
 
 
+@pytest.mark.slow
 def test_the_open_invitations_are_listed_for_admins_without_their_links(org_admin):
     first = invite(org_admin, "erin@example.com").json()
     second = invite(org_admin, "frank@example.com", role="admin").json()
@@ -115,6 +116,7 @@ def test_a_member_accepting_keeps_their_role_and_uses_the_link_up(
     assert again.status_code == 410
 
 
+@pytest.mark.slow
 def test_a_link_works_once(org_admin):
     token = token_of(invite(org_admin).json()["url"])
     first = api_client().post(
@@ -154,6 +156,7 @@ def test_a_revoked_or_expired_link_says_so_and_grants_nothing(org_admin, state):
     assert "invitation.accepted" not in audit_actions()
 
 
+@pytest.mark.slow
 def test_an_unknown_token_is_not_found(org_member):
     assert api_client(org_member).post(ACCEPT, {"token": "no-such-token"}).json() == NOT_FOUND
     refused = api_client().post(

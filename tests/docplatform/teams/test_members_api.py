@@ -166,6 +166,7 @@ def test_members_and_readers_are_refused_every_admin_operation(
     assert written() == before
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("operation", ADMIN_OPERATIONS)
 def test_another_organizations_people_find_nothing(operation, outsider, admin_operation_ids):
     MembershipFactory(user=outsider, role="admin")  # an admin elsewhere

@@ -56,7 +56,7 @@ class RunningHost:
             self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self.process.kill()
-            self.process.wait()
+            self.process.wait(timeout=10)
         self._log.close()
 
 

@@ -8,6 +8,7 @@ import json
 import textwrap
 import threading
 
+import pytest
 from docplatform_sdk.codebundle import CodeBundle
 
 from integrations.runtime.call_failures import OutputCapture
@@ -156,6 +157,7 @@ def test_what_loading_printed_goes_with_the_first_call(client):
     assert output_of(client.call("chatty", chatty, FETCH)) == "module loaded\ncalled\n"
 
 
+@pytest.mark.slow
 def test_a_call_over_its_time_limit_keeps_what_it_printed(client):
     stuck = script('print("about to hang", flush=True)\nwhile True:\n    pass')
     answer = client.call("hanger", stuck, FETCH)

@@ -130,6 +130,7 @@ def printed(answer) -> str:
     return base64.b64decode(answer.headers.get("X-Runtime-Output", "")).decode()
 
 
+@pytest.mark.slow
 def test_an_allowed_request_is_performed_by_the_host(client, servers):
     seen = ask(client, {"url": servers["127.0.0.2"] + "/hi?x=1", "headers": {"X-Mine": "1"}})
     assert seen["status"] == 200
@@ -138,6 +139,7 @@ def test_an_allowed_request_is_performed_by_the_host(client, servers):
     assert Recorder.seen[-1][3]["X-Mine"] == "1"
 
 
+@pytest.mark.slow
 def test_a_non_public_address_is_refused_with_a_403_saying_why(client, servers):
     before = len(Recorder.seen)
     seen = ask(client, {"url": servers["127.0.0.1"] + "/secret"})
@@ -224,6 +226,7 @@ def test_a_redirect_is_returned_not_followed(client, servers):
     assert seen["headers"]["location"] == "http://127.0.0.2:1/elsewhere"
 
 
+@pytest.mark.slow
 def test_a_slow_drip_server_is_cut_at_the_deadline(client, servers):
     started = time.monotonic()
     seen = ask(client, {"url": servers["127.0.0.2"] + "/drip"})

@@ -435,6 +435,7 @@ def test_each_call_is_logged_in_one_line(client):
     )
 
 
+@pytest.mark.slow
 def test_gunicorn_serves_the_host(tmp_path):
     port = free_port()
     command = ["-m", "gunicorn", "--worker-class", "gthread", "--threads", "4", "--bind"]

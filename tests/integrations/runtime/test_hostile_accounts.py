@@ -9,6 +9,7 @@ import textwrap
 import threading
 import time
 
+import pytest
 import requests
 
 from integrations.runtime.stage import OWNER_FILE, STAGE_PREFIX, remove_stale_stages
@@ -75,6 +76,7 @@ SPIN_PROCESS = script(
 QUICK = script('result = {"quick": True}')
 
 
+@pytest.mark.slow
 def test_work_left_running_is_stopped_and_slows_no_one(client):
     for name, spinner, comm in (
         ("spinthread", SPIN_THREAD, "spinthread"),
@@ -94,6 +96,7 @@ def test_work_left_running_is_stopped_and_slows_no_one(client):
         assert client.call(name, spinner, FETCH).status_code == 200
 
 
+@pytest.mark.slow
 def test_an_answer_over_the_limit_is_never_read(client):
     flood = script('return Response(200, {}, b"x" * (60 << 20))')
     answer = client.call("flood", flood, FETCH)
@@ -102,6 +105,7 @@ def test_an_answer_over_the_limit_is_never_read(client):
     assert client.call("quick", QUICK, FETCH).json() == {"quick": True}
 
 
+@pytest.mark.slow
 def test_an_answer_written_out_of_turn_never_answers_another_call(client):
     # The code finds the protocol's channel and writes an answer of its own, for its call
     # (the real one follows it, late: after the host took the forged one and gave the worker
@@ -218,6 +222,7 @@ def worker_interpreters(host_pid: int) -> list[int]:
     ]
 
 
+@pytest.mark.slow
 def test_a_worker_killed_from_outside_mid_call_is_lost_not_failed(client):
     slow = script(
         """
@@ -262,6 +267,7 @@ def test_the_scratch_folders_of_dead_hosts_are_removed(tmp_path):
     assert not dead.exists() and alive.exists() and unowned.exists()
 
 
+@pytest.mark.slow
 def test_a_killed_hosts_scratch_folder_goes_at_the_next_start(tmp_path_factory):
     from .conftest import start_host
 
@@ -269,7 +275,7 @@ def test_a_killed_hosts_scratch_folder_goes_at_the_next_start(tmp_path_factory):
     first = start_host(tmp_path_factory, RUNTIME_STAGE_DIR=str(stages))
     (stage,) = stages.iterdir()
     first.process.send_signal(signal.SIGKILL)
-    first.process.wait()
+    first.process.wait(timeout=10)
     first._log.close()
     assert stage.exists()
     second = start_host(tmp_path_factory, RUNTIME_STAGE_DIR=str(stages))

@@ -182,6 +182,7 @@ def call_in_thread(client, name, script, event, answers):
     return thread
 
 
+@pytest.mark.slow
 def test_a_hanging_integration_does_not_block_another(client):
     sleeper = hostile("import time\ntime.sleep(60)")
     echo = hostile("return Response.text('still here')")
@@ -202,6 +203,7 @@ def test_a_hanging_integration_does_not_block_another(client):
     assert worker_pid(client, "sleeper", sleeper)  # both killed workers were replaced
 
 
+@pytest.mark.slow
 def test_a_version_is_served_by_several_pre_started_workers(client):
     script = hostile("import time\ntime.sleep(0.5)\nreturn Response.json({'pid': WORKER})")
     client.call("parallel", script, pid_event())
@@ -221,6 +223,7 @@ def test_the_platform_sees_each_call_with_its_own_environment(client):
     assert client.call("per-call", script, FETCH, environment).text == "inst-2"
 
 
+@pytest.mark.slow
 def test_workers_end_with_their_host(tmp_path_factory):
     host = start_host(tmp_path_factory, RUNTIME_WORKERS_PER_VERSION="1", RUNTIME_CALL_TIMEOUT="30")
     client = EnvelopeClient(host)
@@ -266,6 +269,7 @@ def process_exists(pid: int) -> bool:
         return False
 
 
+@pytest.mark.slow
 def test_pools_of_versions_no_longer_called_are_retired(tmp_path_factory):
     # No spares: they would stay, bound to no version (so each pool's worker starts anew).
     host = start_host(tmp_path_factory, RUNTIME_POOL_IDLE_SECONDS="3", RUNTIME_SPARE_WORKERS="0")

@@ -93,6 +93,7 @@ class Sampler:
         self._thread.join()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("host", [{"RUNTIME_WORKERS_MAX": "3"}], indirect=True)
 def test_a_pool_grows_with_concurrent_calls_up_to_its_maximum(host):
     one_at_a_time = {call(host, "grow")[0].json()["worker"] for _ in range(3)}
@@ -102,6 +103,7 @@ def test_a_pool_grows_with_concurrent_calls_up_to_its_maximum(host):
     assert len({answer.json()["worker"] for answer, _ in answers}) == 3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "host",
     [{"RUNTIME_WORKER_IDLE_SECONDS": "1", "RUNTIME_SPARE_WORKERS": "0"}],
@@ -121,6 +123,7 @@ def test_a_pool_shrinks_to_no_worker_when_idle(host):
     assert answer.json()["worker"] not in first
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "host", [{"RUNTIME_MAX_WORKERS": "3", "RUNTIME_SPARE_WORKERS": "1"}], indirect=True
 )
@@ -131,6 +134,7 @@ def test_the_host_wide_cap_holds_spares_included(host):
     assert 1 < sampler.most <= 3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "host", [{"RUNTIME_MAX_MEMORY_MB": "1", "RUNTIME_SPARE_WORKERS": "0"}], indirect=True
 )
@@ -142,6 +146,7 @@ def test_no_worker_starts_while_the_workers_memory_is_at_the_cap(host):
     assert {answer.json()["worker"] for answer, _ in answers} == {first.json()["worker"]}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "host", [{"RUNTIME_MAX_WORKERS": "2", "RUNTIME_SPARE_WORKERS": "0"}], indirect=True
 )
@@ -164,6 +169,7 @@ def test_an_integration_waiting_gets_a_worker_from_one_holding_the_cap(host):
     assert seconds < 2, seconds
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "host", [{"RUNTIME_MAX_WORKERS": "1", "RUNTIME_SPARE_WORKERS": "0"}], indirect=True
 )
@@ -175,6 +181,7 @@ def test_a_new_version_takes_the_slot_of_the_previous_ones_idle_worker(host):
     assert time.monotonic() - started < 5  # not after the queue timeout (10 s)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "host",
     [{"RUNTIME_WORKERS_MAX": "1", "RUNTIME_QUEUE_TIMEOUT": "0.5", "RUNTIME_MAX_QUEUED": "1"}],

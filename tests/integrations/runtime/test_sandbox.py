@@ -249,12 +249,14 @@ def attack(intruder):
     assert intruder.leaked() == []
 
 
+@pytest.mark.slow
 def test_the_worker_is_nobody_alone_in_its_namespaces(attack):
     seen = attack.call("/whoami").json()
     assert (seen["uid"], seen["gid"], seen["hostname"]) == (65534, 65534, "sandbox")
     assert len(seen["pids"]) <= 2  # its sandbox's first process and itself
 
 
+@pytest.mark.slow
 def test_no_process_environment_of_the_platform_can_be_read(attack):
     seen = attack.call("/proc").json()
     assert len(seen["pids"]) <= 2
@@ -378,6 +380,7 @@ def survivors() -> list[int]:
     return found
 
 
+@pytest.mark.slow
 def test_the_host_refuses_to_start_without_a_sandbox_unless_told(tmp_path):
     with pytest.raises(RuntimeError, match="exited"):
         RunningHost("k", tmp_path / "refused.log", RUNTIME_SANDBOX="bwrap", PATH="/nonexistent")
@@ -395,6 +398,7 @@ def test_the_host_refuses_to_start_without_a_sandbox_unless_told(tmp_path):
         unconfined.stop()
 
 
+@pytest.mark.slow
 def test_the_production_host_stops_rather_than_retrying_without_a_sandbox(tmp_path):
     """``manage.py runtime_host --gunicorn``, as production starts it: gunicorn gives up on
     a worker that cannot boot instead of booting it again forever, so the host's exit, not
