@@ -145,6 +145,20 @@ def celery_session_worker(django_db_setup, django_db_blocker):
         yield worker
 
 
+@pytest.fixture(autouse=True)
+def worker_settled_before_the_flush(_django_db_helper):
+    """After a test, the tasks the session's worker is running finish before the test's
+    database is emptied: a task holding row locks meanwhile deadlocked PostgreSQL's TRUNCATE
+    of a transactional test. (Set up after pytest-django's database helper, so torn down
+    before it; a test without the worker or a database waits for nothing.)"""
+    yield
+    from celery.worker import state
+
+    deadline = time.monotonic() + 15
+    while (state.active_requests or state.reserved_requests) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
 @pytest.fixture
 def celery_worker(celery_session_worker, transactional_db):
     return celery_session_worker
