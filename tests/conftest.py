@@ -145,20 +145,6 @@ def celery_session_worker(django_db_setup, django_db_blocker):
         yield worker
 
 
-@pytest.fixture(autouse=True)
-def worker_settled_before_the_flush(_django_db_helper):
-    """After a test, the tasks the session's worker is running finish before the test's
-    database is emptied: a task holding row locks meanwhile deadlocked PostgreSQL's TRUNCATE
-    of a transactional test. (Set up after pytest-django's database helper, so torn down
-    before it; a test without the worker or a database waits for nothing.)"""
-    yield
-    from celery.worker import state
-
-    deadline = time.monotonic() + 15
-    while (state.active_requests or state.reserved_requests) and time.monotonic() < deadline:
-        time.sleep(0.05)
-
-
 @pytest.fixture
 def celery_worker(celery_session_worker, transactional_db):
     return celery_session_worker
@@ -327,11 +313,12 @@ def pytest_runtest_teardown(item, nextitem):
     then), let the session's Celery worker finish what it is running: once started, it takes
     the tasks of every later test too, and a task writing rows while the flush truncates the
     tables deadlocks it on PostgreSQL. Waits only while tasks are running (the worker runs in
-    this process's threads; a retry waiting for its countdown is not running), up to 5 s."""
+    this process's threads; a retry waiting for its countdown is not running), nor taken and
+    about to run (reserved: it would start during the flush), up to 15 s."""
     from celery.worker import state
 
-    deadline = time.monotonic() + 5
-    while state.active_requests and time.monotonic() < deadline:
+    deadline = time.monotonic() + 15
+    while (state.active_requests or state.reserved_requests) and time.monotonic() < deadline:
         time.sleep(0.05)
 
 
