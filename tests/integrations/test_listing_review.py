@@ -173,6 +173,21 @@ def test_a_rejection_is_mailed_to_the_owners_admins_and_keeps_it_hidden(
     assert AuditEntry.objects.filter(action="integration.listing_rejected").count() == 1
 
 
+def test_the_demo_data_approves_its_listings_without_mail(
+    tool, mailoutbox, django_capture_on_commit_callbacks
+):
+    from integrations.operators import OPERATOR
+    from integrations.services.reviews import listing_review_decide, pending_review_of
+
+    with django_capture_on_commit_callbacks(execute=True):
+        listing_review_decide(
+            user=OPERATOR, review=pending_review_of(tool), decision="approve", notify=False
+        )
+    assert mailoutbox == []
+    tool.refresh_from_db()
+    assert tool.shared_version == tool.released_version
+
+
 @pytest.mark.slow
 def test_the_review_api_is_for_staff_and_a_rejection_needs_a_reason(
     tool, org_admin, staff, mailoutbox, django_capture_on_commit_callbacks
