@@ -8,11 +8,8 @@ import pytest
 from django.core.management import call_command
 
 from docplatform.models import Space
-from tests.marketplace import test_browser
 
 pytestmark = pytest.mark.slow
-
-browser_page = test_browser.browser_page  # the fixture: Chromium, or the test is skipped
 
 
 def open_the_menu(page, live_server):
