@@ -19,6 +19,7 @@ token's narrowing changes nothing (its one installation holds the scope, or it w
 """
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
@@ -37,23 +38,28 @@ from .selectors import (
 )
 
 
-@dataclass(frozen=True)
-class InstallationPrincipal:
-    """The caller behind an installation token: the installation's code, not a person."""
+class _CodePrincipal:
+    """What Django and DRF ask of any caller, answered for integration code (not a person);
+    ``pk`` is distinct from every user's, so throttles count each caller on its own."""
 
-    installation: Installation
     is_machine = True
     is_authenticated = True
     is_anonymous = False
     is_active = True
 
-    @property
-    def pk(self) -> str:
-        """Distinct from every user's pk, so throttles count installations on their own."""
-        return f"installation:{self.installation.pk}"
-
     def get_username(self) -> str:
         return self.pk
+
+
+@dataclass(frozen=True)
+class InstallationPrincipal(_CodePrincipal):
+    """The caller behind an installation token: the installation's code, not a person."""
+
+    installation: Installation
+
+    @property
+    def pk(self) -> str:
+        return f"installation:{self.installation.pk}"
 
     @property
     def actor_id(self) -> str:
@@ -92,7 +98,7 @@ class InstallationPrincipal:
 
 
 @dataclass(frozen=True)
-class IntegrationPrincipal:
+class IntegrationPrincipal(_CodePrincipal):
     """The caller behind an integration token: the integration's code acting for the
     integration itself, on its installations (see the module's docstring). ``scope``: the
     scope the request uses, once the permission named it (``within``)."""
@@ -100,17 +106,10 @@ class IntegrationPrincipal:
     integration: Integration
     version: IntegrationVersion
     scope: str | None = None
-    is_machine = True
-    is_authenticated = True
-    is_anonymous = False
-    is_active = True
 
     @property
     def pk(self) -> str:
         return f"integration:{self.integration.pk}"
-
-    def get_username(self) -> str:
-        return self.pk
 
     @property
     def actor_id(self) -> str:
@@ -120,11 +119,19 @@ class IntegrationPrincipal:
     def actor_label(self) -> str:
         return f"{self.integration.title} (integration token)"
 
-    def installations(self) -> list[Installation]:
-        """Its integration's installations, in every organization, none paused."""
+    @cached_property
+    def _installations(self) -> list[Installation]:
         return integration_installations(self.integration)
 
-    def _holding(self, scope: str) -> list[Installation]:
+    def installations(self) -> list[Installation]:
+        """Its integration's installations, in every organization, none paused (read once
+        per request: the principal narrowed by ``within`` keeps them)."""
+        return self._installations
+
+    def _holding(self, scope: str | None) -> list[Installation]:
+        """Its installations holding ``scope`` (none when no scope is named yet)."""
+        if scope is None:
+            return []
         return [i for i in self.installations() if installation_has_scope(i, scope)]
 
     def has_scope(self, scope: str) -> bool:
@@ -134,19 +141,22 @@ class IntegrationPrincipal:
         return f"No installation of {self.integration.name} has the scope {scope}."
 
     def within(self, scope: str) -> "IntegrationPrincipal":
-        return replace(self, scope=scope)
+        narrowed = replace(self, scope=scope)
+        if "_installations" in self.__dict__:  # read already: not again for the same request
+            narrowed.__dict__["_installations"] = self._installations
+        return narrowed
 
     def spaces(self):
         """The spaces its installations holding the request's scope reach (none before the
         scope is known)."""
-        holding = self._holding(self.scope) if self.scope else []
+        holding = self._holding(self.scope)
         spaces = Space.objects.none()
         for installation in holding:
             spaces |= spaces_reachable_by(installation)
         return Space.objects.filter(pk__in=spaces.values("pk"))
 
     def sites(self):
-        holding = self._holding(self.scope) if self.scope else []
+        holding = self._holding(self.scope)
         sites = Site.objects.none()
         for installation in holding:
             sites |= sites_reachable_by(installation)
@@ -155,13 +165,13 @@ class IntegrationPrincipal:
     def installation_in(self, organization_id: str) -> str | None:
         """Its installation in the organization holding the request's scope (what it posts
         there belongs to that installation), else None."""
-        holding = self._holding(self.scope) if self.scope else []
+        holding = self._holding(self.scope)
         at_organization = [i for i in holding if i.organization_id == organization_id]
         return at_organization[0].pk if at_organization else None
 
     def organizations(self):
         """The organizations of its installations holding the request's scope."""
-        holding = self._holding(self.scope) if self.scope else []
+        holding = self._holding(self.scope)
         return Organization.objects.filter(pk__in={i.organization_id for i in holding})
 
 
