@@ -211,8 +211,8 @@ def test_an_adaptive_installation_adds_claims_when_a_session_starts(
         "team": "docs",
         "seen": {"sub": "v1", "plan": "free"},  # it was given the token's claims
     }
-    log = IntegrationLog.objects.filter(installation=adder).latest("pk")
-    assert log.event == "visitor_claims"
+    # The handler's call, whatever setup events the worker delivered meanwhile.
+    assert IntegrationLog.objects.filter(installation=adder, event="visitor_claims").exists()
 
 
 @pytest.mark.slow
