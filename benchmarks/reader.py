@@ -186,7 +186,8 @@ def setup_platform() -> dict:
 
     from docplatform.models import Membership, Space
     from docplatform.organizations.services import organization_create
-    from docplatform.services import api_token_create, space_content_update
+    from docplatform.revisions import space_content_update
+    from docplatform.services import api_token_create
     from integrations.services import integration_publish_folder
     from integrations.services.components import component_render
     from integrations.services.installations import installation_create
@@ -270,7 +271,7 @@ def serial_samples(web: str, data: dict, paths: dict, cookie: str, count: int) -
     """``count`` samples of each serial measurement, interleaved (see the docstring)."""
     from django.db import connection as db
 
-    from docplatform.services import space_content_update
+    from docplatform.revisions import space_content_update
     from integrations.services.components import component_render
 
     parts = urlsplit(web)

@@ -9,7 +9,6 @@ from django.http import HttpResponseRedirect
 from django.utils.html import format_html
 
 from .audit.models import AuditEntry
-from .documents.selectors import page_dicts
 from .documents.services import PageConflict, check_page_edit, page_save
 from .models import (
     ApiToken,
@@ -23,6 +22,7 @@ from .models import (
     SiteSpace,
     Space,
 )
+from .page_versions import page_dicts
 from .services import api_token_revoke, space_visibility_set
 from .sites.addresses import site_url
 
@@ -87,22 +87,21 @@ class SpaceAdmin(admin.ModelAdmin):
             space_visibility_set(space=obj, visibility=visibility)
 
 
-class PageInline(admin.TabularInline):
-    model = Page
-    extra = 0
-    fields = ["path", "title"]
-    readonly_fields = ["path", "title"]
-    can_delete = False
-    show_change_link = True
-
-
 @admin.register(Revision)
 class RevisionAdmin(admin.ModelAdmin):
-    list_display = ["id", "space", "message", "author", "created_at"]
+    list_display = ["id", "space", "number", "message", "author", "page_count", "created_at"]
     list_filter = ["space__organization"]
     search_fields = ["id", "message", "space__title"]
-    readonly_fields = ["id", "space", "parent", "author", "message", "created_at"]
-    inlines = [PageInline]
+    readonly_fields = [
+        "id",
+        "space",
+        "number",
+        "parent",
+        "author",
+        "message",
+        "page_count",
+        "created_at",
+    ]
 
     def has_add_permission(self, request):
         return False
@@ -124,7 +123,8 @@ class PageAdminForm(forms.ModelForm):
         original = Page.objects.get(pk=self.instance.pk)
         edited = {key: cleaned.get(key) or "" for key in ("path", "title", "condition", "body")}
         try:
-            check_page_edit(page_dicts(original.revision_id), original.path, edited)
+            current = original.space.current_revision_id
+            check_page_edit(page_dicts(current), original.path, edited)
         except ValidationError as error:
             for field, problems in error.message_dict.items():
                 for problem in problems:
@@ -140,9 +140,10 @@ class PageAdmin(admin.ModelAdmin):
     of older revisions are read-only: restore one from the space's history."""
 
     form = PageAdminForm
-    list_display = ["title", "path", "revision"]
+    list_display = ["title", "path", "space", "valid_from", "valid_to"]
+    list_filter = ["space__organization"]
     search_fields = ["title", "path", "body"]
-    fields = ["id", "revision", "path", "title", "condition", "body"]
+    fields = ["id", "space", "valid_from", "valid_to", "path", "title", "condition", "body"]
 
     def has_add_permission(self, request):
         return False
@@ -150,18 +151,16 @@ class PageAdmin(admin.ModelAdmin):
     def has_change_permission(self, request, obj=None):
         if obj is None:
             return super().has_change_permission(request)
-        return obj.revision.space.current_revision_id == obj.revision_id and (
-            super().has_change_permission(request, obj)
-        )
+        return obj.current and super().has_change_permission(request, obj)
 
     def get_readonly_fields(self, request, obj=None):
-        return ["id", "revision"]
+        return ["id", "space", "valid_from", "valid_to"]
 
     def save_model(self, request, obj, form, change):
         original = Page.objects.get(pk=obj.pk)
         try:
             revision = page_save(
-                space=original.revision.space,
+                space=original.space,
                 path=original.path,
                 new_path=obj.path,
                 title=obj.title,
@@ -169,7 +168,8 @@ class PageAdmin(admin.ModelAdmin):
                 condition=obj.condition,
                 message="Edited in the admin",
                 author=request.user,
-                based_on=original.revision_id,
+                # the revision that wrote the version opened: a change since is merged
+                based_on=original.space.revisions.get(number=original.valid_from).pk,
             )
         except PageConflict:
             request.page_conflict = True

@@ -6,13 +6,13 @@ here."""
 
 import re
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 
 from .markdown import RENDERER_VERSION, adaptive_problems, condition_problem, parse_document
 from .rendering import document_as_json
 
 MAX_MESSAGE_LENGTH = 500
-MAX_PAGES = 1000
 MAX_TITLE_LENGTH = 300
 MAX_PATH_LENGTH = 300
 #: A page's Markdown, in UTF-8 bytes.
@@ -57,12 +57,22 @@ def page_condition_problem(condition) -> str | None:
     return condition_problem(condition.strip())
 
 
-def check_pages(pages) -> None:
+def page_limit_error() -> str:
+    """What a write that would pass the pages a space may hold is told."""
+    return (
+        f"a space holds at most {settings.SPACE_MAX_PAGES} pages (the operator's "
+        "SPACE_MAX_PAGES setting)"
+    )
+
+
+def check_pages(pages, *, allow_empty: bool = False) -> None:
+    """Each of ``pages`` (a revision's, or the ones a revision writes with ``allow_empty``)
+    is a page: ValidationError naming ``pages.N.field``."""
     errors = {}
-    if not isinstance(pages, list) or not pages:
+    if not isinstance(pages, list) or not (pages or allow_empty):
         raise ValidationError({"pages": ["give at least one page"]})
-    if len(pages) > MAX_PAGES:
-        raise ValidationError({"pages": [f"at most {MAX_PAGES} pages"]})
+    if len(pages) > settings.SPACE_MAX_PAGES:
+        raise ValidationError({"pages": [page_limit_error()]})
     seen = set()
     for index, page in enumerate(pages):
         if not isinstance(page, dict):

@@ -112,13 +112,20 @@ class Space(models.Model):
 
 
 class Revision(models.Model):
-    """An immutable snapshot of a space's content: the pages as they were at that revision."""
+    """An immutable snapshot of a space's content: the pages as they were at that revision.
+
+    A space's revisions are one line, each made on top of the one before (``parent``), and
+    numbered along it (``number``, from 1): a revision stores no page itself, its pages are the
+    page versions valid at its number (``Page``), so a revision that changed one page wrote
+    one page."""
 
     id = models.CharField(primary_key=True, max_length=32, default=new_id, editable=False)
     space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="revisions")
     parent = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children"
     )
+    number = models.PositiveIntegerField(editable=False)
+    page_count = models.PositiveIntegerField(default=0, editable=False)
     message = models.CharField(max_length=500, blank=True)
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
@@ -135,17 +142,45 @@ class Revision(models.Model):
     class Meta:
         ordering = ["-created_at"]
         get_latest_by = "created_at"
+        constraints = [
+            models.UniqueConstraint(fields=["space", "number"], name="one_revision_number")
+        ]
 
     def __str__(self):
         return f"{self.space} @ {self.id}"
 
+    def save(self, *args, **kwargs):
+        if self.number is None:  # the next along the space's line (its writes hold its lock)
+            last = Revision.objects.filter(space_id=self.space_id).aggregate(models.Max("number"))[
+                "number__max"
+            ]
+            self.number = (last or 0) + 1
+        super().save(*args, **kwargs)
+
+    @property
+    def pages(self) -> models.QuerySet:
+        """The page versions this revision holds."""
+        return Page.objects.filter(
+            space_id=self.space_id, valid_from__lte=self.number, valid_to__gt=self.number
+        )
+
+
+#: ``Page.valid_to`` of a version no revision has replaced yet: it is in the current revision.
+CURRENT = 2**31 - 1
+
 
 class Page(models.Model):
-    """One page of a revision. ``path`` places it in the navigation (``guide/install`` sits
-    under ``guide``); ``position`` orders it among the pages of its revision."""
+    """One version of a page of a space: the page as revisions ``valid_from`` up to (not
+    including) ``valid_to`` hold it, by their numbers (``CURRENT``: up to now). A revision
+    that changes a page ends its version and starts a new one; the pages it does not change
+    it shares with its parent. ``path`` places it in the navigation (``guide/install`` sits
+    under ``guide``); ``position`` orders it among its space's pages (``positions``: a key
+    placed between its neighbours', so that moving or adding a page writes that page alone)."""
 
     id = models.CharField(primary_key=True, max_length=32, default=new_id, editable=False)
-    revision = models.ForeignKey(Revision, on_delete=models.CASCADE, related_name="pages")
+    space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="page_versions")
+    valid_from = models.PositiveIntegerField()
+    valid_to = models.PositiveIntegerField(default=CURRENT)
     path = models.CharField(max_length=300)
     title = models.CharField(max_length=300)
     body = models.TextField(blank=True, help_text="Markdown.")
@@ -158,7 +193,7 @@ class Page(models.Model):
         help_text='A condition on the visitor\'s claims, e.g. visitor.claims.plan == "pro"; '
         "empty: shown to everyone.",
     )
-    position = models.PositiveIntegerField(default=0)
+    position = models.CharField(max_length=255, default="5")
     # The body rendered when the page was written (``docplatform.markdown``), so reading never
     # parses Markdown: the sanitized HTML, its headings and blocks, and the renderer's version
     # (an older one is rendered again at the next read).
@@ -169,11 +204,24 @@ class Page(models.Model):
     class Meta:
         ordering = ["position", "path"]
         constraints = [
-            models.UniqueConstraint(fields=["revision", "path"], name="unique_page_path")
+            models.UniqueConstraint(
+                fields=["space", "path"],
+                condition=models.Q(valid_to=CURRENT),
+                name="one_current_page_per_path",
+            )
+        ]
+        indexes = [
+            models.Index(fields=["space", "valid_to", "position"], name="page_until_idx"),
+            models.Index(fields=["space", "path", "valid_from"], name="page_path_idx"),
+            models.Index(fields=["space", "valid_from"], name="page_since_idx"),
         ]
 
     def __str__(self):
         return self.title
+
+    @property
+    def current(self) -> bool:
+        return self.valid_to == CURRENT
 
 
 class SpaceVisit(models.Model):

@@ -5,11 +5,11 @@ from datetime import timedelta
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
+from . import page_versions
 from .events.models import Event
 from .models import (
     ApiToken,
     Organization,
-    Page,
     Revision,
     Site,
     Space,
@@ -119,7 +119,7 @@ def space_revisions(space: Space) -> QuerySet:
 
 def current_pages(space: Space) -> QuerySet:
     """The pages of the space's current revision."""
-    return Page.objects.filter(revision_id=space.current_revision_id)
+    return page_versions.current_pages([space.pk])
 
 
 def revisions_of(spaces: QuerySet) -> QuerySet:

@@ -6,22 +6,10 @@ from django.utils import timezone
 
 from . import events
 from .audit.services import audit_record
-from .content import MAX_MESSAGE_LENGTH, check_pages, condition_of, rendered
 from .documents.selectors import first_page
 from .events.publisher import publish
 from .events.schemas import EventPayloadInvalid, payload_check
-from .hooks import revision_written, space_content_changed
-from .markdown import RENDERER_VERSION
-from .models import (
-    ApiToken,
-    Page,
-    Revision,
-    Site,
-    Space,
-    WorkerPing,
-    hash_token,
-)
-from .principals import is_machine
+from .models import ApiToken, Page, Site, Space, WorkerPing, hash_token
 from .sites.addresses import site_page_address
 
 
@@ -119,101 +107,6 @@ def worker_ping_answer(*, ping_id: int, worker: str) -> None:
 # --- Host actions: each one fires its event in the same transaction ---------------------------
 
 
-class RevisionConflict(Exception):
-    """A write based on a revision that is no longer the space's current one."""
-
-    def __init__(self, current: Revision | None):
-        super().__init__("the space changed since that revision")
-        self.current = current
-
-
-@transaction.atomic
-def space_content_update(
-    *,
-    space: Space,
-    pages: list[dict],
-    message: str = "",
-    author=None,
-    based_on: str | None = None,
-    git_commit: str = "",
-):
-    """Write a new revision holding ``pages`` ({path, title, body, and an optional
-    condition}, in navigation order);
-    fires ``space_content_updated``. ``author``: the person who wrote it, or the machine
-    principal of an installation's token (then the revision records that installation, and
-    the organization's audit log a ``revision.written`` row). With ``based_on`` (a revision
-    id), refuses with
-    RevisionConflict when the space's current revision is another one by then: the write
-    was made from content that changed meanwhile, and would overwrite it. ``git_commit``:
-    the Git commit the pages were imported from (``gitsync``); any other revision goes to
-    the revision hooks (``hooks.revision_written``: Git sync writes it to the space's branch
-    when its connection says "sync every new revision")."""
-    check_pages(pages)
-    if len(message) > MAX_MESSAGE_LENGTH:
-        raise ValidationError({"message": [f"at most {MAX_MESSAGE_LENGTH} characters"]})
-    # The space's row is the lock: two writes to one space are made one after the other.
-    locked = Space.objects.select_for_update().get(pk=space.pk)
-    if based_on is not None and locked.current_revision_id != based_on:
-        raise RevisionConflict(locked.current_revision)
-    by_installation = is_machine(author)
-    revision = Revision.objects.create(
-        space=space,
-        parent_id=locked.current_revision_id,
-        message=message,
-        author=None if by_installation else author,
-        author_installation=author.actor_id if by_installation else "",
-        author_label=author.actor_label if by_installation else "",
-        git_commit=git_commit,
-    )
-    renderings = _renderings_of(locked.current_revision_id)
-    Page.objects.bulk_create(
-        Page(
-            revision=revision,
-            path=page["path"],
-            title=page["title"].strip(),
-            body=page.get("body", ""),
-            condition=condition_of(page),
-            position=position,
-            **renderings.get(page.get("body", "")) or rendered(page.get("body", "")),
-        )
-        for position, page in enumerate(pages)
-    )
-    space.current_revision = revision
-    space.save(update_fields=["current_revision"])
-    events.fire(
-        "space_content_updated",
-        organization=space.organization,
-        space=space,
-        spaceId=space.id,
-        revisionId=revision.id,
-    )
-    if by_installation:
-        audit_record(
-            action="revision.written",
-            actor=author,
-            target=revision,
-            organization=space.organization_id,
-            details={"space": space.id, "message": message, "pages": len(pages)},
-            target_label=f"{space.title}, revision {revision.id}",
-        )
-    if not git_commit:  # an imported revision is on the branch already: never written back
-        revision_written(space=space, author=None if by_installation else author)
-    space_content_changed(space=space)
-    return revision
-
-
-def _renderings_of(revision_id: str | None) -> dict[str, dict]:
-    """The renderings of a revision's pages by body: a page written again unchanged keeps
-    its rendering instead of being parsed again."""
-    if revision_id is None:
-        return {}
-    rows = Page.objects.filter(revision_id=revision_id, rendered_with=RENDERER_VERSION)
-    return {
-        body: {"html": html, "outline": outline, "rendered_with": RENDERER_VERSION}
-        for body, html, outline in rows.values_list("body", "html", "outline")
-    }
-
-
 @transaction.atomic
 def space_visibility_set(*, space: Space, visibility: str) -> Space:
     """Change a space's visibility; fires ``space_visibility_updated`` when it changed."""
@@ -277,7 +170,7 @@ def page_feedback_record(
     goes through ``sites.services.page_feedback_give`` (its rules, one rating per visitor)."""
     if rating not in events.FEEDBACK_RATINGS:
         raise ValidationError({"rating": [f"must be one of {', '.join(events.FEEDBACK_RATINGS)}"]})
-    space = page.revision.space
+    space = page.space
     if not site.spaces.filter(pk=space.pk).exists():
         raise ValidationError({"pageId": ["the page is not on this site"]})
     events.fire(

@@ -98,7 +98,7 @@ def space_spec():
 @pytest.fixture
 def space(organization, space_spec):
     """A space of acme, as ``space_spec`` says."""
-    from docplatform.services import space_content_update
+    from docplatform.revisions import space_content_update
     from tests.factories import PageFactory, RevisionFactory, SpaceFactory
 
     fields = dict(space_spec)

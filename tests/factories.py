@@ -1,5 +1,6 @@
 import factory
 from django.contrib.auth import get_user_model
+from django.db.models import F
 
 from docplatform.models import Membership, Organization, Page, Revision, Site, Space
 
@@ -49,13 +50,26 @@ class RevisionFactory(factory.django.DjangoModelFactory):
 
 
 class PageFactory(factory.django.DjangoModelFactory):
+    """A page of ``revision`` (from it on), after the pages made before it."""
+
     class Meta:
         model = Page
 
-    revision = factory.SubFactory(RevisionFactory)
+    class Params:
+        revision = factory.SubFactory(RevisionFactory)
+
+    space = factory.LazyAttribute(lambda page: page.revision.space)
+    valid_from = factory.LazyAttribute(lambda page: page.revision.number)
+    position = factory.Sequence(lambda n: f"{n:08d}1")
     path = factory.Sequence(lambda n: f"page-{n}")
     title = factory.Sequence(lambda n: f"Page {n}")
     body = "# Hello\n"
+
+    @factory.post_generation
+    def counted(page, create, extracted, **kwargs):
+        """The revision counts its pages (a write on top of it adds to that count)."""
+        revision = Revision.objects.get(space=page.space, number=page.valid_from)
+        Revision.objects.filter(pk=revision.pk).update(page_count=F("page_count") + 1)
 
 
 class SiteFactory(factory.django.DjangoModelFactory):

@@ -48,11 +48,13 @@ def _unstorable_text(data) -> str | None:
 
 
 class SafeJSONParser(JSONParser):
-    """JSON of at most ``DATA_UPLOAD_MAX_MEMORY_SIZE`` bytes, nested at most 64 levels deep,
-    whose strings any database can store."""
+    """JSON of at most ``DATA_UPLOAD_MAX_MEMORY_SIZE`` bytes (or the view's own
+    ``max_request_bytes``: a whole revision's), nested at most 64 levels deep, whose strings
+    any database can store."""
 
     def parse(self, stream, media_type=None, parser_context=None):
-        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        view = (parser_context or {}).get("view")
+        limit = getattr(view, "max_request_bytes", None) or settings.DATA_UPLOAD_MAX_MEMORY_SIZE
         body = stream.read() if limit is None else stream.read(limit + 1)
         if limit is not None and len(body) > limit:
             raise PayloadTooLarge()

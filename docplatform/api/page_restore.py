@@ -25,7 +25,6 @@ class PageRestoreInput(serializers.Serializer):
 
 
 @service_errors("path", "revision", methods=["post"])
-@service_errors("path", "revision", methods=["post"])
 class SpacePageRestoreApi(APIView):
     """One page restored alone as it was in a revision (a deleted one comes back), as a new
     revision; the other pages stay as they are (``documents.services.page_restore``)."""

@@ -8,6 +8,7 @@ token reaches the spaces its installation covers, as far as its integration's sc
 (``installation_scopes`` on each view); a revision it writes records it as its author.
 """
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import (
@@ -25,6 +26,7 @@ from ..access import DIRECT_SAVE_REFUSAL, Action, may_save_directly
 from ..documents import services as page_services
 from ..documents import space_services
 from ..models import Page, Revision, Space
+from ..page_versions import ORDER, pages_at
 from ..selectors import current_pages, organization_spaces, revisions_of, space_revisions
 from .content_conflicts import CONTENT_CONFLICT, content_conflict_response
 from .lookup import organization_for, space_for, spaces_for
@@ -103,8 +105,10 @@ class RevisionOutput(serializers.Serializer):
 
 
 class PageOutput(serializers.Serializer):
-    id = serializers.CharField()
-    revision = serializers.CharField(source="revision_id")
+    id = serializers.CharField(
+        help_text="The page's version: the same in every revision that left the page as it is."
+    )
+    revision = serializers.SerializerMethodField(help_text="The revision listed.")
     path = serializers.CharField()
     title = serializers.CharField()
     body = serializers.CharField()
@@ -113,6 +117,9 @@ class PageOutput(serializers.Serializer):
         'claims make this condition hold (e.g. visitor.claims.plan == "pro"); "" for every '
         "visitor."
     )
+
+    def get_revision(self, page) -> str:
+        return self.context["revision"]
 
 
 # --- Spaces ---------------------------------------------------------------------------------
@@ -284,7 +291,7 @@ class PageInput(serializers.Serializer):
 
 class RevisionInput(serializers.Serializer):
     message = serializers.CharField(max_length=500, allow_blank=True, default="")
-    pages = serializers.ListField(child=PageInput(), allow_empty=False, max_length=1000)
+    pages = serializers.ListField(child=PageInput(), allow_empty=False)
     baseRevision = serializers.CharField(
         required=False,
         max_length=32,
@@ -313,6 +320,11 @@ class SpaceRevisionsApi(generics.ListAPIView):
         space = space_for(self.request, self.kwargs["space_id"])
         self.check_object_permissions(self.request, space)
         return space
+
+    @property
+    def max_request_bytes(self) -> int:
+        """A whole revision may be large: as many pages as a space holds (SafeJSONParser)."""
+        return settings.REVISION_MAX_BYTES
 
     def get_queryset(self):
         return space_revisions(self.space())
@@ -370,7 +382,11 @@ class SpacePagesApi(generics.ListAPIView):
     def get_queryset(self):
         space = space_for(self.request, self.kwargs["space_id"])
         self.check_object_permissions(self.request, space)
-        return current_pages(space)
+        self.revision_id = space.current_revision_id
+        return current_pages(space).order_by(*ORDER)
+
+    def get_serializer_context(self):
+        return super().get_serializer_context() | {"revision": getattr(self, "revision_id", None)}
 
 
 @extend_schema_view(get=extend_schema(summary="List the pages of a revision"))
@@ -387,7 +403,10 @@ class RevisionPagesApi(generics.ListAPIView):
         revisions = revisions_of(spaces_for(self.request)).select_related("space")
         revision = get_object_or_404(revisions, pk=self.kwargs["revision_id"])
         self.check_object_permissions(self.request, revision.space)
-        return revision.pages.all()
+        return pages_at(revision).order_by(*ORDER)
+
+    def get_serializer_context(self):
+        return super().get_serializer_context() | {"revision": self.kwargs.get("revision_id")}
 
 
 class SpaceViewApi(APIView):

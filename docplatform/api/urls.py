@@ -11,7 +11,7 @@ from ..conversations import api as conversations_api
 from ..gitsync import api as git_api
 from ..openapi import api as openapi_api
 from ..teams import api as teams_api
-from . import adaptive, event_types, organizations, page_restore, sites, spaces, tokens
+from . import adaptive, event_types, organizations, page_restore, pages, sites, spaces, tokens
 
 urlpatterns = [
     path("me/", organizations.MeApi.as_view(), name="me"),
@@ -82,6 +82,12 @@ urlpatterns = [
         "spaces/<id:space_id>/pages/restore/",
         page_restore.SpacePageRestoreApi.as_view(),
         name="space-page-restore",
+    ),
+    # After the routes above: a page path never ends with "/" (``content.page_path_problem``).
+    path(
+        "spaces/<id:space_id>/pages/<path:page_path>",
+        pages.SpacePageApi.as_view(),
+        name="space-page",
     ),
     path(
         "spaces/<id:space_id>/comments/",

@@ -6,8 +6,9 @@ from dataclasses import dataclass
 from django.db.models import QuerySet
 from django.http import Http404
 
-from ..documents.selectors import PageChange, page_dicts, pages_changes
+from ..documents.selectors import PageChange, pages_changes
 from ..models import Space
+from ..page_versions import page_dicts
 from .models import ChangeRequest, ChangeRequestRevision, Review
 
 

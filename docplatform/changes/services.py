@@ -2,7 +2,7 @@
 space's content: its base revision plus its own revisions. It is edited like the space
 (stale edits merged three-way inside it), reviewed, and merged onto the space's current
 revision with the same merge as concurrent saves, as one revision through
-``services.space_content_update`` (so ``space_content_updated`` fires once). Overlaps are
+``revisions.space_content_update`` (so ``space_content_updated`` fires once). Overlaps are
 never resolved in the space: the merge refuses, and the person resolves them in the change
 request (``change_request_update_from_space``), which then merges cleanly.
 """
@@ -12,7 +12,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Max
 
-from .. import access, content, services
+from .. import access, content, revisions
 from ..audit.services import audit_record
 from ..documents.merging import merge_page, merge_pages, placed_after
 from ..documents.services import check_page_edit
@@ -273,14 +273,14 @@ def change_request_merge(*, change_request: ChangeRequest, actor):
                 if clashes:
                     raise ChangeRequestConflict(clashes=clashes, current=space.current_revision)
             try:
-                revision = services.space_content_update(
+                revision = revisions.space_content_update(
                     space=space,
                     pages=pages,
                     message=f"Merge change request #{locked.number}: {locked.subject}"[:500],
                     author=actor,
                     based_on=current,
                 )
-            except services.RevisionConflict:
+            except revisions.RevisionConflict:
                 continue  # a save landed between our read and our write: merge again
             locked.status = ChangeRequest.Status.MERGED
             locked.merged_by, locked.merged_revision = actor, revision

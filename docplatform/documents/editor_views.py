@@ -191,7 +191,7 @@ class PageEditView(EditorMixin, SpaceView):
         if (
             base is None
             or theirs is None
-            or not (base.revision.space_id == theirs.revision.space_id == self.space.pk)
+            or not (base.space_id == theirs.space_id == self.space.pk)
         ):
             raise Http404("No such page in those revisions.")
         mine = {
@@ -216,10 +216,16 @@ class PageEditView(EditorMixin, SpaceView):
                 }
             except ValueError as problem:
                 conflict = services.PageConflict(
-                    current=theirs.revision, theirs=_as_dict(theirs), clash=clash
+                    current=selectors.revision_of(self.space, data["based_on"]),
+                    theirs=_as_dict(theirs),
+                    clash=clash,
                 )
                 return self._conflict(
-                    form, page_path, conflict, resolve_base=base.revision_id, error=str(problem)
+                    form,
+                    page_path,
+                    conflict,
+                    resolve_base=self.request.POST["resolve_base"],
+                    error=str(problem),
                 )
         try:
             revision = services.page_save(

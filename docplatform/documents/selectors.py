@@ -10,28 +10,12 @@ from django.http import Http404
 
 from ..markdown import RENDERER_VERSION
 from ..models import Page, Revision, Space
+from ..page_versions import ORDER, page_at, pages_at, revision_changes
 from ..queries import Prepared, stand_in
 from . import access
 from .adaptive import page_shown
 
 HISTORY_PAGE_SIZE = 30
-
-
-def page_dicts(revision_id: str) -> list[dict]:
-    """A revision's pages as {path, title, body}, in navigation order, each with its
-    ``condition`` when it has one."""
-    rows = (
-        Page.objects.filter(revision_id=revision_id)
-        .order_by("position", "path")
-        .values("path", "title", "body", "condition")
-    )
-    return [_without_empty_condition(row) for row in rows]
-
-
-def _without_empty_condition(page: dict) -> dict:
-    if not page["condition"]:
-        del page["condition"]
-    return page
 
 
 _SPACE_ID = stand_in("space")
@@ -79,7 +63,7 @@ def navigation(revision_id: str | None) -> tuple[list[NavItem], list[NavItem]]:
     siblings in their navigation order. Cached per revision: a revision never changes."""
     if revision_id is None:
         return [], []
-    key = f"navigation:2:{revision_id}"
+    key = f"navigation:3:{revision_id}"
     cached = cache.get(key)
     if cached is None:
         cached = _navigation(revision_id)
@@ -118,11 +102,11 @@ def first_page(space: Space | None) -> Page | None:
     _, ordered = navigation(space.current_revision_id)
     if not ordered:
         return None
-    return Page.objects.filter(revision_id=space.current_revision_id, path=ordered[0].path).first()
+    return page_at(space.current_revision_id, ordered[0].path)
 
 
 def _navigation(revision_id: str) -> tuple[list[NavItem], list[NavItem]]:
-    rows = Page.objects.filter(revision_id=revision_id).order_by("position", "path")
+    rows = pages_at(revision_id).order_by(*ORDER)
     items = {
         path: NavItem(path, title, condition=condition)
         for path, title, condition in rows.values_list("path", "title", "condition")
@@ -166,10 +150,10 @@ def page_in(revision_id: str | None, path: str | None, claims: dict | None = Non
         if not ordered:
             return None
         path = ordered[0].path
-    key = f"page:2:{revision_id}:{path}"
+    key = f"page:3:{revision_id}:{path}"
     page = cache.get(key)
     if page is None:
-        page = Page.objects.filter(revision_id=revision_id, path=path).first()
+        page = page_at(revision_id, path)
         if page is not None and page.rendered_with == RENDERER_VERSION:
             cache.set(key, page, 3600)
     if page is not None and claims is not None and not page_shown(page.condition, claims):
@@ -206,17 +190,11 @@ def history(space: Space, *, before: str | None = None) -> tuple[list[HistoryEnt
     listed = list(revisions[: HISTORY_PAGE_SIZE + 1])
     more = listed[HISTORY_PAGE_SIZE].pk if len(listed) > HISTORY_PAGE_SIZE else None
     listed = listed[:HISTORY_PAGE_SIZE]
-    wanted = {r.pk for r in listed} | {r.parent_id for r in listed if r.parent_id}
-    contents: dict[str, dict[str, dict]] = {revision_id: {} for revision_id in wanted}
-    rows = Page.objects.filter(revision_id__in=wanted).values_list(
-        "revision_id", "path", "title", "body", "condition"
-    )
-    for revision_id, path, title, body, condition in rows:
-        contents[revision_id][path] = {"title": title, "body": body, "condition": condition}
+    changes = revision_changes(listed)
     entries = [
         HistoryEntry(
             revision,
-            _changes(contents.get(revision.parent_id, {}), contents[revision.pk], lines=False),
+            _changes(changes[revision.pk].ended, changes[revision.pk].written, lines=False),
             revision.pk == space.current_revision_id,
         )
         for revision in listed
@@ -236,9 +214,10 @@ def revision_of(space: Space, revision_id: str) -> Revision:
 
 
 def revision_diff(revision: Revision) -> list[PageChange]:
-    """What ``revision`` changed against its parent, with a line diff of each changed page."""
-    before = _contents(revision.parent_id) if revision.parent_id else {}
-    return _changes(before, _contents(revision.pk), lines=True)
+    """What ``revision`` changed against its parent, with a line diff of each changed page:
+    read from the page versions it ended and started alone."""
+    change = revision_changes([revision])[revision.pk]
+    return _changes(change.ended, change.written, lines=True)
 
 
 def pages_changes(before: list[dict], after: list[dict]) -> list[PageChange]:
@@ -246,10 +225,6 @@ def pages_changes(before: list[dict], after: list[dict]) -> list[PageChange]:
     change request's pages against the space's."""
     by_path = lambda pages: {page["path"]: page for page in pages}  # noqa: E731
     return _changes(by_path(before), by_path(after), lines=True)
-
-
-def _contents(revision_id: str) -> dict[str, dict]:
-    return {page["path"]: page for page in page_dicts(revision_id)}
 
 
 def _changes(before: dict, after: dict, *, lines: bool) -> list[PageChange]:

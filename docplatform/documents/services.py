@@ -1,7 +1,7 @@
 """Writes of the documentation product. Each page action makes a new revision through
-``services.space_content_update`` (the one service the REST API uses too), so
-``space_content_updated`` fires the same whichever door was used; nothing here writes pages
-itself.
+``revisions`` (the one module the REST API, change requests and Git sync write through too),
+so ``space_content_updated`` fires the same whichever door was used; nothing here writes pages
+itself. A page action writes that page alone, however many pages the space holds.
 
 Nothing is lost: every edit names the revision it was made from (``based_on``). When the
 space moved on meanwhile, an edit of a page that nobody else touched is applied on top of
@@ -12,18 +12,20 @@ resolves each (theirs, mine, both, or an edit) and nothing is written until they
 """
 
 import hashlib
-from collections import defaultdict
+from contextlib import contextmanager
 from datetime import timedelta
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from .. import content, services
+from .. import content, revisions, services
 from ..events import Visitor
 from ..models import PagePresence, Revision, Space, SpaceVisit
-from .merging import merge_page, merge_pages, placed_after
-from .selectors import nearest_parent, page_dicts
+from ..page_versions import page_as_dict, page_at, page_dicts, pages_at
+from ..positions import key_between
+from .merging import merge_page, merge_pages
+from .selectors import navigation, nearest_parent
 
 #: A visitor's reads of one space fire ``space_view`` at most this often (README).
 READER_VIEW_INTERVAL = timedelta(minutes=5)
@@ -53,36 +55,22 @@ def page_save(
     based_on: str,
 ) -> Revision:
     """Save one page's title, Markdown, (``new_path``) its path and its ``condition`` (None
-    keeps the page's), edited from the revision ``based_on``. Raises ValidationError naming
-    the field (``title``, ``path``, ``condition``, ``body``), or PageConflict."""
+    keeps the page's), edited from the revision ``based_on``: a revision that writes this page
+    alone. Raises ValidationError naming the field (``title``, ``path``, ``condition``,
+    ``body``), or PageConflict."""
     new_path = path if new_path is None else new_path
-    base = _base_pages(space, based_on)
-    mine = base.get(path)
-    if mine is None:
-        raise ValidationError({"path": ["no page has this path in that revision"]})
+    mine = _base_page(space, based_on, path)
     edited = {"path": new_path, "title": title, "body": body}
     edited["condition"] = mine.get("condition", "") if condition is None else condition
-
-    def merged_with(theirs: dict | None):
-        """The edit on top of theirs, when theirs changed the page since ``based_on``."""
-        if theirs is None:
-            raise PageConflict(current=space.current_revision, theirs=None, base=mine)
-        merged, clash = merge_page(mine, theirs, edited)
-        if clash is not None:
-            raise PageConflict(
-                current=space.current_revision, theirs=theirs, clash=clash, base=mine
-            )
-        return lambda pages: check_page_edit(pages, path, merged)
-
+    _check_edit(space, path, edited)
     return _write_on_top(
         space,
         based_on=based_on,
-        touched=path,
-        change=lambda pages: check_page_edit(pages, path, edited),
+        path=path,
+        base_page=mine,
+        edited=edited,
         message=message or _default_message("Edit", title),
         author=author,
-        base_page=mine,
-        merged_with=merged_with,
     )
 
 
@@ -103,7 +91,7 @@ def space_pages_write(
     changed meanwhile, page by page and line by line (``merging.merge_pages``); changes that
     overlap raise ContentConflict and nothing is written. The REST API's door for writes."""
     if based_on is None:
-        return services.space_content_update(
+        return revisions.space_content_update(
             space=space, pages=pages, message=message, author=author
         )
     if not Revision.objects.filter(pk=based_on, space=space).exists():
@@ -118,10 +106,10 @@ def space_pages_write(
             if clashes:
                 raise ContentConflict(current=space.current_revision, clashes=clashes)
         try:
-            return services.space_content_update(
+            return revisions.space_content_update(
                 space=space, pages=written, message=message, author=author, based_on=current
             )
-        except services.RevisionConflict:
+        except revisions.RevisionConflict:
             continue  # another write landed between our read and ours: merge again
     raise ContentConflict(current=space.current_revision, clashes=[])
 
@@ -136,81 +124,82 @@ def page_create(
     message: str = "",
     author=None,
 ) -> Revision:
-    """Add a page at the end of the navigation (under its parent path, where it has one)."""
-    current = page_dicts(space.current_revision_id) if space.current_revision_id else []
+    """Add a page at the end of the navigation (under its parent path, where it has one): a
+    revision that writes this page alone."""
     page = {"path": path, "title": title, "body": body, "condition": condition}
-    check_page_edit(current, None, page)  # the same checks as an edit's (raises ValidationError)
-    try:
-        return services.space_content_update(
+    _check_edit(space, None, page)  # the same checks as an edit's (raises ValidationError)
+    with _named_as_editor():
+        return revisions.space_pages_commit(
             space=space,
-            pages=[*current, page],
+            writes=[revisions.PageWrite(page)],
             message=message or _default_message("Add", title),
-            author=author,
-            based_on=space.current_revision_id,
-        )
-    except services.RevisionConflict:
-        # Someone saved between our read and our write: add the page to what is there now.
-        space.refresh_from_db(fields=["current_revision"])
-        return page_create(
-            space=space,
-            path=path,
-            title=title,
-            body=body,
-            condition=condition,
-            message=message,
             author=author,
         )
 
 
 def page_delete(*, space: Space, path: str, author=None, based_on: str) -> Revision:
-    base = _base_pages(space, based_on)
-    if path not in base:
-        raise ValidationError({"path": ["no page has this path in that revision"]})
+    base = _base_page(space, based_on, path)
     return _write_on_top(
         space,
         based_on=based_on,
-        touched=path,
-        change=lambda pages: [page for page in pages if page["path"] != path],
-        message=_default_message("Delete", base[path]["title"]),
+        path=path,
+        base_page=base,
+        edited=None,
+        message=_default_message("Delete", base["title"]),
         author=author,
-        base_page=base[path],
-        empty_error="a space keeps at least one page: add another before deleting this one",
     )
 
 
 def page_move(*, space: Space, path: str, direction: str, author=None) -> Revision | None:
     """Move a page (with the pages under it) one place up or down among the pages of its
-    parent in the navigation; None when it is already first (up) or last (down)."""
+    parent in the navigation; None when it is already first (up) or last (down). The page
+    gets a position between its new neighbours': a revision that writes it alone."""
     if direction not in ("up", "down"):
         raise ValidationError({"direction": ["must be up or down"]})
-    pages = page_dicts(space.current_revision_id) if space.current_revision_id else []
-    paths = {page["path"] for page in pages}
-    if path not in paths:
+    for _attempt in range(3):
+        space.refresh_from_db(fields=["current_revision"])
+        current_id = space.current_revision_id
+        siblings = _siblings(current_id, path)
+        at = siblings.index(path)
+        other = at - 1 if direction == "up" else at + 1
+        if not 0 <= other < len(siblings):
+            return None
+        low, high = (other - 1, other) if direction == "up" else (other, other + 1)
+        neighbours = [siblings[i] if 0 <= i < len(siblings) else None for i in (low, high)]
+        keys = dict(
+            pages_at(current_id)
+            .filter(path__in=[p for p in neighbours if p])
+            .values_list("path", "position")
+        )
+        page = page_at(current_id, path)
+        try:
+            return revisions.space_pages_commit(
+                space=space,
+                writes=[
+                    revisions.PageWrite(
+                        page_as_dict(page),
+                        replaces=path,
+                        position=key_between(*(keys.get(p) for p in neighbours)),
+                    )
+                ],
+                message=_default_message("Reorder", page_at(current_id, siblings[other]).title),
+                author=author,
+                based_on=current_id,
+            )
+        except revisions.RevisionConflict:
+            continue  # another save landed meanwhile: look at the order again
+    raise PageConflict(current=space.current_revision, theirs=None)
+
+
+def _siblings(revision_id: str | None, path: str) -> list[str]:
+    """The paths of the pages beside ``path`` in the navigation (its own included), in order;
+    ValidationError naming ``path`` when no page has it."""
+    roots, ordered = navigation(revision_id)
+    if not any(item.path == path for item in ordered):
         raise ValidationError({"path": ["no page has this path"]})
-    children: dict[str | None, list[dict]] = defaultdict(list)
-    for page in pages:
-        children[nearest_parent(page["path"], paths)].append(page)
-    siblings = children[nearest_parent(path, paths)]
-    at = next(index for index, page in enumerate(siblings) if page["path"] == path)
-    other = at - 1 if direction == "up" else at + 1
-    if not 0 <= other < len(siblings):
-        return None
-    siblings[at], siblings[other] = siblings[other], siblings[at]
-    ordered: list[dict] = []
-
-    def walk(parent: str | None) -> None:
-        for page in children[parent]:
-            ordered.append(page)
-            walk(page["path"])
-
-    walk(None)
-    return services.space_content_update(
-        space=space,
-        pages=ordered,
-        message=_default_message("Reorder", siblings[other]["title"]),
-        author=author,
-        based_on=space.current_revision_id,
-    )
+    parent = nearest_parent(path, {item.path for item in ordered})
+    level = roots if parent is None else next(i for i in ordered if i.path == parent).children
+    return [item.path for item in level]
 
 
 def revision_restore(*, space: Space, revision: Revision, author=None) -> Revision:
@@ -218,9 +207,9 @@ def revision_restore(*, space: Space, revision: Revision, author=None) -> Revisi
     revisions in between stay in the history)."""
     if revision.space_id != space.pk:
         raise ValidationError({"revision": ["is not a revision of this space"]})
-    return services.space_content_update(
+    return revisions.space_content_update(
         space=space,
-        pages=page_dicts(revision.pk),
+        pages=page_dicts(revision),
         message=f"Restore revision {revision.pk[:8]}",
         author=author,
     )
@@ -228,35 +217,46 @@ def revision_restore(*, space: Space, revision: Revision, author=None) -> Revisi
 
 def page_restore(*, space: Space, path: str, revision: Revision, author=None) -> Revision:
     """One page as it was in ``revision``, restored alone as a new revision: the other pages
-    stay as they are now. A page deleted since comes back where it stood (after the page
-    that preceded it then, when that one is still there; else first among the pages).
-    ValidationError naming ``revision`` (not this space's) or ``path`` (no such page then,
-    or the same now: nothing to restore)."""
+    stay as they are now. A page deleted since comes back where it stood (its position then,
+    among the pages still there). ValidationError naming ``revision`` (not this space's) or
+    ``path`` (no such page then, or the same now: nothing to restore)."""
     if revision.space_id != space.pk:
         raise ValidationError({"revision": ["is not a revision of this space"]})
-    then = page_dicts(revision.pk)
-    wanted = next((page for page in then if page["path"] == path), None)
-    if wanted is None:
+    then = page_at(revision, path)
+    if then is None:
         raise ValidationError({"path": ["no page has this path in that revision"]})
-    space.refresh_from_db(fields=["current_revision"])
-    current = page_dicts(space.current_revision_id) if space.current_revision_id else []
-    at = next((index for index, page in enumerate(current) if page["path"] == path), None)
-    if at is not None and current[at] == wanted:
-        raise ValidationError({"path": ["the page is the same now as in that revision"]})
-    if at is not None:
-        pages = [*current[:at], wanted, *current[at + 1 :]]
-    else:
-        pages = placed_after(current, then, wanted)
-    try:
-        return services.space_content_update(
-            space=space,
-            pages=pages,
-            message=f"Restore {wanted['title']} as in revision {revision.pk[:8]}",
-            author=author,
-            based_on=space.current_revision_id,
-        )
-    except services.RevisionConflict:  # someone saved meanwhile: restore onto theirs
-        return page_restore(space=space, path=path, revision=revision, author=author)
+    wanted = page_as_dict(then)
+    for _attempt in range(3):
+        space.refresh_from_db(fields=["current_revision"])
+        current_id = space.current_revision_id
+        now = page_at(current_id, path)
+        if now is not None and page_as_dict(now) == wanted:
+            raise ValidationError({"path": ["the page is the same now as in that revision"]})
+        write = revisions.PageWrite(wanted, replaces=path if now else None)
+        if now is None:
+            write.position = _free_position(current_id, then.position)
+        try:
+            return revisions.space_pages_commit(
+                space=space,
+                writes=[write],
+                message=f"Restore {wanted['title']} as in revision {revision.pk[:8]}",
+                author=author,
+                based_on=current_id,
+            )
+        except revisions.RevisionConflict:
+            continue  # someone saved meanwhile: restore onto theirs
+    raise PageConflict(current=space.current_revision, theirs=None)
+
+
+def _free_position(revision_id: str | None, wanted: str) -> str:
+    """``wanted``, or the nearest key after it no page of the revision has."""
+    pages = pages_at(revision_id)
+    if not pages.filter(position=wanted).exists():
+        return wanted
+    following = (
+        pages.filter(position__gt=wanted).order_by("position").values_list("position", flat=True)
+    )
+    return key_between(wanted, following.first())
 
 
 #: An editor polls every 10 s; a person not heard from for this long has left the page.
@@ -322,50 +322,70 @@ def reader_identity(visitor: Visitor, *, known_cookie: bool) -> str:
 # --- Helpers ---------------------------------------------------------------------------------
 
 
-def _base_pages(space: Space, based_on: str) -> dict[str, dict]:
-    if not Revision.objects.filter(pk=based_on, space=space).exists():
+def _base_page(space: Space, based_on: str, path: str) -> dict:
+    """The page at ``path`` as the revision ``based_on`` (of this space) holds it."""
+    revision = Revision.objects.filter(pk=based_on, space=space).first()
+    if revision is None:
         raise ValidationError({"based_on": ["is not a revision of this space"]})
-    return {page["path"]: page for page in page_dicts(based_on)}
+    page = page_at(revision, path)
+    if page is None:
+        raise ValidationError({"path": ["no page has this path in that revision"]})
+    return page_as_dict(page)
 
 
-def _write_on_top(
-    space,
-    *,
-    based_on,
-    touched,
-    change,
-    message,
-    author,
-    base_page,
-    empty_error=None,
-    merged_with=None,
-) -> Revision:
-    """Apply ``change`` (pages -> pages) to the space's current pages when ``touched`` is as
-    it was in ``based_on``; when someone changed it meanwhile, ``merged_with(theirs)`` gives
-    the change on top of theirs (or raises PageConflict); without it, PageConflict."""
+def _write_on_top(space, *, based_on, path, base_page, edited, message, author) -> Revision:
+    """Write ``edited`` (None: remove the page) in place of the page at ``path`` of the
+    space's current revision, when that page is as it was in ``based_on``; when someone
+    changed it meanwhile, the edit merged with theirs (``merging.merge_page``), or
+    PageConflict when they overlap (or when it was removed, or for a removal of a page
+    changed since)."""
     for _attempt in range(3):
         space.refresh_from_db(fields=["current_revision"])
         current_id = space.current_revision_id
-        pages = page_dicts(current_id) if current_id else []
-        apply = change
+        written = edited
         if current_id != based_on:
-            theirs = next((page for page in pages if page["path"] == touched), None)
+            now = page_at(current_id, path)
+            theirs = page_as_dict(now) if now is not None else None
             if theirs is None or _content(theirs) != _content(base_page):
-                if merged_with is None:
+                if theirs is None or edited is None:
                     raise PageConflict(
                         current=space.current_revision, theirs=theirs, base=base_page
                     )
-                apply = merged_with(theirs)
-        changed = apply(pages)
-        if not changed and empty_error:
-            raise ValidationError({"path": [empty_error]})
+                written, clash = merge_page(base_page, theirs, edited)
+                if clash is not None:
+                    raise PageConflict(
+                        current=space.current_revision, theirs=theirs, clash=clash, base=base_page
+                    )
         try:
-            return services.space_content_update(
-                space=space, pages=changed, message=message, author=author, based_on=current_id
-            )
-        except services.RevisionConflict:
+            with _named_as_editor(removing=written is None):
+                return revisions.space_pages_commit(
+                    space=space,
+                    writes=[revisions.PageWrite(written, replaces=path)] if written else [],
+                    removed=[] if written else [path],
+                    message=message,
+                    author=author,
+                    based_on=current_id,
+                )
+        except revisions.RevisionConflict:
             continue  # another save landed between our read and our write: look again
     raise PageConflict(current=space.current_revision, theirs=None)
+
+
+@contextmanager
+def _named_as_editor(*, removing: bool = False):
+    """A one-page write's errors named as the editor's fields are (``pages.0.path`` is
+    ``path``; a space left with no page, ``path`` too, when removing)."""
+    try:
+        yield
+    except ValidationError as error:
+        named = {}
+        for key, problems in error.message_dict.items():
+            if key == "pages" and removing:
+                problems = ["a space keeps at least one page: add another before deleting this one"]
+            named.setdefault("path" if key == "pages" else key.removeprefix("pages.0."), []).extend(
+                problems
+            )
+        raise ValidationError(named) from None
 
 
 def check_page_edit(pages: list[dict], path: str | None, edited: dict) -> list[dict]:
@@ -384,6 +404,22 @@ def check_page_edit(pages: list[dict], path: str | None, edited: dict) -> list[d
     if path is None:
         return [*pages, edited]
     return [edited if page["path"] == path else page for page in pages]
+
+
+def _check_edit(space: Space, path: str | None, edited: dict) -> None:
+    """``edited``'s fields, and its path free when it moves there (or is new), at once: a
+    ValidationError names each field that is wrong (the write checks the path again, under
+    the space's lock)."""
+    errors = {}
+    try:
+        _check_page(edited)
+    except ValidationError as error:
+        errors = error.message_dict
+    moved = edited["path"] != path and "path" not in errors
+    if moved and page_at(space.current_revision_id, edited["path"]) is not None:
+        errors["path"] = [f"another page has the path {edited['path']!r}"]
+    if errors:
+        raise ValidationError(errors)
 
 
 def _check_page(page: dict) -> None:

@@ -24,11 +24,11 @@ from django.utils import timezone
 
 from .. import events
 from ..changes.services import change_request_open, change_request_pages_write
-from ..content import MAX_MESSAGE_LENGTH, MAX_PAGES
+from ..content import MAX_MESSAGE_LENGTH, page_limit_error
 from ..documents.merging import merge_pages
-from ..documents.selectors import page_dicts
 from ..models import Space
-from ..services import RevisionConflict, space_content_update
+from ..page_versions import page_dicts
+from ..revisions import RevisionConflict, space_content_update
 from .addresses import address_problem
 from .confined import WorkFailed, repository_work
 from .files import page_path_of
@@ -166,8 +166,8 @@ def _import(sync: GitSync, remote: Remote, connection: GitConnection) -> Found:
         merged = _branch_pages(read, current)
     if not merged:
         raise SyncFailed("the branch holds no Markdown page to import")
-    if len(merged) > MAX_PAGES:
-        raise SyncFailed(f"the branch holds {len(merged)} pages; a space holds at most {MAX_PAGES}")
+    if len(merged) > settings.SPACE_MAX_PAGES:
+        raise SyncFailed(f"the branch holds {len(merged)} pages; {page_limit_error()}")
     message = f"Imported from Git: {remote.branch} at {sync.commit[:12]}"
     message = f"{message} ({read['subject']})" if read["subject"] else message
     return Found(
@@ -232,6 +232,7 @@ def _merged(sync: GitSync, read: dict, *, branch, space, base) -> list[dict]:
 def _work(request: dict) -> dict:
     """The repository's part of a sync, in its own limited process (``confined``)."""
     request["allowedNetworks"] = settings.GIT_SYNC_ALLOWED_NETWORKS
+    request["maxPages"] = settings.SPACE_MAX_PAGES
     try:
         answer = repository_work(request)
     except WorkFailed as failure:

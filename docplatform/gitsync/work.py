@@ -30,7 +30,6 @@ from urllib.parse import urlsplit
 
 from docplatform_sdk.addresses import address_refusal, parse_networks
 
-from ..content import MAX_PAGES
 from .files import Skipped, file_path, is_page_file, page_file, page_from_file, page_path_of
 from .repository import REGULAR_FILE_MODES, PushRejected, Remote, RepositoryUnreachable, fetched
 
@@ -57,8 +56,9 @@ class TooManyPages(Exception):
     pass
 
 
-def _pages_of(branch, commit: bytes | None = None) -> tuple[list[dict], list[dict]]:
-    """The pages a commit of the branch holds (its head by default), and the files skipped."""
+def _pages_of(branch, max_pages: int, commit: bytes | None = None) -> tuple[list[dict], list[dict]]:
+    """The pages a commit of the branch holds (its head by default), and the files skipped;
+    TooManyPages past ``max_pages``."""
     pages, skipped = [], []
     for path, mode, blob_id in branch.files(commit):
         if page_path_of(path) is None:
@@ -68,25 +68,28 @@ def _pages_of(branch, commit: bytes | None = None) -> tuple[list[dict], list[dic
             skipped.append(page.as_json())
             continue
         pages.append(page)
-        if len(pages) > MAX_PAGES:
+        if len(pages) > max_pages:
             raise TooManyPages
     return pages, skipped
 
 
-def read_branch(remote: Remote, base_commit: str = "") -> dict:
+def read_branch(remote: Remote, base_commit: str = "", max_pages: int = 10_000) -> dict:
+    """``max_pages``: the pages a space may hold (``SPACE_MAX_PAGES``, sent by the platform)."""
     with fetched(remote) as branch:
         if branch.head is None:
             return {"failed": f"the branch {remote.branch!r} does not exist in the repository"}
         try:
-            pages, skipped = _pages_of(branch)
+            pages, skipped = _pages_of(branch, max_pages)
             base = base_commit.encode() if base_commit else None
             base_pages = (
-                _pages_of(branch, base)[0] if base is not None and branch.has_commit(base) else None
+                _pages_of(branch, max_pages, base)[0]
+                if base is not None and branch.has_commit(base)
+                else None
             )
         except TooManyPages:
             return {
-                "failed": f"the branch holds more than {MAX_PAGES} pages; a space holds at most "
-                f"{MAX_PAGES}"
+                "failed": f"the branch holds more than {max_pages} pages; a space holds at most "
+                f"{max_pages} (the operator's SPACE_MAX_PAGES setting)"
             }
         subject = branch.commit_message().split("\n", 1)[0].strip()
         return {
@@ -162,7 +165,9 @@ def answer(request: dict) -> dict:
             return write_branch(
                 remote, request["pages"], request["message"], request.get("expectedHead", "")
             )
-        return read_branch(remote, request.get("baseCommit", ""))
+        return read_branch(
+            remote, request.get("baseCommit", ""), int(request.get("maxPages", 10_000))
+        )
     except RepositoryUnreachable as error:
         return {"failed": f"repository unreachable: {error}"}
     except PushRejected as error:

@@ -15,6 +15,7 @@ concern, read in this order:
 - ``runtime``: the integration runtime;
 - ``gitsync``: Git sync of spaces;
 - ``openapi``: OpenAPI documents: their size, and the URLs they may be fetched from;
+- ``content``: how many pages a space holds, how large a whole revision written at once is;
 - ``security``: login throttling, HTTPS and the Content-Security-Policy;
 - ``teams``: who may create an organization;
 - ``email``: outgoing e-mail (invitations) and how long an invitation lasts;
@@ -41,6 +42,7 @@ from .hosts import *  # noqa: F403
 from .runtime import *  # noqa: F403
 from .gitsync import *  # noqa: F403
 from .openapi import *  # noqa: F403
+from .content import *  # noqa: F403
 from .security import *  # noqa: F403
 from .teams import *  # noqa: F403
 from .email import *  # noqa: F403

@@ -26,6 +26,7 @@ from django.utils.html import strip_tags
 from ..documents.adaptive import for_visitor, page_shown
 from ..documents.reading import page_document
 from ..models import Page, Site, Space
+from ..page_versions import current_pages
 from ..rendering import Document
 from .selectors import listed_spaces
 
@@ -80,9 +81,7 @@ def spaces_search(
     if not words:
         return []
     spaces = {space.pk: space for space in spaces.exclude(current_revision=None)}
-    pages = Page.objects.filter(
-        revision_id__in=[space.current_revision_id for space in spaces.values()]
-    ).select_related("revision")
+    pages = current_pages(list(spaces))
     if at_least is not None:
         found = _holding_most_words(pages, words, min(at_least, len(words)))
     elif connection.vendor == "postgresql":
@@ -104,7 +103,7 @@ def spaces_search(
             and not _matches(f"{page.title}\n{_text(seen)}", query, words)
         ):
             continue  # it matched only in what is not shown: a hidden section, a block's fence
-        hits.append(SearchHit(spaces[page.revision.space_id], page, _snippet(seen, words)))
+        hits.append(SearchHit(spaces[page.space_id], page, _snippet(seen, words)))
         if len(hits) == limit:
             break
     return hits
@@ -133,7 +132,7 @@ def _full_text(pages: QuerySet, query: str) -> QuerySet:
     return (
         pages.annotate(document=document, rank=SearchRank(document, wanted))
         .filter(document=wanted)
-        .order_by("-rank", "revision__space__title", "position", "path")
+        .order_by("-rank", "space__title", "position", "path")
     )
 
 
@@ -171,7 +170,7 @@ def _holding_most_words(pages: QuerySet, words: list[str], at_least: int) -> Que
     return (
         pages.alias(held=held)
         .filter(held__gte=at_least)
-        .order_by("-held", *tie_break, "revision__space__title", "position", "path")
+        .order_by("-held", *tie_break, "space__title", "position", "path")
     )
 
 
@@ -183,7 +182,7 @@ def _contains_every_word(pages: QuerySet, words: list[str]) -> QuerySet:
         in_title |= Q(title__icontains=word)
     title_first = Case(When(in_title, then=0), default=1, output_field=IntegerField())
     return pages.alias(title_first=title_first).order_by(
-        "title_first", "revision__space__title", "position", "path"
+        "title_first", "space__title", "position", "path"
     )
 
 

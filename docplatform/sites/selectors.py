@@ -26,6 +26,7 @@ from ..documents.reading import page_document
 from ..documents.selectors import NavItem, navigation_for, page_in
 from ..markdown import ADAPTIVE_INFO
 from ..models import Organization, Page, Site, Space
+from ..page_versions import current_pages
 from ..rendering import Document
 from .addresses import page_url
 from .models import PageFeedback, SiteSpace
@@ -89,8 +90,8 @@ def space_on_site(site: Site, space_id: str) -> Space:
 def page_on_site(site: Site, page_id: str) -> Page | None:
     """A page (of any revision) of a space the site publishes and its visitors may read."""
     return (
-        Page.objects.select_related("revision__space")
-        .filter(pk=page_id, revision__space__in=readable_spaces(site))
+        Page.objects.select_related("space")
+        .filter(pk=page_id, space__in=readable_spaces(site))
         .first()
     )
 
@@ -138,14 +139,13 @@ def adaptive_outline(site: Site) -> dict:
     its visitors may open, in the site's order."""
     spaces = list(readable_spaces(site).exclude(current_revision=None))
     rows = (
-        Page.objects.filter(revision_id__in=[space.current_revision_id for space in spaces])
+        current_pages([space.pk for space in spaces])
         .filter(~Q(condition="") | Q(body__contains=ADAPTIVE_INFO))
-        .select_related("revision")
         .order_by("position", "path")
     )
     by_space: dict[str, list[Page]] = {}
     for page in rows:
-        by_space.setdefault(page.revision.space_id, []).append(page)
+        by_space.setdefault(page.space_id, []).append(page)
     conditions: list[dict] = []
     for space in spaces:
         for page in by_space.get(space.pk, []):
@@ -186,9 +186,7 @@ def feedback_context(space: Space) -> dict:
     """What the space's settings page shows of the visitors' feedback: per page (the page
     with the newest feedback first) its counts and its latest entries; and where the space is
     published."""
-    titles = dict(
-        Page.objects.filter(revision_id=space.current_revision_id).values_list("path", "title")
-    )
+    titles = dict(current_pages([space.pk]).values_list("path", "title"))
     pages: dict[str, PageFeedbackSummary] = {}
     entries = PageFeedback.objects.filter(space=space).select_related("site")
     for entry in entries.order_by("-updated_at", "-id")[:FEEDBACK_SHOWN]:

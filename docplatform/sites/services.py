@@ -107,7 +107,7 @@ def page_feedback_give(
     problem = comment_problem(comment)
     if problem:
         errors["comment"] = [problem]
-    space = page.revision.space
+    space = page.space
     if not readable_spaces(site).filter(pk=space.pk).exists():
         errors["pageId"] = ["the page is not on this site"]
     if page_key(site, url) is None:

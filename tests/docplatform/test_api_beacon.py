@@ -151,7 +151,7 @@ def test_page_feedback_is_recorded_and_delivered(beacon, site, page, site_instal
     assert response.status_code == 204
     event = Event.objects.get(type="page_feedback")
     assert event.payload["feedback"] == {"rating": "good", "comment": "Clear and short."}
-    assert event.payload["spaceId"] == page.revision.space_id
+    assert event.payload["spaceId"] == page.space_id
     assert event.payload["referrer"] == ""
     assert event.payload["visitor"]["ip"] == "198.51.100.23"
     assert Delivery.objects.get(event=event).installation == site_installation

@@ -10,6 +10,7 @@ from tests.factories import (
     MembershipFactory,
     OrganizationFactory,
     PageFactory,
+    RevisionFactory,
     SiteFactory,
     SpaceFactory,
 )
@@ -154,8 +155,9 @@ def test_a_new_revision_becomes_the_current_content(member_api, org_member, spac
 
 
 def test_pages_of_another_organizations_revision_are_not_found(member_api):
-    page = PageFactory()
-    response = member_api.get(f"{API}/revisions/{page.revision_id}/pages/")
+    revision = RevisionFactory()
+    PageFactory(revision=revision)
+    response = member_api.get(f"{API}/revisions/{revision.pk}/pages/")
     assert response.status_code == 404
 
 

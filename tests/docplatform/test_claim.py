@@ -12,7 +12,7 @@ from django.utils import timezone
 from docplatform.events.leases import ClaimReads, deliveries_claim_due
 from docplatform.events.models import Delivery
 from docplatform.models import Revision
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 from integrations.models import Integration
 from integrations.services.installations import installation_create
 from tests.factories import SpaceFactory

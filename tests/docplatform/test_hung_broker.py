@@ -24,7 +24,8 @@ from docplatform.celery import app
 from docplatform.events.models import Delivery, DrainRequest
 from docplatform.events.outbox import deliveries_sweep
 from docplatform.models import Revision
-from docplatform.services import api_token_create, space_content_update
+from docplatform.revisions import space_content_update
+from docplatform.services import api_token_create
 from integrations.models import Integration
 from integrations.services.installations import installation_create
 from tests.factories import SpaceFactory

@@ -4,7 +4,7 @@ organization's people read it too; and the consent screen says what it grants.""
 
 import pytest
 
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 from marketplace.scopes import scope_label
 from tests.api_helpers import API, api_client
 from tests.factories import OrganizationFactory, SiteFactory, SpaceFactory

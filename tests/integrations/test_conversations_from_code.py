@@ -8,7 +8,7 @@ import pytest
 import requests
 
 from docplatform.conversations.models import Conversation
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 from integrations.environment import installation_public_endpoint
 from integrations.services import integration_publish_folder
 from integrations.services.installations import installation_create

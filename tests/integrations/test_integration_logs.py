@@ -8,7 +8,7 @@ import textwrap
 import pytest
 import requests
 
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 from integrations.environment import installation_public_endpoint
 from integrations.gateway.failures import IntegrationFault
 from integrations.models import IntegrationLog

@@ -16,7 +16,7 @@ from docplatform.events.leases import (
 )
 from docplatform.events.models import Delivery, Event
 from docplatform.events.registry import consumer_names, routers
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 from integrations.services.installations import installation_create, installation_pause
 from tests.conftest import broker_unreachable
 

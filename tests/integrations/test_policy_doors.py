@@ -13,7 +13,7 @@ from docplatform import access
 from docplatform.access import Action
 from docplatform.events.models import Delivery
 from docplatform.models import Space
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 from integrations import policies
 from integrations.services.installations import installation_create
 from tests.api_helpers import API, api_client

@@ -16,7 +16,7 @@ import pytest
 from django.db import connection, transaction
 
 from docplatform.events.models import Delivery
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 from integrations.models import IntegrationLog
 from integrations.operators import OPERATOR
 from integrations.services import integration_publish_folder

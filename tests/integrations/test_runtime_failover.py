@@ -22,7 +22,7 @@ import pytest
 import requests
 
 from docplatform.events.models import Delivery
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 from integrations.environment import installation_public_endpoint, runtime_signing_key
 from integrations.gateway.hosts import rendezvous_order
 from integrations.services import integration_publish_folder

@@ -7,7 +7,7 @@ import pytest
 import requests
 
 from docplatform.events.models import Delivery
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 from integrations.operators import OPERATOR
 from integrations.services.installations import installation_create, installation_pause
 from tests.conftest import wait_until

@@ -13,7 +13,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from docplatform.events.models import Delivery
 from docplatform.observability.tracing import span, tracing_start, tracing_stop
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 from integrations.services import integration_publish_folder
 from integrations.services.installations import installation_create
 from tests.conftest import wait_until

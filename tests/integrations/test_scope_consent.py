@@ -9,7 +9,7 @@ from django.db.migrations.executor import MigrationExecutor
 
 from docplatform.access import Action, refusal
 from docplatform.events.models import Delivery, Event
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 from integrations.models import Installation
 from integrations.services.installations import installation_create
 from tests.api_helpers import API, api_client, error_attrs

@@ -9,7 +9,8 @@ import re
 import pytest
 from django.test import Client
 
-from docplatform.services import api_token_create, space_content_update
+from docplatform.revisions import space_content_update
+from docplatform.services import api_token_create
 from integrations.models import IntegrationLog
 from integrations.services.installations import installation_create
 from tests.api_helpers import API, api_client

@@ -112,7 +112,7 @@ def test_the_installation_page_links_admins_to_the_log(admin_client, member_clie
 
 
 def test_filters_by_status_event_type_and_time(admin_client, hook, acme_space):
-    from docplatform.services import space_content_update
+    from docplatform.revisions import space_content_update
 
     ok = finished(webhook_ping_send(user=OPERATOR, installation=hook), "succeeded")
     failed = finished(webhook_ping_send(user=OPERATOR, installation=hook), "failed")

@@ -3,7 +3,7 @@
 import pytest
 from django.urls import reverse
 
-from docplatform import services as platform_services
+from docplatform import revisions as platform_revisions
 from docplatform.events.models import Event
 from integrations.models import Installation
 from integrations.services.installations import installation_create
@@ -226,7 +226,7 @@ def test_an_integration_that_renders_its_own_configuration_screen(
 
 def test_recent_deliveries_are_listed(admin_client, installation, acme_space):
     admin_client.post(page_url(installation), configuration_data(channel="#docs"))
-    platform_services.space_content_update(
+    platform_revisions.space_content_update(
         space=acme_space, pages=[{"path": "index", "title": "Home"}]
     )
     response = admin_client.get(page_url(installation))

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 from integrations.operators import OPERATOR
 from integrations.services.installations import installation_pause, installation_resume
 from tests.marketplace.test_delivery_log_browser import admin, hook, sign_in  # noqa: F401

@@ -12,7 +12,7 @@ from django.http import QueryDict
 
 from docplatform.documents.blocks import BlockPlace, provider
 from docplatform.markdown import block_fence, parse_document
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 from integrations.environment import runtime_signing_key
 from integrations.models import ComponentState, IntegrationLog
 from integrations.services import integration_publish_folder

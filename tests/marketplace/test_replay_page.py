@@ -7,7 +7,7 @@ import pytest
 from django.utils import timezone
 
 from docplatform.events.models import Delivery
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 from integrations.operators import OPERATOR
 from integrations.services.installations import (
     installation_pause,

@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from docplatform.events.leases import Result, delivery_claim, delivery_settle
 from docplatform.events.models import Delivery
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 from integrations.models import Installation
 from integrations.operators import OPERATOR
 from integrations.services.installations import (

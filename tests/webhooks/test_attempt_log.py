@@ -10,7 +10,7 @@ from django.utils import timezone
 from docplatform_sdk.receiver import verify_signature
 
 from docplatform.events.models import Delivery
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 from tests.conftest import wait_until
 from webhooks.models import DeliveryAttempt
 from webhooks.services.delivery import webhook_deliver_due

@@ -13,7 +13,7 @@ from django.db import transaction
 from docplatform.events.models import Delivery, DrainRequest
 from docplatform.events.outbox import deliveries_sweep
 from docplatform.models import Revision
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 from integrations.operators import OPERATOR
 from integrations.services.installations import installation_pause
 from tests.conftest import broker_unreachable

@@ -10,7 +10,8 @@ from docplatform_sdk.receiver import verify_signature
 from docplatform.events import Visitor
 from docplatform.events.leases import delivery_redeliver
 from docplatform.events.models import Delivery
-from docplatform.services import page_feedback_record, site_view_record, space_content_update
+from docplatform.revisions import space_content_update
+from docplatform.services import page_feedback_record, site_view_record
 from integrations.operators import OPERATOR
 from integrations.services.installations import installation_pause
 from tests.conftest import wait_until

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from docplatform.events.leases import delivery_claim
 from docplatform.events.models import Delivery
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 from integrations.operators import OPERATOR
 from tests.api_helpers import API, NOT_FOUND, api_client, error_attrs
 from tests.conftest import wait_until

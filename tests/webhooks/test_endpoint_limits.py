@@ -22,7 +22,7 @@ from django.utils import timezone
 
 from docplatform.events.models import Delivery
 from docplatform.models import Revision
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 from integrations.operators import OPERATOR
 from integrations.services.installations import installation_configure
 from tests import redis_keys

@@ -21,7 +21,7 @@ from docplatform.events.leases import (
 )
 from docplatform.events.models import Delivery
 from docplatform.models import Revision
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 from tests.factories import SpaceFactory
 from webhooks.models import DeliveryAttempt
 from webhooks.services.delivery import CLAIM_READS, webhook_deliver_due

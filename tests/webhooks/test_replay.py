@@ -11,7 +11,7 @@ import pytest
 from django.utils import timezone
 
 from docplatform.events.models import Delivery, Event
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 from integrations.operators import OPERATOR
 from integrations.services.installations import installation_pause, installation_resume
 from tests.api_helpers import API, NOT_FOUND, api_client, error_attrs

@@ -15,7 +15,7 @@ import pytest
 from django.utils import timezone
 
 from docplatform.events.models import Delivery
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 from tests.api_helpers import API, api_client, error_attrs
 from tests.conftest import wait_until
 from webhooks.models import DeliveryAttempt

@@ -6,7 +6,7 @@ import pytest
 
 from docplatform.events import retries
 from docplatform.events.models import Delivery
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 from integrations.gateway.failures import IntegrationFault, PlatformFault
 from integrations.runtime.protocol import BUSY, INTEGRATION_ERROR
 from integrations.services import runtime_deliveries

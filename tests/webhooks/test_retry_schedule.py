@@ -5,7 +5,7 @@ import itertools
 import pytest
 
 from docplatform.events.models import Delivery
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 from tests.conftest import wait_until
 from webhooks.models import DeliveryAttempt
 from webhooks.services.outcomes import retry_delay

@@ -17,7 +17,7 @@ from django.utils import timezone
 from docplatform import settings as project_settings
 from docplatform.events.models import Delivery
 from docplatform.models import Revision
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 from tests.conftest import wait_until
 from tests.factories import SpaceFactory
 from webhooks.models import DeliveryAttempt

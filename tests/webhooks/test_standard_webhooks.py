@@ -19,7 +19,7 @@ from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
 from docplatform.events.models import Delivery
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 from integrations.services.installations import installation_configure
 from tests.api_helpers import API, api_client, error_attrs
 from tests.conftest import wait_until

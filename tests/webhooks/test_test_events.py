@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from docplatform.events.models import Delivery, Event
 from docplatform.events.outbox import deliveries_add
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 from integrations.services.installations import installation_create
 from tests.api_helpers import API, api_client
 from tests.conftest import wait_until

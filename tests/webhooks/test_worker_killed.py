@@ -13,7 +13,7 @@ from django.db import connection
 
 from docplatform.events.models import Delivery
 from docplatform.events.outbox import deliveries_sweep
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 
 REPO = Path(__file__).resolve().parents[2]
 LEASE_SECONDS = 3

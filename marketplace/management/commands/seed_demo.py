@@ -10,6 +10,7 @@ from django.db import transaction
 from docplatform.models import Membership, Organization, Page, Revision, Site, Space
 from docplatform.openapi.selectors import latest_spec
 from docplatform.openapi.services import openapi_publish
+from docplatform.positions import keys_between
 from docplatform.teams.selectors import invitations_to
 from docplatform.teams.services import invitation_create, invitation_revoke, membership_ensure
 from integrations.gateway.failures import PlatformFault
@@ -181,16 +182,21 @@ class Command(BaseCommand):
             space = Space.objects.create(
                 organization=organization, title=title, visibility=Space.Visibility.PUBLIC
             )
-            revision = Revision.objects.create(space=space, author=author, message="First draft")
+            revision = Revision.objects.create(
+                space=space, author=author, message="First draft", page_count=len(pages)
+            )
             Page.objects.bulk_create(
                 Page(
-                    revision=revision,
+                    space=space,
+                    valid_from=revision.number,
                     path=path,
                     title=page_title,
                     body=body.replace("@PLATFORM@", settings.PLATFORM_URL),
                     position=position,
                 )
-                for position, (path, page_title, body) in enumerate(pages)
+                for position, (path, page_title, body) in zip(
+                    keys_between(None, None, len(pages)), pages, strict=True
+                )
             )
             space.current_revision = revision
             space.save(update_fields=["current_revision"])

@@ -3,7 +3,7 @@ does not, and globex's installation that holds it."""
 
 import pytest
 
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 from integrations.services.installations import installation_create
 from tests.factories import IntegrationFactory, MembershipFactory, OrganizationFactory, SpaceFactory
 

@@ -4,7 +4,8 @@ reading them as an organization's admin."""
 import pytest
 
 from docplatform.conversations.models import Conversation
-from docplatform.services import api_token_create, space_content_update
+from docplatform.revisions import space_content_update
+from docplatform.services import api_token_create
 from tests.api_helpers import API, api_client, error_attrs
 from tests.factories import SpaceFactory
 

@@ -5,7 +5,7 @@ import pytest
 from django.urls import reverse
 
 from docplatform.conversations.services import conversation_ingest
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 from marketplace.scopes import scope_label
 from tests.factories import SpaceFactory
 

@@ -8,7 +8,7 @@ import pytest
 
 from docplatform.conversations.models import Conversation
 from docplatform.conversations.services import REMATCH_TASK, conversation_ingest
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 from tests.conftest import wait_until
 from tests.factories import SpaceFactory
 

@@ -10,8 +10,9 @@ from docplatform.documents.adaptive import for_visitor
 from docplatform.documents.merging import merge_pages
 from docplatform.gitsync.files import Skipped, page_file, page_from_file
 from docplatform.markdown import parse_document
-from docplatform.models import Page, Revision
-from docplatform.services import space_content_update
+from docplatform.models import Revision
+from docplatform.page_versions import pages_at
+from docplatform.revisions import space_content_update
 from tests.api_helpers import API, api_client, error_attrs, row_counts
 from tests.factories import SpaceFactory
 
@@ -115,7 +116,7 @@ def test_the_api_writes_and_reads_a_pages_condition(space, org_member):
     )
     assert written.status_code == 201, written.json()
     conditions = dict(
-        Page.objects.filter(revision_id=written.json()["id"]).values_list("path", "condition")
+        pages_at(written.json()["id"]).values_list("path", "condition")
     )
     assert conditions == {"intro": "", "team": 'visitor.claims.plan == "team"'}
 

@@ -5,10 +5,10 @@ answering 409 naming the rule; readers 403, other organizations 404, nothing wri
 import pytest
 
 from docplatform.audit.models import AuditEntry
-from docplatform.documents.selectors import page_dicts
 from docplatform.events.models import Event
 from docplatform.models import ChangeRequest, Revision
-from docplatform.services import space_content_update
+from docplatform.page_versions import page_dicts
+from docplatform.revisions import space_content_update
 from tests.api_helpers import API, api_client, error_attrs
 from tests.factories import MembershipFactory, SpaceFactory
 

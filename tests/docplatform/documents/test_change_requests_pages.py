@@ -7,9 +7,9 @@ space that takes edits through change requests only."""
 import pytest
 from django.test import Client
 
-from docplatform.documents.selectors import page_dicts
 from docplatform.models import ChangeRequest, Revision
-from docplatform.services import space_content_update
+from docplatform.page_versions import page_dicts
+from docplatform.revisions import space_content_update
 
 pytestmark = pytest.mark.django_db
 

@@ -20,7 +20,8 @@ from docplatform_sdk.receiver import verify_signature
 from docplatform.events.models import Delivery, Event
 from docplatform.markdown import block_fence
 from docplatform.models import Space
-from docplatform.services import api_token_create, space_content_update
+from docplatform.revisions import space_content_update
+from docplatform.services import api_token_create
 from integrations.services import integration_publish_folder
 from integrations.services.installations import installation_create, installation_pause
 from tests.conftest import wait_until

@@ -7,7 +7,8 @@ from django.core.exceptions import ValidationError
 from docplatform.documents import selectors, services
 from docplatform.events.models import Event
 from docplatform.models import Revision
-from docplatform.services import space_content_update
+from docplatform.page_versions import page_dicts
+from docplatform.revisions import space_content_update
 from tests.factories import SpaceFactory
 
 pytestmark = pytest.mark.django_db
@@ -27,7 +28,7 @@ def space_spec():
 
 def paths(space) -> list[str]:
     space.refresh_from_db()
-    return [page["path"] for page in selectors.page_dicts(space.current_revision_id)]
+    return [page["path"] for page in page_dicts(space.current_revision_id)]
 
 
 def content_events() -> int:
@@ -38,7 +39,7 @@ def test_an_edit_of_another_page_made_meanwhile_is_kept_and_mine_applied_on_top(
     base = space.current_revision_id
     services.page_save(space=space, path="b", title="B", body="theirs", based_on=base)
     services.page_save(space=space, path="a", title="A", body="mine", based_on=base)
-    pages = {p["path"]: p["body"] for p in selectors.page_dicts(space.current_revision_id)}
+    pages = {p["path"]: p["body"] for p in page_dicts(space.current_revision_id)}
     assert pages["a"] == "mine" and pages["b"] == "theirs"
 
 
@@ -53,7 +54,7 @@ def test_an_edit_of_the_same_page_made_meanwhile_is_a_conflict_and_writes_nothin
     services.page_save(
         space=space, path="a", title="A", body="mine", based_on=conflict.value.current.pk
     )
-    assert selectors.page_dicts(space.current_revision_id)[0]["body"] == "mine"
+    assert page_dicts(space.current_revision_id)[0]["body"] == "mine"
 
 
 def test_rename_to_a_taken_path_and_other_bad_input_name_their_fields(space):
@@ -150,7 +151,7 @@ def test_the_admin_edits_a_current_page_as_a_new_revision(client, space, admin_u
         {"path": "a", "title": "A", "body": "from the admin"},
     )
     assert response.status_code == 302
-    assert selectors.page_dicts(Revision.objects.latest().pk)[0]["body"] == "from the admin"
+    assert page_dicts(Revision.objects.latest().pk)[0]["body"] == "from the admin"
     page.refresh_from_db()
     assert page.body == "one\ntwo\nthree"  # rows are never rewritten
     refused = client.post(
@@ -193,7 +194,7 @@ def test_edits_of_different_lines_of_one_page_are_merged_with_no_question(space)
     services.page_save(
         space=space, path="a", title="A (mine)", body="one\ntwo\nthree, mine\n", based_on=base
     )
-    page = selectors.page_dicts(space.current_revision_id)[0]
+    page = page_dicts(space.current_revision_id)[0]
     assert page == {"path": "a", "title": "A (mine)", "body": "one, theirs\ntwo\nthree, mine\n"}
 
 

@@ -4,7 +4,7 @@ space says so as the unlisted and public ones do."""
 import pytest
 
 from docplatform.models import Space
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 from tests.factories import SpaceFactory
 
 pytestmark = pytest.mark.django_db

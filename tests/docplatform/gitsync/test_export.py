@@ -10,7 +10,7 @@ from docplatform.gitsync.models import GitSync
 from docplatform.gitsync.repository import PushRejected, Remote, fetched
 from docplatform.gitsync.runs import git_sync_run
 from docplatform.gitsync.services import git_connection_set, git_sync_request
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 from tests.docplatform.gitsync.conftest import clone, git, sync_events
 
 pytestmark = pytest.mark.django_db

@@ -3,9 +3,9 @@
 import pytest
 
 from docplatform.content import MAX_PAGE_BYTES
-from docplatform.documents.selectors import page_dicts
 from docplatform.events.models import Event
 from docplatform.models import Revision
+from docplatform.page_versions import page_dicts
 from tests.docplatform.gitsync.conftest import clone, git, sync_events
 
 pytestmark = pytest.mark.django_db

@@ -7,7 +7,8 @@ import pytest
 
 from docplatform.documents.blocks import BUILTIN
 from docplatform.openapi.models import OpenApiVersion
-from docplatform.services import api_token_create, space_content_update
+from docplatform.revisions import space_content_update
+from docplatform.services import api_token_create
 from tests.factories import MembershipFactory, OrganizationFactory
 from tests.integrations.cli_support import Author
 

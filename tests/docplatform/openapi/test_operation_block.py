@@ -11,7 +11,7 @@ import pytest
 from docplatform.documents.blocks import BUILTIN
 from docplatform.openapi.models import OpenApiVersion
 from docplatform.openapi.services import openapi_publish
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 
 from .samples import PETSTORE_20, PETSTORE_30, PETSTORE_31
 

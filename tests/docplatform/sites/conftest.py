@@ -5,7 +5,7 @@ from urllib.parse import urlsplit
 import pytest
 from django.test import Client
 
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 from docplatform.sites import site_services
 from tests.factories import SiteFactory, SpaceFactory
 

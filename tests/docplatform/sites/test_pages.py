@@ -5,7 +5,7 @@ import pytest
 from django.test import Client
 
 from docplatform.markdown import block_fence
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 from tests.docplatform.documents.test_documents_browser import HOSTILE_MARKDOWN, assert_inert
 from tests.factories import SiteFactory, SpaceFactory
 

@@ -5,7 +5,7 @@ read and find, through the site's own session."""
 import pytest
 from django.test import Client
 
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 from docplatform.sites import site_services
 
 from .visitor_support import home, token_for

@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 from integrations.services import integration_publish_folder
 from integrations.services.installations import installation_create
 from tests.docplatform.documents.test_documents_browser import assert_inert

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from django.db import connections
 
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 from integrations.models import Integration
 from integrations.services.installations import installation_create
 from tests.browser import CHROMIUM, CHROMIUM_ARGS
