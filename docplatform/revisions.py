@@ -123,7 +123,11 @@ def space_pages_commit(
 
 def _locked(space: Space, based_on: str | None) -> Space:
     """The space's row, locked: two writes to one space are made one after the other."""
-    locked = Space.objects.select_for_update().select_related("current_revision").get(pk=space.pk)
+    locked = (
+        Space.objects.select_for_update(of=("self",))
+        .select_related("current_revision")
+        .get(pk=space.pk)
+    )
     if based_on is not None and locked.current_revision_id != based_on:
         raise RevisionConflict(locked.current_revision)
     return locked

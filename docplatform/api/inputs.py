@@ -70,6 +70,22 @@ class SafeJSONParser(JSONParser):
         return data
 
 
+class LargeRequestBody:
+    """A view (mixin, before APIView) whose requests may pass DATA_UPLOAD_MAX_MEMORY_SIZE, up
+    to its ``max_request_bytes``: the body is read here within that bound, where Django's
+    ``HttpRequest.body`` (which DRF's JSON parsing reads) would refuse anything past its own
+    limit; SafeJSONParser then checks the view's bound."""
+
+    max_request_bytes: int
+
+    def initialize_request(self, request, *args, **kwargs):
+        length = request.META.get("CONTENT_LENGTH") or ""
+        declared = int(length) if length.isdigit() else 0
+        if not request._read_started and 0 < declared <= self.max_request_bytes:
+            request._body = request.read(self.max_request_bytes + 1)
+        return super().initialize_request(request, *args, **kwargs)
+
+
 class PlainTextJSONParser(SafeJSONParser):
     """JSON sent as ``text/plain``, as ``navigator.sendBeacon`` sends a string (the beacon)."""
 

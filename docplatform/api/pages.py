@@ -15,6 +15,7 @@ from ..access import Action
 from ..content import page_path_problem
 from ..documents import services as page_services
 from ..documents.merging import PageClash
+from ..models import Revision
 from ..page_versions import page_at
 from .content_conflicts import CONTENT_CONFLICT, content_conflict_response
 from .lookup import space_for
@@ -112,7 +113,7 @@ class SpacePageApi(APIView):
         data = PageWriteInput(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
-        based_on = values.get("baseRevision") or space.current_revision_id
+        based_on = _base_revision(space, values) or space.current_revision_id
         now = page_at(space.current_revision_id, page_path)
         then = page_at(based_on, page_path) if based_on else None
         if "baseRevision" in values and then is None and now is not None:
@@ -169,7 +170,7 @@ class SpacePageApi(APIView):
         space = self.space(request, space_id, page_path, writing=True)
         query = PageDeleteQuery(data=request.query_params)
         query.is_valid(raise_exception=True)
-        based_on = query.validated_data.get("baseRevision") or space.current_revision_id
+        based_on = _base_revision(space, query.validated_data) or space.current_revision_id
         if based_on is None or page_at(based_on, page_path) is None:
             if "baseRevision" in query.validated_data:
                 raise ValidationError({"path": ["no page has this path in that revision"]})
@@ -181,6 +182,14 @@ class SpacePageApi(APIView):
         except page_services.PageConflict as conflict:
             return _page_conflict(page_path, conflict)
         return Response(RevisionOutput(revision).data)
+
+
+def _base_revision(space, values: dict) -> str | None:
+    """The ``baseRevision`` given, when it is a revision of the space (else a 400 naming it)."""
+    based_on = values.get("baseRevision")
+    if based_on and not Revision.objects.filter(pk=based_on, space=space).exists():
+        raise ValidationError({"baseRevision": ["is not a revision of this space"]})
+    return based_on
 
 
 class _Conflict:

@@ -29,6 +29,7 @@ from ..models import Page, Revision, Space
 from ..page_versions import ORDER, pages_at
 from ..selectors import current_pages, organization_spaces, revisions_of, space_revisions
 from .content_conflicts import CONTENT_CONFLICT, content_conflict_response
+from .inputs import LargeRequestBody
 from .lookup import organization_for, space_for, spaces_for
 from .permissions import ActsByRole
 from .schema import service_errors
@@ -306,7 +307,7 @@ class RevisionInput(serializers.Serializer):
 @service_errors("pages", methods=["post"])
 @service_errors("pages.INDEX", codes=("null",), methods=["post"])  # a null page
 @extend_schema_view(get=extend_schema(summary="List a space's revisions"))
-class SpaceRevisionsApi(generics.ListAPIView):
+class SpaceRevisionsApi(LargeRequestBody, generics.ListAPIView):
     """A space's revisions, newest first; POST writes a new one (fires
     ``space_content_updated``)."""
 

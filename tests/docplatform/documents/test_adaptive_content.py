@@ -115,9 +115,7 @@ def test_the_api_writes_and_reads_a_pages_condition(space, org_member):
         },
     )
     assert written.status_code == 201, written.json()
-    conditions = dict(
-        pages_at(written.json()["id"]).values_list("path", "condition")
-    )
+    conditions = dict(pages_at(written.json()["id"]).values_list("path", "condition"))
     assert conditions == {"intro": "", "team": 'visitor.claims.plan == "team"'}
 
 
