@@ -2,7 +2,7 @@
 the writer never imports them (Git sync imports the services that write revisions).
 
 ``on_revision_written(hook)`` registers ``hook(space=..., author=...)``, called by
-``services.space_content_update`` in its transaction for every revision not imported from
+``revisions.space_content_update`` in its transaction for every revision not imported from
 Git; ``DocplatformConfig.ready`` registers Git sync's.
 
 ``on_space_content_changed(hook)`` registers ``hook(space=...)``, called by the same service
