@@ -4,9 +4,11 @@ writes this page alone, through the editor's services (``documents.services``): 
 ``baseRevision``, a change made meanwhile to this page is merged line by line, and only
 overlapping changes answer 409; without it, the page is written over whatever it is now."""
 
+import re
+
 from django.core.exceptions import ValidationError
 from django.http import Http404
-from drf_spectacular.utils import OpenApiExample, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -18,6 +20,7 @@ from ..documents.merging import PageClash
 from ..models import Revision
 from ..page_versions import page_at
 from .content_conflicts import CONTENT_CONFLICT, content_conflict_response
+from .inputs import ObjectIdConverter
 from .lookup import space_for
 from .permissions import ActsByRole
 from .schema import service_errors
@@ -48,13 +51,7 @@ class PageWriteInput(serializers.Serializer):
     )
 
 
-class PageDeleteQuery(serializers.Serializer):
-    baseRevision = serializers.CharField(
-        required=False,
-        max_length=32,
-        help_text="The revision the page was read from: when the page changed since, nothing "
-        "is deleted (409).",
-    )
+OBJECT_ID = re.compile(ObjectIdConverter.regex)
 
 
 class PageWriteOutput(serializers.Serializer):
@@ -163,16 +160,22 @@ class SpacePageApi(APIView):
 
     @extend_schema(
         summary="Delete one page, as a new revision",
-        parameters=[PageDeleteQuery],
+        parameters=[
+            OpenApiParameter(
+                "baseRevision",
+                str,
+                description="The revision the page was read from: when the page changed "
+                "since, nothing is deleted (409).",
+            )
+        ],
         responses={200: RevisionOutput, 409: CONTENT_CONFLICT},
     )
     def delete(self, request, space_id, page_path):
         space = self.space(request, space_id, page_path, writing=True)
-        query = PageDeleteQuery(data=request.query_params)
-        query.is_valid(raise_exception=True)
-        based_on = _base_revision(space, query.validated_data) or space.current_revision_id
+        given = request.query_params
+        based_on = _base_revision(space, given) or space.current_revision_id
         if based_on is None or page_at(based_on, page_path) is None:
-            if "baseRevision" in query.validated_data:
+            if "baseRevision" in given:
                 raise ValidationError({"path": ["no page has this path in that revision"]})
             raise Http404("No page has this path.")
         try:
@@ -187,7 +190,10 @@ class SpacePageApi(APIView):
 def _base_revision(space, values: dict) -> str | None:
     """The ``baseRevision`` given, when it is a revision of the space (else a 400 naming it)."""
     based_on = values.get("baseRevision")
-    if based_on and not Revision.objects.filter(pk=based_on, space=space).exists():
+    if based_on is None:
+        return None
+    known = Revision.objects.filter(pk=based_on, space=space)
+    if not OBJECT_ID.fullmatch(based_on) or not known.exists():
         raise ValidationError({"baseRevision": ["is not a revision of this space"]})
     return based_on
 

@@ -96,6 +96,7 @@ def world(publish, org_admin, org_member, organization):
         "name": integration.name,
         "number": integration.latest_version.number,
         "page": page,
+        "page_path": page.path,
         "token": installation.api_token,
         "property_name": "tracking_id",
         "component_id": "settings",
