@@ -180,13 +180,17 @@ def test_a_huge_file_is_skipped_within_the_memory_limit_and_fails_a_tighter_one(
 @pytest.mark.slow
 @pytest.mark.django_db
 def test_a_repository_of_five_thousand_files_is_refused_and_the_next_sync_succeeds(
-    space, connected, remote, tmp_path, run_sync
+    space, connected, remote, tmp_path, run_sync, settings
 ):
+    settings.SPACE_MAX_PAGES = 1000
     push_files(remote, tmp_path, {f"pages/p{n}.md": f"# Page {n}\n" for n in range(5000)})
 
     sync = run_sync(space, direction="import")
     assert sync.status == "failed"
-    assert sync.reason == "the branch holds more than 1000 pages; a space holds at most 1000"
+    assert sync.reason == (
+        "the branch holds more than 1000 pages; a space holds at most 1000 (the operator's "
+        "SPACE_MAX_PAGES setting)"
+    )
 
     push_files(remote, tmp_path / "again", {"intro.md": "# Intro\n"})
     assert run_sync(space, direction="import").status == "success"
