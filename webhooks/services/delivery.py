@@ -116,11 +116,13 @@ def _parallel_drains(drain: Drain, claimed: int) -> int:
 
 
 def deliveries_purge() -> int:
-    """Delete finished webhook deliveries (and their attempts) past the retention period."""
+    """Delete settled webhook deliveries (and their attempts) past the retention period
+    (``Delivery.OPEN_STATUSES`` is what is not settled: one rule with the events' purge,
+    ``docplatform.events.retention``)."""
     cutoff = timezone.now() - timedelta(days=settings.WEBHOOK_RETENTION_DAYS)
-    deleted, _ = Delivery.objects.filter(
-        consumer=WEBHOOK_CONSUMER,
-        status__in=[Delivery.Status.SUCCEEDED, Delivery.Status.FAILED, Delivery.Status.CANCELLED],
-        completed_at__lt=cutoff,
-    ).delete()
+    deleted, _ = (
+        Delivery.objects.filter(consumer=WEBHOOK_CONSUMER, completed_at__lt=cutoff)
+        .exclude(status__in=Delivery.OPEN_STATUSES)
+        .delete()
+    )
     return deleted
