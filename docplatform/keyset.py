@@ -24,6 +24,7 @@ from django.core.exceptions import ValidationError
 from django.db.models import Q, QuerySet
 
 OLDER, NEWER = "n", "p"
+NOT_A_CURSOR = "not a cursor of this list: give a previous answer's next or previous"
 NEWEST_FIRST = ("-created_at", "-id")
 
 
@@ -60,11 +61,9 @@ def cursor_decode(encoded: str, queryset: QuerySet) -> Cursor:
         when = datetime.fromisoformat(created_at)
         key = queryset.model._meta.pk.to_python(key)
     except (UnicodeError, binascii.Error, ValueError, ValidationError) as exc:
-        raise BadCursor(
-            "not a cursor of this list: give a previous answer's next or previous"
-        ) from exc
+        raise BadCursor(NOT_A_CURSOR) from exc
     if direction not in (OLDER, NEWER) or when.tzinfo is None or key in (None, ""):
-        raise BadCursor("not a cursor of this list: give a previous answer's next or previous")
+        raise BadCursor(NOT_A_CURSOR)
     return Cursor(direction, when, key)
 
 

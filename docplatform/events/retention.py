@@ -25,6 +25,19 @@ from django.utils import timezone
 from .models import Delivery, Event
 
 
+def rows_purge(rows: QuerySet, *, batch: int) -> int:
+    """Delete ``rows`` (with what cascades from them) ``batch`` at a time, each batch its own
+    statement, so no delete holds its locks for long on a busy table; returns how many of
+    ``rows`` (the purges of settled webhook deliveries and of integration logs)."""
+    deleted = 0
+    while True:
+        keys = list(rows.order_by().values_list("pk", flat=True)[:batch])
+        if not keys:
+            return deleted
+        _, by_model = rows.model.objects.filter(pk__in=keys).delete()
+        deleted += by_model.get(rows.model._meta.label, 0)
+
+
 def events_purgeable(now: datetime | None = None) -> QuerySet:
     """The events past retention whose every delivery is settled."""
     cutoff = (now or timezone.now()) - timedelta(days=settings.EVENT_RETENTION_DAYS)

@@ -9,8 +9,11 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
+from docplatform_sdk.cli.api import Platform
+from docplatform_sdk.cli.credentials import Credentials
 
 from docplatform.events.models import Event
+from docplatform.services import api_token_create
 from tests.api_helpers import API, api_client, error_attrs
 from tests.factories import OrganizationFactory
 
@@ -118,10 +121,6 @@ def test_limit_out_of_range_is_a_400_naming_it(member_api, events):
 def test_the_command_lines_client_reads_every_page_by_cursor(live_server, org_member):
     """The SDK's Platform.rows follows each answer's next link: here more events than its
     500-row pages, through a real server."""
-    from docplatform.services import api_token_create
-    from docplatform_sdk.cli.api import Platform
-    from docplatform_sdk.cli.credentials import Credentials
-
     organization = org_member.memberships.get().organization
     now = timezone.now()
     Event.objects.bulk_create(
@@ -131,7 +130,5 @@ def test_the_command_lines_client_reads_every_page_by_cursor(live_server, org_me
     _, token = api_token_create(user=org_member, name="cli")
     platform = Platform(Credentials(api=f"{live_server.url}/api/v1", token=token))
     listed = [row["id"] for row in platform.rows("orgs/acme/events/", action="list events")]
-    assert listed == list(
-        Event.objects.order_by("-created_at", "-id").values_list("pk", flat=True)
-    )
+    assert listed == list(Event.objects.order_by("-created_at", "-id").values_list("pk", flat=True))
     assert len(listed) == 620

@@ -23,6 +23,7 @@ from webhooks.models import DeliveryAttempt
 from webhooks.rules import WEBHOOK_CONSUMER
 from webhooks.services.ping import webhook_ping_send
 from webhooks.services.replay import replay_range_check
+from webhooks.tasks import purge_deliveries
 
 pytestmark = pytest.mark.usefixtures("webhook_settings")
 
@@ -120,6 +121,21 @@ def test_the_purge_goes_a_batch_at_a_time(hook, settings):
     assert len(deletes) == 3  # 2 + 2 + 1, each in its own transaction
     assert not Event.objects.filter(pk__in=[d.event_id for d in old]).exists()
     assert young.event_id in events_left()
+
+
+def test_settled_webhook_deliveries_have_their_own_retention_by_the_same_rule(hook, settings):
+    """WEBHOOK_RETENTION_DAYS (30) purges settled deliveries and their attempts, whatever
+    their events' age; an open delivery stays; their events stay for the events' purge."""
+    done = ping(hook, days_ago=1, status="failed")
+    fresh = ping(hook, days_ago=1, status="succeeded")
+    still_open = ping(hook, days_ago=40)
+    Delivery.objects.filter(pk__in=[done.pk, still_open.pk]).update(
+        completed_at=timezone.now() - timedelta(days=31)
+    )
+    assert purge_deliveries() == 1
+    assert set(Delivery.objects.values_list("pk", flat=True)) == {fresh.pk, still_open.pk}
+    assert not DeliveryAttempt.objects.filter(delivery_id=done.pk).exists()
+    assert done.event_id in events_left()
 
 
 def test_a_replay_skips_an_event_purged_after_it_chose_it(hook, settings):
