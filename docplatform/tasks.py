@@ -27,6 +27,15 @@ def sweep_deliveries() -> int:
     return outbox.deliveries_sweep()
 
 
+@shared_task(name="docplatform.tasks.purge_events")
+def purge_events() -> int:
+    """Delete the events past ``EVENT_RETENTION_DAYS`` whose deliveries are settled
+    (periodic), a batch at a time; returns how many."""
+    from .events.retention import events_purge
+
+    return events_purge()
+
+
 @shared_task(name="docplatform.tasks.purge_space_visits")
 def purge_space_visits() -> int:
     from .documents.services import space_visits_purge

@@ -13,13 +13,13 @@ import json
 from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.core.paginator import Paginator
 from django.http import Http404, JsonResponse
 from django.shortcuts import redirect
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import ngettext
 
 from docplatform.access import Action
+from docplatform.keyset import BadCursor, keyset_page
 from integrations.models import Installation
 from integrations.services.deliveries import installation_delivery_redeliver
 from webhooks import selectors as webhook_selectors
@@ -64,26 +64,35 @@ class DeliveryLogMixin(InstallationPageMixin):
 
 
 class DeliveryListView(DeliveryLogMixin, OrganizationView):
-    """GET: the filtered, paged list, the chart, and the forms of the log's actions."""
+    """GET: the filtered list, paged by cursor, the chart, and the forms of the log's actions."""
 
     def get(self, request, installation_id):
         installation = self.webhook_installation(installation_id)
         event_types = webhook_selectors.logged_event_types(installation)
         filters = DeliveryFilterForm(request.GET or None, event_types=event_types)
-        status, page = 200, None
+        status, page, cursor_error = 200, None, ""
         if filters.is_bound and not filters.is_valid():
             status = 400
         else:
             deliveries = webhook_selectors.delivery_log(
                 installation, **(filters.filters() if filters.is_bound else {})
             )
-            page = Paginator(deliveries, PAGE_SIZE).get_page(request.GET.get("page"))
-        return self.log_page(installation, filters=filters, page=page, status=status)
+            try:  # newest first, a page at a time from the cursor: nothing counts the log
+                page = keyset_page(
+                    deliveries, cursor=request.GET.get("cursor") or None, limit=PAGE_SIZE
+                )
+            except BadCursor as exc:
+                status, cursor_error = 400, str(exc)
+        return self.log_page(
+            installation, filters=filters, page=page, status=status, cursor_error=cursor_error
+        )
 
-    def log_page(self, installation, *, filters, page, status=200, resend_form=None):
+    def log_page(
+        self, installation, *, filters, page, status=200, resend_form=None, cursor_error=""
+    ):
         receivable = webhook_selectors.receivable_event_types(installation)
         job = webhook_selectors.latest_bulk_redelivery(installation)
-        codes = webhook_selectors.last_status_codes(page.object_list) if page else {}
+        codes = webhook_selectors.last_status_codes(page.rows) if page else {}
         query = request_query_without_page(self.request)
         return self.page(
             "marketplace/deliveries.html",
@@ -93,7 +102,8 @@ class DeliveryListView(DeliveryLogMixin, OrganizationView):
                 "can": self.allowed(installation),
                 "filters": filters,
                 "page": page,
-                "rows": [(d, codes.get(d.pk)) for d in page.object_list] if page else [],
+                "cursor_error": cursor_error,
+                "rows": [(d, codes.get(d.pk)) for d in page.rows] if page else [],
                 "query": query,
                 "chart": chart(webhook_selectors.hourly_outcomes(installation)),
                 "test_form": TestEventForm(event_types=receivable),
@@ -112,9 +122,9 @@ class DeliveryListView(DeliveryLogMixin, OrganizationView):
 
 
 def request_query_without_page(request) -> str:
-    """The list's query string without ``page`` (the pager's links add their own)."""
+    """The list's query string without ``cursor`` (the pager's links add their own)."""
     query = request.GET.copy()
-    query.pop("page", None)
+    query.pop("cursor", None)
     return query.urlencode()
 
 

@@ -30,7 +30,7 @@ from drf_standardized_errors.openapi_utils import (
 from drf_standardized_errors.openapi_validation_errors import extend_validation_errors
 from rest_framework import serializers
 
-from .inputs import BoundedLimitOffsetPagination, QueryParameters
+from .inputs import QueryParameters
 
 
 @dataclass(frozen=True)
@@ -110,8 +110,9 @@ class AutoSchema(StandardizedErrorsAutoSchema):
             parameter for parameter in self.get_override_parameters() if _is_serializer(parameter)
         ]
         paginator = self._get_paginator()
-        if self._is_list_view() and isinstance(paginator, BoundedLimitOffsetPagination):
-            found.append(paginator.window_serializer)
+        window = getattr(paginator, "window_serializer", None)
+        if self._is_list_view() and window is not None:
+            found.append(window)
         return found
 
     def _should_add_validation_error_response(self) -> bool:

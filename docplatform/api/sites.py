@@ -33,6 +33,7 @@ from ..sites.throttle import wait_seconds
 from ..sites.visitors import site_visitor
 from .inputs import EventTypeField, PlainTextJSONParser, QueryParameters, SafeJSONParser
 from .lookup import organization_for, sites_for
+from .pagination import NewestFirstCursorPagination
 from .permissions import ActsByRole
 from .schema import service_errors
 from .visitors import remember_visitor
@@ -258,14 +259,21 @@ class EventFilter(QueryParameters):
 
 
 class EventListApi(generics.ListAPIView):
-    """The events fired in one of the caller's organizations, newest first."""
+    """The events fired in one of the caller's organizations, newest first, paged by cursor."""
 
     queryset = Event.objects.none()
     serializer_class = EventOutput
+    pagination_class = NewestFirstCursorPagination
     permission_classes = [ActsByRole]
     access_actions = {"GET": Action.READ}
 
-    @extend_schema(summary="List the events fired in an organization", parameters=[EventFilter])
+    @extend_schema(
+        summary="List the events fired in an organization",
+        description="Newest first, `limit` at a time (default 50); `next` and `previous` link "
+        "the older and newer pages (a `cursor` each), null at either end. Events are kept "
+        "`EVENT_RETENTION_DAYS` (90) once their deliveries are settled.",
+        parameters=[EventFilter],
+    )
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 

@@ -56,7 +56,12 @@ class Event(models.Model):
 
     class Meta:
         app_label = "docplatform"
-        ordering = ["-created_at"]
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            # The events API's pages (``docplatform.keyset``): an organization's events,
+            # newest first, read from where the previous page ended.
+            models.Index(fields=["organization", "created_at", "id"], name="event_org_page_idx"),
+        ]
 
     def __str__(self):
         return f"{self.type} {self.id}"
@@ -109,6 +114,11 @@ class Delivery(models.Model):
         verbose_name_plural = "deliveries"
         indexes = [
             models.Index(fields=["status", "queued_at"], name="delivery_open_idx"),
+            # An installation's deliveries, newest first, a page at a time (the API's
+            # cursor pages and the delivery log: ``docplatform.keyset``).
+            models.Index(
+                fields=["installation", "created_at", "id"], name="delivery_install_page_idx"
+            ),
             # A drain's claim: a consumer's open deliveries, oldest first, without reading
             # the closed ones or sorting all the open ones.
             models.Index(

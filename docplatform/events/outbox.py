@@ -287,15 +287,15 @@ def deliveries_add(consumer: str, additions: list[tuple[str, str, uuid.UUID]]) -
     a delivery to that installation with that eventId, taken by ``consumer``, in the caller's
     transaction and queued after commit as ``fire``'s are. What exists already for that
     (event, installation) or that event_uuid is left alone, and so is a test event: it stays
-    with the one installation it was fired to (``Event.test``). Returns the ids of the
-    deliveries that now carry the given event_uuids (made now, or by an earlier call with
-    the same ones), in the order given."""
-    tests = set(
+    with the one installation it was fired to (``Event.test``), and an event purged since it
+    was chosen (``retention``). Returns the ids of the deliveries that now carry the given
+    event_uuids (made now, or by an earlier call with the same ones), in the order given."""
+    sendable = set(
         Event.objects.filter(
-            pk__in={event_id for event_id, _, _ in additions}, test=True
+            pk__in={event_id for event_id, _, _ in additions}, test=False
         ).values_list("pk", flat=True)
     )
-    additions = [addition for addition in additions if addition[0] not in tests]
+    additions = [addition for addition in additions if addition[0] in sendable]
     if not additions:
         return []
     drained = consumer_named(consumer).drain_task_name is not None

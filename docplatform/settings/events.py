@@ -1,5 +1,6 @@
 """Event deliveries (the outbox): payload checks, the fan-out, workers' leases, the sweeper,
-the purges of visitor records and how workers keep their database connections."""
+the retention of events, the purges of visitor records and how workers keep their database
+connections."""
 
 from .base import DEBUG
 from .celery import CELERY_BEAT_SCHEDULE
@@ -19,6 +20,14 @@ DELIVERY_SWEEP_BATCH = 1000
 CELERY_BEAT_SCHEDULE["sweep-deliveries"] = {
     "task": "docplatform.tasks.sweep_deliveries",
     "schedule": env_positive(float, "DELIVERY_SWEEP_INTERVAL_SECONDS", 10.0),
+}
+# Events older than this many days are purged hourly, each once its every delivery is
+# settled (docplatform/events/retention.py), with those deliveries, this many per transaction.
+EVENT_RETENTION_DAYS = env_positive(int, "EVENT_RETENTION_DAYS", 90)
+EVENT_PURGE_BATCH = 1000
+CELERY_BEAT_SCHEDULE["purge-events"] = {
+    "task": "docplatform.tasks.purge_events",
+    "schedule": 3600.0,
 }
 # The reader's record of when each visitor last fired space_view in a space (kept 5 minutes
 # at least): older rows are purged this often.

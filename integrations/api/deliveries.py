@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 
 from docplatform.access import Action
 from docplatform.api.inputs import EventTypeField, QueryParameters
+from docplatform.api.pagination import NewestFirstCursorPagination
 from docplatform.api.permissions import ActsByRole
 from docplatform.api.schema import service_errors
 from docplatform.events.models import Delivery
@@ -91,12 +92,14 @@ class InstallationDeliveriesApi(InstallationLookup, generics.ListAPIView):
 
     queryset = Delivery.objects.none()
     serializer_class = DeliveryOutput
+    pagination_class = NewestFirstCursorPagination
     access_actions = {"GET": Action.READ_LOGS}
 
     @extend_schema(
         summary="List an installation's deliveries",
         description="The deliveries to the installation, newest first, optionally of one "
-        "`status` or event `type`; each delivery's attempts are in its own detail.",
+        "`status` or event `type`; each delivery's attempts are in its own detail. Paged by "
+        "cursor: `next` and `previous` link the older and newer pages, null at either end.",
         parameters=[DeliveryFilter],
     )
     def get(self, request, *args, **kwargs):

@@ -13,6 +13,8 @@ from django.conf import settings
 from django.db import DatabaseError, transaction
 from django.utils import timezone
 
+from docplatform.events.retention import rows_purge
+
 from ..models import IntegrationLog
 from ..routing_selectors import Undelivered
 
@@ -53,13 +55,4 @@ def integration_logs_purge(now: datetime | None = None) -> int:
     """Delete the log lines older than ``INTEGRATION_LOG_RETENTION_DAYS``, a batch at a time
     (no long lock on a busy table); returns how many."""
     cutoff = (now or timezone.now()) - timedelta(days=settings.INTEGRATION_LOG_RETENTION_DAYS)
-    deleted = 0
-    while True:
-        batch = list(
-            IntegrationLog.objects.filter(time__lt=cutoff).values_list("pk", flat=True)[
-                :PURGE_BATCH
-            ]
-        )
-        if not batch:
-            return deleted
-        deleted += IntegrationLog.objects.filter(pk__in=batch).delete()[0]
+    return rows_purge(IntegrationLog.objects.filter(time__lt=cutoff), batch=PURGE_BATCH)

@@ -418,7 +418,8 @@ def test_deliveries_of_an_installation_filtered_by_status(make_tool, org_admin, 
         install_url("organization", places["acme"]), {"integration": "tool"}
     ).json()["id"]
     deliveries = client.get(f"{API}/installations/{installation_id}/deliveries/").json()
-    assert deliveries["count"] == 1
+    assert (deliveries["next"], deliveries["previous"]) == (None, None)  # one page, no count
+    assert len(deliveries["results"]) == 1
     row = deliveries["results"][0]
     delivery = Delivery.objects.get()
     assert row == {
@@ -439,9 +440,13 @@ def test_deliveries_of_an_installation_filtered_by_status(make_tool, org_admin, 
     }
     assert client.get(f"{API}/deliveries/{delivery.id}/").json() == {**row, "attemptLog": []}
     failed = client.get(f"{API}/installations/{installation_id}/deliveries/?status=failed")
-    assert failed.json()["count"] == 0
+    assert failed.json() == {"next": None, "previous": None, "results": []}
     bad = client.get(f"{API}/installations/{installation_id}/deliveries/?status=lost")
     assert error_attrs(bad) == ["status"]
+    # A cursor whose id is no delivery's id (they are numbers): a 400 naming it.
+    cursor = "bnwyMDI2LTAxLTAxVDAwOjAwOjAwKzAwOjAwfGFi"  # n|2026-01-01T00:00:00+00:00|ab
+    bad = client.get(f"{API}/installations/{installation_id}/deliveries/", {"cursor": cursor})
+    assert error_attrs(bad) == ["cursor"]
 
 
 # --- Bad bodies -----------------------------------------------------------------------------

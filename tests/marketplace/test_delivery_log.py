@@ -2,8 +2,11 @@
 filters and paging, bad filter values, a delivery's attempts, test events, "Resend all failed
 since ...", the 24-hour chart and the disabled-endpoint banner."""
 
+import html
 import json
+import re
 from datetime import timedelta
+from urllib.parse import parse_qsl
 
 import pytest
 from django.core.exceptions import ValidationError
@@ -169,28 +172,41 @@ def test_each_row_shows_attempts_and_the_last_status_code(admin_client, hook):
     assert '<td class="attempt-count">2</td>' in page
 
 
+def pager_link(response, rel: str) -> dict | None:
+    """The query of the page's Newer (``prev``) or Older (``next``) link, if it has one."""
+    found = re.search(rf'href="\?([^"]*)" rel="{rel}"', response.content.decode())
+    return dict(parse_qsl(html.unescape(found.group(1)))) if found else None
+
+
 @pytest.mark.slow
-def test_pages_of_25_keep_the_filters(admin_client, hook, settings):
+def test_pages_of_25_by_cursor_keep_the_filters(admin_client, hook):
     deliveries = [
         finished(webhook_ping_send(user=OPERATOR, installation=hook), "failed") for _ in range(30)
     ]
     webhook_ping_send(user=OPERATOR, installation=hook)  # pending: filtered out
-    newest_first = [d.pk for d in reversed(deliveries)]
+    # The oldest ten moved to one instant straddle the page break: the id orders them.
+    tied = [d.pk for d in deliveries[:10]]
+    instant = deliveries[0].created_at - timedelta(seconds=1)
+    Delivery.objects.filter(pk__in=tied).update(created_at=instant)
+    newest_first = [d.pk for d in reversed(deliveries[10:])] + sorted(tied, reverse=True)
 
     first = admin_client.get(url("deliveries", hook), {"status": "failed"})
     assert listed(first) == newest_first[:25]
-    page = first.content.decode()
-    assert "Page 1 of 2 · 30 deliveries" in page
-    assert 'href="?status=failed&amp;page=2"' in page
+    assert "deliveries</span>" not in first.content.decode()  # nothing counts the log
+    assert pager_link(first, "prev") is None
+    older = pager_link(first, "next")
+    assert older["status"] == "failed" and older["cursor"]
 
-    second = admin_client.get(url("deliveries", hook), {"status": "failed", "page": "2"})
+    second = admin_client.get(url("deliveries", hook), older)
     assert listed(second) == newest_first[25:]
-    assert 'href="?status=failed&amp;page=1"' in second.content.decode()
-    # A page past the end or not a number: the nearest page, never an error.
-    assert listed(admin_client.get(url("deliveries", hook), {"page": "99"})) == listed(
-        admin_client.get(url("deliveries", hook), {"page": "2"})
-    )
-    assert admin_client.get(url("deliveries", hook), {"page": "abc"}).status_code == 200
+    assert pager_link(second, "next") is None
+    newer = pager_link(second, "prev")
+    assert newer["status"] == "failed"
+    assert listed(admin_client.get(url("deliveries", hook), newer)) == newest_first[:25]
+    # A cursor the log never gave: a 400 naming it, never an error page.
+    refused = admin_client.get(url("deliveries", hook), {"cursor": "bm90IGEgY3Vyc29y"})
+    assert refused.status_code == 400
+    assert "<code>cursor</code>: not a cursor of this list" in refused.content.decode()
 
 
 @pytest.mark.parametrize(

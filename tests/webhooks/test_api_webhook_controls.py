@@ -225,7 +225,7 @@ def test_every_delivery_state_shows_and_filters(org_admin, hook, receiver, setti
     retry_row = client.get(f"{API}/deliveries/{retrying}/").json()
     assert retry_row["nextAttemptAt"] is not None
     assert retry_row["attemptLog"][0]["nextDelay"] > 50
-    assert client.get(listing, {"type": "space_content_updated"}).json()["count"] == 0
+    assert client.get(listing, {"type": "space_content_updated"}).json()["results"] == []
     assert error_attrs(client.get(listing, {"status": "lost"})) == ["status"]
 
 

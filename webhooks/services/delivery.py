@@ -13,6 +13,7 @@ from django.utils import timezone
 from docplatform.events.leases import ClaimReads, deliveries_start_due
 from docplatform.events.models import Delivery
 from docplatform.events.outbox import drain_release, drain_request
+from docplatform.events.retention import rows_purge
 
 from ..rules import WEBHOOK_CONSUMER
 from ..selectors import is_delivery_waiting
@@ -31,6 +32,8 @@ CLAIM_READS = ClaimReads(
 )
 
 
+#: Settled deliveries deleted per statement by the retention purge.
+PURGE_BATCH = 1000
 #: A drain that caught up and still holds deliveries claims again at most this often
 #: (seconds), so what commits meanwhile is claimed together: under a steady stream, a claim
 #: after each attempt that ended took one or two deliveries at a time, and cost about as much
@@ -116,11 +119,11 @@ def _parallel_drains(drain: Drain, claimed: int) -> int:
 
 
 def deliveries_purge() -> int:
-    """Delete finished webhook deliveries (and their attempts) past the retention period."""
+    """Delete settled webhook deliveries (and their attempts) past the retention period, a
+    batch at a time (``Delivery.OPEN_STATUSES`` is what is not settled: one rule with the
+    events' purge, ``docplatform.events.retention``); returns how many deliveries."""
     cutoff = timezone.now() - timedelta(days=settings.WEBHOOK_RETENTION_DAYS)
-    deleted, _ = Delivery.objects.filter(
-        consumer=WEBHOOK_CONSUMER,
-        status__in=[Delivery.Status.SUCCEEDED, Delivery.Status.FAILED, Delivery.Status.CANCELLED],
-        completed_at__lt=cutoff,
-    ).delete()
-    return deleted
+    settled = Delivery.objects.filter(consumer=WEBHOOK_CONSUMER, completed_at__lt=cutoff).exclude(
+        status__in=Delivery.OPEN_STATUSES
+    )
+    return rows_purge(settled, batch=PURGE_BATCH)

@@ -48,13 +48,18 @@ REPLAY_WAIT_SECONDS = 0.5
 
 def replay_range_check(since: datetime, until: datetime, *, now: datetime) -> datetime:
     """Refuse a range that is empty or reaches past the retention period (events older than
-    ``WEBHOOK_RETENTION_DAYS`` have no delivery rows left to tell what was sent); the end,
-    at most now."""
+    ``WEBHOOK_RETENTION_DAYS`` have no delivery rows left to tell what was sent, those older
+    than ``EVENT_RETENTION_DAYS`` are purged); the end, at most now."""
     errors = {}
-    oldest = now - timedelta(days=settings.WEBHOOK_RETENTION_DAYS)
+    kept = min(
+        ("deliveries", settings.WEBHOOK_RETENTION_DAYS),
+        ("events", settings.EVENT_RETENTION_DAYS),
+        key=lambda what_days: what_days[1],
+    )
+    oldest = now - timedelta(days=kept[1])
     if since < oldest:
         errors["since"] = [
-            f"before the retention period: deliveries are kept {settings.WEBHOOK_RETENTION_DAYS}"
+            f"before the retention period: {kept[0]} are kept {kept[1]}"
             f" days, so the earliest is {oldest:%Y-%m-%dT%H:%M:%SZ}"
         ]
     elif since >= now:

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 import requests
 
@@ -94,14 +94,16 @@ class Platform:
         return self.call("GET", path, action=action, params=params or None)
 
     def rows(self, path: str, *, action: str, **params):
-        """Every row of a paginated list (``limit``/``offset`` pages of ``results``)."""
-        offset = 0
+        """Every row of a paginated list: ``results`` page after page, each asked with the
+        query of the previous answer's ``next`` link (its ``offset``, or its ``cursor`` for
+        the lists paged by cursor: events, deliveries), on this API's own address."""
+        query = {**params, "limit": PAGE_LIMIT}
         while True:
-            page = self.get(path, action=action, limit=PAGE_LIMIT, offset=offset, **params)
+            page = self.get(path, action=action, **query)
             yield from page["results"]
             if not page.get("next"):
                 return
-            offset += PAGE_LIMIT
+            query = dict(parse_qsl(urlsplit(page["next"]).query))
 
 
 def to_stderr(line: str) -> None:
