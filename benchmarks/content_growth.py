@@ -46,25 +46,54 @@ os.environ.setdefault("SECRET_KEY", secrets.token_urlsafe(50))
 os.environ.setdefault("ENCRYPTION_KEYS", base64.urlsafe_b64encode(secrets.token_bytes(32)).decode())
 os.environ.setdefault("RUNTIME_SIGNING_KEY", secrets.token_urlsafe(32))
 
-import django  # noqa: E402
+import django
 
 django.setup()
 
-from django.conf import settings  # noqa: E402
-from django.db import connection  # noqa: E402
-from django.test import Client  # noqa: E402
-from django.test.utils import (  # noqa: E402
+from django.conf import settings
+from django.db import connection
+from django.test import Client
+from django.test.utils import (
     CaptureQueriesContext,
     setup_databases,
     setup_test_environment,
     teardown_databases,
 )
 
-WORDS = (
-    "install configure deploy token space page site webhook integration revision search "
-    "reader editor branch commit review merge member admin organization event delivery "
-    "retry signature component block action scope visitor claim condition section"
-).split()
+WORDS = [
+    "install",
+    "configure",
+    "deploy",
+    "token",
+    "space",
+    "page",
+    "site",
+    "webhook",
+    "integration",
+    "revision",
+    "search",
+    "reader",
+    "editor",
+    "branch",
+    "commit",
+    "review",
+    "merge",
+    "member",
+    "admin",
+    "organization",
+    "event",
+    "delivery",
+    "retry",
+    "signature",
+    "component",
+    "block",
+    "action",
+    "scope",
+    "visitor",
+    "claim",
+    "condition",
+    "section",
+]
 
 
 def body(n: int) -> str:
@@ -167,8 +196,9 @@ def main() -> int:
     args = parser.parse_args()
     sizes = [int(size) for size in args.sizes.split(",")]
 
-    from docplatform.models import Membership, Organization
     from django.contrib.auth import get_user_model
+
+    from docplatform.models import Membership, Organization
 
     setup_test_environment()
     settings.SPACE_MAX_PAGES = max(settings.SPACE_MAX_PAGES, *sizes)

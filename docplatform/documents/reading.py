@@ -1,6 +1,6 @@
 """What a shown page is made of: its Markdown rendered when the page was written (a page
-version never changes: a revision that changes a page writes a new version), its adaptive sections as its reader sees them, its
-blocks rendered by the registered provider."""
+version never changes: a revision that changes a page writes a new version), its adaptive
+sections as its reader sees them, its blocks rendered by the registered provider."""
 
 from collections.abc import Callable
 

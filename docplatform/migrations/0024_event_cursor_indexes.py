@@ -32,7 +32,7 @@ class Migration(migrations.Migration):
     atomic = False
 
     dependencies = [
-        ("docplatform", "0020_event_test_flag"),
+        ("docplatform", "0023_page_versions_finish"),
         ("integrations", "0014_listing_review"),
     ]
 
