@@ -16,7 +16,6 @@ from rest_framework import generics, serializers, status
 from rest_framework.exceptions import Throttled
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
-from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
 
 from ..access import Action
@@ -35,6 +34,7 @@ from .inputs import EventTypeField, PlainTextJSONParser, QueryParameters, SafeJS
 from .lookup import organization_for, sites_for
 from .permissions import ActsByRole
 from .schema import service_errors
+from .throttles import AnonRateThrottle
 from .visitors import remember_visitor
 
 # --- Representations ------------------------------------------------------------------------
