@@ -20,6 +20,8 @@ from .environment import env, env_number
 
 #: The database cache's table, created by ``migrate`` on every database it migrates.
 CACHE_TABLE = "docplatform_cache"
+#: Entries the database cache holds before it culls the oldest keys.
+DATABASE_CACHE_ENTRIES = 100_000
 SHARED_CACHES = {
     "django.core.cache.backends.redis.RedisCache": "django.core.cache.backends.redis.RedisCache",
     "django.core.cache.backends.db.DatabaseCache": "docplatform.cache_backends.DatabaseCache",
@@ -40,7 +42,12 @@ def env_cache(name: str, default: str) -> dict:
             f"{name} must be a cache every web process shares: redis://HOST:PORT/DB, "
             f"rediss://... or dbcache://TABLE, not {raw!r}"
         )
-    return {**config, "BACKEND": backend, "KEY_PREFIX": env.str("CACHE_KEY_PREFIX", "")}
+    config = {**config, "BACKEND": backend, "KEY_PREFIX": env.str("CACHE_KEY_PREFIX", "")}
+    if backend.endswith("DatabaseCache"):
+        # Django culls a third of the table past 300 entries, rate counters included (a culled
+        # counter starts again from 0): room for a busy embedded default instead.
+        config.setdefault("OPTIONS", {}).setdefault("MAX_ENTRIES", DATABASE_CACHE_ENTRIES)
+    return config
 
 
 CACHES = {"default": env_cache("CACHE_URL", f"dbcache://{CACHE_TABLE}")}
