@@ -169,16 +169,16 @@ class SitePageView(SpaceOnSiteView):
             raise Http404("No such page.")  # the same whether missing or hidden by a condition
         page = shown.page if shown else None
         response = self.page("sites/page.html", self.context(shown))
-        if key is not None and shown is not None and not shown.adaptive:
-            if shown.document.blocks:
-                response["Cache-Control"] = page_cache.UNKEPT  # blocks show what is now
-            else:
-                page_cache.keep(key, page_cache.KeptPage(response.content.decode(), page.path))
-                return self.shared(response, key, page.path)
-        elif self.site.authenticated:
+        adaptive = shown is not None and shown.adaptive
+        if key is not None and shown is not None and not adaptive and not shown.document.blocks:
+            page_cache.keep(key, page_cache.KeptPage(response.content.decode(), page.path))
+            return self.shared(response, key, page.path)
+        if self.site.authenticated:
             response["Cache-Control"] = page_cache.PERSONAL  # a signed-in visitor's page
-        elif shown is not None and shown.adaptive:
-            response["Cache-Control"] = page_cache.PRIVATE  # another visitor may see another
+        elif key is None or adaptive:
+            response["Cache-Control"] = page_cache.PRIVATE  # a rating's answer, or adaptive
+        else:
+            response["Cache-Control"] = page_cache.UNKEPT  # blocks show what is now
         return self.counted(response, page_url(self.site, self.space, page.path if page else ""))
 
     def context(self, shown) -> dict:

@@ -69,7 +69,7 @@ def test_every_visitor_gets_the_same_page_and_nothing_of_another(known, sites_ho
     # A rating's answer thanks the one who rated, and only them.
     rated = known.get(address + "?feedback=good")
     assert b"Thank you: your rating was recorded" in rated.content
-    assert "ETag" not in rated and "public" not in rated.get("Cache-Control", "")
+    assert "ETag" not in rated and rated["Cache-Control"] == "private, no-cache"
     assert b"Thank you" not in stranger.get(address).content
 
 
