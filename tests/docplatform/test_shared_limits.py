@@ -65,6 +65,7 @@ def two_workers(tmp_path, environment: dict):
         SITE_FEEDBACK_RATE=f"{RATINGS}/minute",
         API_THROTTLE_ANON=f"{CALLS}/minute",
         LOGIN_FAILURE_LIMIT=str(LOGIN_FAILURES),
+        TRUSTED_PROXY_COUNT="1",
         LOG_LEVEL="WARNING",
         **environment,
     )
@@ -89,12 +90,15 @@ def two_workers(tmp_path, environment: dict):
 
 
 def answers(send) -> list[int]:
-    """The status of SENT requests made by ``send``, 8 at a time, all within one window of
-    the rates (a burst that crossed the minute is sent again: the next window counts anew)."""
-    for _ in range(3):
+    """The status of SENT requests ``send(address)`` makes from one client address, 8 at a
+    time, all within one window of the rates. A burst that crossed the minute is sent again
+    from another address (the proxy in front says which: TRUSTED_PROXY_COUNT=1), whose
+    counts start from nothing."""
+    for attempt in range(3):
+        address = f"198.51.100.{10 + attempt}"
         window = int(time.time() // 60)
         with ThreadPoolExecutor(max_workers=8) as pool:
-            statuses = list(pool.map(lambda _: send().status_code, range(SENT)))
+            statuses = [answer.status_code for answer in pool.map(send, [address] * SENT)]
         if int(time.time() // 60) == window:
             return statuses
     raise AssertionError("three bursts in a row crossed a minute")
@@ -130,20 +134,24 @@ def test_one_address_gets_the_configured_ratings_and_api_calls_whatever_process_
         port = base.rsplit(":", 1)[1]
         feedback = f"{base}/{site.pk}/{space.pk}/-/feedback"
         ratings = answers(
-            lambda: requests.post(
+            lambda address: requests.post(
                 feedback,
                 json={"page": "intro", "rating": "good"},
-                headers={"Host": sites_host, "Connection": "close"},
+                headers={"Host": sites_host, "X-Forwarded-For": address, "Connection": "close"},
                 timeout=30,
             )
         )
         beacon = f"{base}/api/v1/beacon/sites/{site.pk}/views/"
         page = f"http://{sites_host}/{site.pk}/{space.pk}/intro"
         calls = answers(
-            lambda: requests.post(
+            lambda address: requests.post(
                 beacon,
                 json={"url": page},
-                headers={"Host": f"localhost:{port}", "Connection": "close"},
+                headers={
+                    "Host": f"localhost:{port}",
+                    "X-Forwarded-For": address,
+                    "Connection": "close",
+                },
                 timeout=30,
             )
         )
@@ -155,10 +163,10 @@ def test_one_address_gets_the_configured_ratings_and_api_calls_whatever_process_
             )
         log = access_log.read_text().splitlines()
 
-    assert sorted(ratings) == [200] * RATINGS + [429] * (SENT - RATINGS)
-    assert sorted(calls) == [204] * CALLS + [429] * (SENT - CALLS)
-    assert failures == [200] * (LOGIN_FAILURES - 1) + [429]
-    assert [answer.status_code for answer in locked] == [429] * 8
+    assert sorted(ratings) == [200] * RATINGS + [429] * (SENT - RATINGS), ratings
+    assert sorted(calls) == [204] * CALLS + [429] * (SENT - CALLS), calls
+    assert failures == [200] * (LOGIN_FAILURES - 1) + [429], failures
+    assert [answer.status_code for answer in locked] == [429] * 8, locked
     # Both processes answered ratings, calls and sign-ins: each counted in the same place.
     for path in ("/-/feedback", "/beacon/", "/marketplace/login/"):
         processes = {line.split()[0] for line in log if path in line}
