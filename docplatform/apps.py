@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.db.models.signals import post_migrate
 
 
 class DocplatformConfig(AppConfig):
@@ -38,6 +39,27 @@ class DocplatformConfig(AppConfig):
         # here, so that every process (web, worker, commands) starts them before it serves.
         tracing_start()
         collector_register(OutboxCollector())  # the outbox's backlog, read at each scrape
+        post_migrate.connect(cache_tables_create, sender=self)
+
+
+def cache_tables_create(using, verbosity=1, **kwargs) -> None:
+    """After ``migrate``: the database cache's tables (the embedded default's shared cache,
+    ``settings.cache``, and any ``dbcache://`` one configured), made when missing. Every
+    database migrated has ``docplatform_cache``, whatever ``CACHE_URL`` says now, so
+    ``make run``, the test databases and a later switch to the database cache find it."""
+    from django.conf import settings
+    from django.core.management.commands.createcachetable import Command
+
+    tables = {settings.CACHE_TABLE}
+    tables |= {
+        cache["LOCATION"]
+        for cache in settings.CACHES.values()
+        if cache["BACKEND"].endswith("DatabaseCache")
+    }
+    command = Command()
+    command.verbosity = 0
+    for table in sorted(tables):
+        command.create_table(using, table, dry_run=False)
 
 
 def _register_api_tags(register) -> None:

@@ -206,7 +206,8 @@ def runtime(runtime_host, settings, origins):
 @pytest.fixture(autouse=True)
 def fresh_cache():
     """Each test starts with an empty cache: the API throttles count there, per user id and
-    address, and ids repeat between tests."""
+    address, and ids repeat between tests. On Redis only the run's keys are deleted
+    (tests/cache_backends.py)."""
     from django.core.cache import cache
 
     cache.clear()

@@ -33,6 +33,23 @@ if "TEST_REDIS_KEY_PREFIX" not in os.environ:  # the run's own process, not one 
 from docplatform.settings import *  # noqa: F403
 from docplatform.settings import CELERY_BROKER_URL
 
+# The cache (README, "CACHE_URL"): what a test's process keeps, each test starting with it empty
+# (tests/conftest.py). With TEST_REDIS_URL, Redis, under the run's prefix (its ``clear``
+# deletes only those keys: tests/cache_backends.py), as production runs; without, this
+# process's memory. Processes a test starts that must share one cache (tests/test_shared_limits.py)
+# are given a CACHE_URL of the test's own.
+if "CACHE_URL" not in os.environ:
+    if os.environ.get("TEST_REDIS_URL"):
+        CACHES = {
+            "default": {
+                "BACKEND": "tests.cache_backends.RunRedisCache",
+                "LOCATION": os.environ["TEST_REDIS_URL"],
+                "KEY_PREFIX": os.environ["TEST_REDIS_KEY_PREFIX"] + "cache",
+            }
+        }
+    else:
+        CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 # Every payload the tests fire is checked against its event type's JSON Schema.

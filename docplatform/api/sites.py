@@ -16,7 +16,6 @@ from rest_framework import generics, serializers, status
 from rest_framework.exceptions import Throttled
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
-from rest_framework.throttling import AnonRateThrottle
 from rest_framework.views import APIView
 
 from ..access import Action
@@ -36,6 +35,7 @@ from .lookup import organization_for, sites_for
 from .pagination import NewestFirstCursorPagination
 from .permissions import ActsByRole
 from .schema import service_errors
+from .throttles import AnonRateThrottle
 from .visitors import remember_visitor
 
 # --- Representations ------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from ..comments.panel import comments_panel
 from ..markdown import RENDERER_VERSION
 from . import access, selectors, services
 from .blocks import BlockPlace, provider
+from .nav_html import nav_html
 from .reading import as_read, page_document, shown_html, table_of_contents
 
 #: Where a cached page shell takes its content: derived from the secret key, so the same in
@@ -186,11 +187,17 @@ class ReaderView(SpaceView):
     def _frame(self, page, *, whole: bool = False) -> dict:
         """The page around the content (navigation, table of contents, previous and next),
         and the content itself when ``whole``, else a mark in its place."""
-        roots, ordered = selectors.navigation_for(self.space.current_revision_id, self.claims)
+        revision_id = self.space.current_revision_id
+        roots, ordered = selectors.navigation_for(revision_id, self.claims)
+        prefix = reverse("docs:space", args=[self.space.pk])
+        current_path = page.path if page else None
         context = {
             "roots": roots,
-            "current_path": page.path if page else None,
-            "nav_prefix": reverse("docs:space", args=[self.space.pk]),
+            "nav_tree": nav_html(
+                revision_id, roots, ordered, prefix=prefix, current_path=current_path
+            ),
+            "current_path": current_path,
+            "nav_prefix": prefix,
         }
         if page is not None:
             document = as_read(page_document(page), self.claims)
@@ -211,8 +218,8 @@ class ReaderView(SpaceView):
         """The rendered page with a mark where its content goes (or, ``whole``, with its
         content: a page without blocks is the same at every read). It is the same at every read
         of the page by the same person with the same role, as long as the space's title and
-        visibility are (a revision is never changed): kept in the cache, so a read renders no
-        template. Not kept when the page shows messages (after a save)."""
+        visibility are (a revision is never changed): kept in the shared cache, so a read
+        renders no template. Not kept when the page shows messages (after a save)."""
         request, user = self.request, self.request.user
         person = (user.pk, user.get_username(), user.is_staff) if user.is_authenticated else None
         # A signed-in page holds CSRF tokens: the one its cookie's secret makes.
@@ -221,8 +228,12 @@ class ReaderView(SpaceView):
             return self.page("docs/reader.html", self._frame(page, whole=whole)).content.decode()
         space = self.space
         identity = (space.title, space.visibility, space.organization.title, person, self.role)
-        digest = hashlib.sha256(repr((identity, secret)).encode()).hexdigest()
-        key = f"reader-shell:1:{page.pk}:{int(whole)}:{digest}"
+        digest = hashlib.sha256(repr((identity, secret, page.path)).encode()).hexdigest()
+        # In the shared cache (settings.cache): every process sees the same shells, and a
+        # change of role (membership) or of the space's visibility or title is another key,
+        # seen at the next read whichever process serves it.
+        revision = space.current_revision_id
+        key = f"reader-shell:2:{revision}:{page.pk}:{int(whole)}:{digest}"
         shell = cache.get(key)
         if shell is None:
             shell = self.page("docs/reader.html", self._frame(page, whole=whole)).content.decode()

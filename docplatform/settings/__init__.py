@@ -6,6 +6,8 @@ concern, read in this order:
 - ``base``: project paths (``VAR_DIR``), ``DEBUG``, the secret and encryption keys, allowed
   hosts, installed apps, middleware, the root URLconf;
 - ``database``: ``DATABASE_URL`` (SQLite in VAR_DIR by default, or PostgreSQL);
+- ``cache``: ``CACHE_URL``, the cache every web process shares (the database by default, or
+  Redis), the sessions read through it, and how long a CDN may keep a site's public pages;
 - ``web``: templates, passwords, language and time zone, static files, logging;
 - ``api``: the REST API (DRF, its errors and its OpenAPI schema), trusted proxies;
 - ``celery``: the broker (the file system by default, or Redis or RabbitMQ), queues, workers;
@@ -33,6 +35,7 @@ ImproperlyConfigured naming the variable (``docplatform.startup`` prints it in o
 from .environment import *  # noqa: F403
 from .base import *  # noqa: F403
 from .database import *  # noqa: F403
+from .cache import *  # noqa: F403
 from .web import *  # noqa: F403
 from .api import *  # noqa: F403
 from .celery import *  # noqa: F403

@@ -22,8 +22,8 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     "NUM_PROXIES": TRUSTED_PROXY_COUNT,
     "DEFAULT_THROTTLE_CLASSES": [
-        "rest_framework.throttling.AnonRateThrottle",
-        "rest_framework.throttling.UserRateThrottle",
+        "docplatform.api.throttles.AnonRateThrottle",
+        "docplatform.api.throttles.UserRateThrottle",
     ],
     "DEFAULT_THROTTLE_RATES": {
         "anon": env.str("API_THROTTLE_ANON", default="120/minute"),

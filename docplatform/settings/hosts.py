@@ -28,12 +28,14 @@ check_separate_origins(
     production=not DEBUG,
 )
 
-# What a published site's visitors may send, per client address (docplatform/sites/throttle.py):
-# page feedback (the site's form and the beacon's) and presses of blocks made for visitors;
-# over it they get a 429 saying when to try again.
+# What a published site's visitors may send, per client address (docplatform/sites/throttle.py,
+# counted in the shared cache: every web process counts the same requests): page feedback (the
+# site's form and the beacon's), presses of blocks made for visitors and searches; over it they
+# get a 429 saying when to try again.
 SITE_RATES = {
     "feedback": env_rate("SITE_FEEDBACK_RATE", "20/minute"),
     "blocks": env_rate("SITE_BLOCK_PRESS_RATE", "60/minute"),
+    "search": env_rate("SITE_SEARCH_RATE", "60/minute"),
 }
 # An authenticated site (README, "Visitor authentication"): a visitor token may live at most
 # VISITOR_TOKEN_MAX_AGE seconds (its exp past that is refused: the used ids are kept that

@@ -103,6 +103,7 @@ class VisitorPage:
     page: Page
     document: Document  # only the adaptive sections shown to them
     roots: list[NavItem]
+    ordered: list[NavItem]  # every page they are shown, in reading order
     previous: NavItem | None
     next: NavItem | None
     adaptive: bool  # what they see depends on their claims
@@ -121,15 +122,17 @@ def page_for_visitor(space: Space, path: str | None, claims: dict) -> VisitorPag
         page=page,
         document=for_visitor(document, claims),
         roots=roots,
+        ordered=ordered,
         previous=ordered[at - 1] if at > 0 else None,
         next=ordered[at + 1] if at + 1 < len(ordered) else None,
         adaptive=bool(page.condition or document.sections),
     )
 
 
-def space_navigation(space: Space, claims: dict) -> list[NavItem]:
-    """The space's navigation tree as a visitor with ``claims`` sees it."""
-    return navigation_for(space.current_revision_id, claims)[0]
+def space_navigation_for(space: Space, claims: dict) -> tuple[list[NavItem], list[NavItem]]:
+    """The space's navigation as a visitor with ``claims`` sees it: (its tree, every page in
+    reading order)."""
+    return navigation_for(space.current_revision_id, claims)
 
 
 def adaptive_outline(site: Site) -> dict:

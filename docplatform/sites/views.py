@@ -7,23 +7,30 @@ decide which adaptive content they see (``selectors.page_for_visitor``)."""
 import json
 
 from django.core.exceptions import ValidationError
-from django.http import Http404, HttpResponse, HttpResponseServerError, JsonResponse
+from django.http import (
+    Http404,
+    HttpResponse,
+    HttpResponseNotModified,
+    HttpResponseServerError,
+    JsonResponse,
+)
 from django.shortcuts import redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.functional import cached_property
 from django.views import View
 
-from ..api.visitors import remember_visitor
+from ..api.visitors import VISITOR_COOKIE, remember_visitor
 from ..client_address import client_ip
 from ..content import page_path_problem
 from ..documents import selectors as reader
 from ..documents.adaptive import for_visitor
 from ..documents.blocks import BlockPlace, provider
+from ..documents.nav_html import nav_html
 from ..documents.reading import page_document, shown_html, table_of_contents
 from ..events import FEEDBACK_RATINGS
 from ..models import Page
-from . import search, selectors, services, visitor_gate
+from . import page_cache, search, selectors, services, visitor_gate
 from .addresses import is_http_url, page_url, site_url
 from .throttle import wait_seconds
 from .visitor_gate import wants_json
@@ -145,18 +152,53 @@ class SpaceOnSiteView(SiteView):
 
 class SitePageView(SpaceOnSiteView):
     """A page of the space (its first page without a path), with the site's navigation and
-    the feedback form."""
+    the feedback form. A page the same for every visitor is kept in the shared cache and
+    told to CDNs and browsers (``page_cache``)."""
 
     def get(self, request, page_path=None):
+        key = page_cache.shared_key(request, self.site, self.space, page_path)
+        found = page_cache.kept(key)
+        if found is not None:
+            if page_cache.not_modified(request, key):
+                response = HttpResponseNotModified()
+            else:
+                response = HttpResponse(found.html)
+            return self.shared(response, key, found.path)
         shown = selectors.page_for_visitor(self.space, page_path, self.claims)
         if shown is None and page_path is not None:
             raise Http404("No such page.")  # the same whether missing or hidden by a condition
         page = shown.page if shown else None
+        response = self.page("sites/page.html", self.context(shown))
+        adaptive = shown is not None and shown.adaptive
+        if key is not None and shown is not None and not adaptive and not shown.document.blocks:
+            page_cache.keep(key, page_cache.KeptPage(response.content.decode(), page.path))
+            return self.shared(response, key, page.path)
+        if self.site.authenticated:
+            response["Cache-Control"] = page_cache.PERSONAL  # a signed-in visitor's page
+        elif key is None or adaptive:
+            response["Cache-Control"] = page_cache.PRIVATE  # a rating's answer, or adaptive
+        else:
+            response["Cache-Control"] = page_cache.UNKEPT  # blocks show what is now
+        return self.counted(response, page_url(self.site, self.space, page.path if page else ""))
+
+    def context(self, shown) -> dict:
+        """What the page's template shows: the navigation, and the page when there is one."""
+        request, page = self.request, shown.page if shown else None
+        if shown is not None:
+            roots, ordered = shown.roots, shown.ordered
+        else:
+            roots, ordered = selectors.space_navigation_for(self.space, self.claims)
+        prefix = reverse("sites:space", args=[self.site.pk, self.space.pk])
+        current_path = page.path if page else None
+        nav_tree = nav_html(
+            self.space.current_revision_id, roots, ordered, prefix=prefix, current_path=current_path
+        )
         context = {
             "space": self.space,
-            "roots": shown.roots if shown else selectors.space_navigation(self.space, self.claims),
-            "current_path": page.path if page else None,
-            "nav_prefix": reverse("sites:space", args=[self.site.pk, self.space.pk]),
+            "roots": roots,
+            "nav_tree": nav_tree,
+            "current_path": current_path,
+            "nav_prefix": prefix,
         }
         if shown is not None:
             context |= {
@@ -169,10 +211,14 @@ class SitePageView(SpaceOnSiteView):
                 "ratings": FEEDBACK_RATINGS,
                 "rated": request.GET.get("feedback") in FEEDBACK_RATINGS,
             }
-        response = self.page("sites/page.html", context)
-        if shown is not None and shown.adaptive:
-            response["Cache-Control"] = "private"  # another visitor may see another page
-        return self.counted(response, page_url(self.site, self.space, page.path if page else ""))
+        return context
+
+    def shared(self, response, key: str, path: str) -> HttpResponse:
+        """A page kept for every visitor: counted as a view, with its ETag and whether shared
+        caches may keep it (not an answer that sets the visitor's cookie)."""
+        response = self.counted(response, page_url(self.site, self.space, path))
+        page_cache.mark_shared(response, key, sets_cookie=VISITOR_COOKIE in response.cookies)
+        return response
 
 
 class FeedbackView(SpaceOnSiteView):

@@ -24,7 +24,6 @@ from drf_standardized_errors.openapi_serializers import (
 from rest_framework import exceptions, generics, serializers, status
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
-from rest_framework.throttling import AnonRateThrottle, UserRateThrottle
 from rest_framework.views import APIView
 
 from .. import access
@@ -32,6 +31,7 @@ from ..access import Action
 from ..api.lookup import organization_for
 from ..api.permissions import ActsByRole
 from ..api.schema import service_errors
+from ..api.throttles import AnonRateThrottle, UserRateThrottle
 from ..models import Membership, Organization
 from ..principals import is_machine
 from . import services

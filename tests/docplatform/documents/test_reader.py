@@ -2,6 +2,7 @@
 person uses (the Django test client); browser tests are in ``test_documents_browser``."""
 
 import pytest
+from django.test import Client
 
 from docplatform.events.models import Event
 from docplatform.models import Membership, Space
@@ -168,3 +169,32 @@ def test_pages_of_spaces_show_https_images_and_the_marketplace_none(client, spac
     for address in [f"/s/{space.pk}/intro", f"/s/{space.pk}/intro/edit", f"/s/{space.pk}/history"]:
         assert "img-src 'self' https:" in client.get(address)["Content-Security-Policy"], address
     assert "https:" not in client.get("/marketplace/login/")["Content-Security-Policy"]
+
+
+def test_a_changed_role_or_visibility_is_seen_at_the_next_read(client, space, org_member):
+    """The page around a page's content is kept in the shared cache per person and role: a
+    member made a reader loses the editor's buttons at once, as a public space made private
+    is unknown to anyone outside at once."""
+    address = f"/s/{space.pk}/guide"
+    signed_in(client, org_member)
+    assert f'href="/s/{space.pk}/guide/edit"' in client.get(address).content.decode()
+    Membership.objects.filter(user=org_member).update(role="reader")
+    html = client.get(address).content.decode()
+    assert "<strong>this</strong>" in html
+    assert f'href="/s/{space.pk}/guide/edit"' not in html
+
+    Space.objects.filter(pk=space.pk).update(visibility="public")
+    anonymous = Client()
+    assert anonymous.get(address).status_code == 200
+    Space.objects.filter(pk=space.pk).update(visibility="private")
+    assert anonymous.get(address).status_code in (302, 404)
+
+
+def test_the_navigation_marks_the_page_read_on_every_page(client, space, org_member):
+    signed_in(client, org_member)
+    paths = ("intro", "guide", "guide/install")
+    for path in paths:
+        html = client.get(f"/s/{space.pk}/{path}").content.decode()
+        for other in paths:
+            marked = f'href="/s/{space.pk}/{other}" aria-current="page"' in html
+            assert marked == (other == path), (path, other)

@@ -70,7 +70,7 @@ def test_anonymous_visitors_see_neither_the_page_in_navigation_nor_hidden_sectio
     assert "walrus option" not in html and "Pro tuning" not in html
     assert "Upgrade for walrus" not in html  # plan == "free" does not hold without claims
     assert "dp-section" not in html and "Shown when" not in html
-    assert setup["Cache-Control"] == "private"
+    assert setup["Cache-Control"] == "private, no-cache"
 
 
 def test_a_pro_visitor_gets_the_page_and_its_sections(guide):

@@ -107,6 +107,8 @@ def test_a_token_starts_a_session_once_and_the_site_is_read(visitor, locked, han
     page = visitor.get(address)
     assert page.status_code == 200
     assert b"Installing takes a minute" in page.content
+    assert page["Cache-Control"] == "private, no-store"  # a signed-in visitor's page
+    assert "ETag" not in page
     assert visitor.get(f"/{locked.pk}/search", {"q": "installer"}).status_code == 200
     request = RequestFactory().get(address)
     request.COOKIES[SESSION_COOKIE] = cookie.value

@@ -1,0 +1,93 @@
+"""The cache every web process shares (``CACHE_URL``, README): the database's on the embedded
+default (its table made by ``migrate``, as ``make run`` runs it), Redis when configured, never
+one process's memory; and the sessions of signed-in people read through it."""
+
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.test import Client
+
+from tests.factories import UserFactory
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def load_settings(**environment) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("CACHE_URL", "CACHE_KEY_PREFIX")}
+    env |= {"DJANGO_SETTINGS_MODULE": "docplatform.settings", **environment}
+    code = "import django; django.setup(); from django.conf import settings; "
+    code += "c = settings.CACHES['default']; "
+    code += "print(c['BACKEND'], c['LOCATION'], settings.SESSION_ENGINE, settings.SITE_RATES)"
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True, timeout=60
+    )
+
+
+def test_the_embedded_default_shares_the_database_cache_and_sessions_read_through_it():
+    done = load_settings()
+    assert done.returncode == 0, done.stderr
+    backend, location, sessions, rates = done.stdout.split(" ", 3)
+    assert (backend, location) == ("docplatform.cache_backends.DatabaseCache", "docplatform_cache")
+    assert sessions == "django.contrib.sessions.backends.cached_db"
+    assert "'search': '60/minute'" in rates
+
+
+def test_redis_is_a_cache_url():
+    done = load_settings(CACHE_URL="redis://127.0.0.1:6379/3")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[:2] == [
+        "django.core.cache.backends.redis.RedisCache",
+        "redis://127.0.0.1:6379/3",
+    ]
+
+
+@pytest.mark.parametrize("url", ["locmemcache://", "dummycache://", "memcache://127.0.0.1:11211"])
+def test_a_cache_one_process_keeps_to_itself_is_refused_by_name(url):
+    done = load_settings(CACHE_URL=url)
+    assert done.returncode != 0
+    assert "ImproperlyConfigured: CACHE_URL must be a cache every web process shares" in (
+        done.stderr
+    )
+
+
+@pytest.mark.slow
+def test_migrate_makes_the_cache_table_as_make_run_does(tmp_path):
+    database = tmp_path / "fresh.sqlite3"
+    env = {k: v for k, v in os.environ.items() if k not in ("CACHE_URL", "CACHE_KEY_PREFIX")}
+    env |= {
+        "DJANGO_SETTINGS_MODULE": "docplatform.settings",
+        "DATABASE_URL": f"sqlite:///{database}",
+        "VAR_DIR": str(tmp_path),
+        "DEBUG": "true",
+    }
+    done = subprocess.run(
+        [sys.executable, "manage.py", "migrate", "--no-input"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    with sqlite3.connect(database) as connection:
+        tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master")}
+    assert "docplatform_cache" in tables
+
+
+@pytest.mark.django_db
+def test_a_signed_out_session_is_gone_from_the_cache_too():
+    user = UserFactory(username="carol")
+    user.set_password("carols-password")
+    user.save()
+    browser = Client()
+    browser.post("/marketplace/login/", {"username": "carol", "password": "carols-password"})
+    cookie = browser.cookies["sessionid"].value
+    assert browser.get("/s/").status_code == 200
+    browser.post("/marketplace/logout/")
+    stolen = Client()
+    stolen.cookies["sessionid"] = cookie
+    assert stolen.get("/s/").status_code == 302  # to sign in: the session is nowhere
