@@ -2,6 +2,7 @@
 what each revision changed."""
 
 import difflib
+import hashlib
 from dataclasses import dataclass, field
 
 from django.core.cache import cache
@@ -150,7 +151,8 @@ def page_in(revision_id: str | None, path: str | None, claims: dict | None = Non
         if not ordered:
             return None
         path = ordered[0].path
-    key = f"page:3:{revision_id}:{path}"
+    # a path may be 300 characters: its digest keeps the key within any backend's limit
+    key = f"page:3:{revision_id}:{hashlib.sha256(path.encode()).hexdigest()[:32]}"
     page = cache.get(key)
     if page is None:
         page = page_at(revision_id, path)
