@@ -1,12 +1,16 @@
 """The navigation of a revision rendered once, as HTML, and reused by every page of it: the
 reader's and a published site's (their address prefix tells them apart).
 
-The tree of a revision (``selectors.navigation_for``) is the same for every page of it, and
-for every reader who is shown the same pages; only which link is the current page differs.
-It is rendered without a current page and kept in the shared cache (``settings.cache``),
-keyed by the revision, the pages shown (a visitor's claims may hide some), the prefix and the
-template's text; each page marks its own link in the kept HTML. A revision never changes, so
-the key never needs purging: a new revision is another key.
+A navigation of at most ``WHOLE_UP_TO`` pages is shown whole. A larger one shows the pages at
+the top and the branch of the page being read (the pages under each page above it, and under
+it): a page of a 10,000-page space carries the links a reader can follow from there, not
+10,000 of them; a page whose children are not shown says so (``data-closed``), and opening it
+shows them.
+
+The HTML is rendered without a current page and kept in the shared cache (``settings.cache``),
+keyed by the revision, the pages shown (a visitor's claims may hide some), the branch opened,
+the prefix and the template's text; each page marks its own link in the kept HTML. A revision
+never changes, so the key never needs purging: a new revision is another key.
 """
 
 import hashlib
@@ -16,11 +20,13 @@ from django.template.loader import get_template
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from .selectors import NavItem
+from .selectors import NavItem, navigation, open_branch
 
 TEMPLATE = "docs/_nav.html"
 #: How long a rendered navigation is kept unread.
 KEPT_SECONDS = 24 * 3600
+#: The largest navigation shown whole.
+WHOLE_UP_TO = 200
 _template_digest: list[str] = []
 
 
@@ -41,14 +47,25 @@ def nav_html(
     prefix: str,
     current_path: str | None,
 ) -> SafeString:
-    """The tree ``roots`` (of ``revision_id``, every page of it in ``ordered``) as HTML, its
-    links ``prefix`` + a page's path, the one of ``current_path`` marked as the current page."""
-    shown = "\n".join(item.path for item in ordered)
-    digest = hashlib.sha256(f"{prefix}\n{template_digest()}\n{shown}".encode()).hexdigest()
-    key = f"nav-html:1:{revision_id}:{digest}"
+    """The tree ``roots`` (of ``revision_id``, every page of it shown in ``ordered``) as HTML,
+    its links ``prefix`` + a page's path, the one of ``current_path`` marked as the current
+    page."""
+    whole = len(ordered) <= WHOLE_UP_TO
+    opened = None if whole else open_branch(revision_id, ordered, current_path)
+    if ordered is navigation(revision_id)[1]:
+        shown = "every page"  # the whole revision, as its people see it
+    else:
+        shown = "\n".join(item.path for item in ordered)
+    branch = "whole" if opened is None else "\n".join(opened)
+    text = f"{prefix}\n{template_digest()}\n{branch}\n{shown}"
+    key = f"nav-html:2:{revision_id}:{hashlib.sha256(text.encode()).hexdigest()}"
     html = cache.get(key)
     if html is None:
-        context = {"items": roots, "nav_prefix": prefix, "current_path": None}
+        context = {
+            "items": roots,
+            "nav_prefix": prefix,
+            "opened": None if opened is None else set(opened),
+        }
         html = get_template(TEMPLATE).render(context)
         cache.set(key, html, KEPT_SECONDS)
     if current_path is not None:

@@ -3,6 +3,8 @@ what each revision changed."""
 
 import difflib
 import hashlib
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from django.core.cache import cache
@@ -58,18 +60,90 @@ class NavItem:
     condition: str = ""  # adaptive content: "" shows it to every visitor
 
 
+@dataclass
+class _Kept:
+    roots: list[NavItem]
+    ordered: list[NavItem]
+    positions: dict[str, int] = field(default_factory=dict)  # path -> place, when asked
+
+
+#: The navigations of the revisions read lately, kept by each process: a revision never
+#: changes, so what is kept is never stale, and a read at 10,000 pages neither unpickles the
+#: whole tree from the shared cache nor searches it.
+_recent: OrderedDict[str, _Kept] = OrderedDict()
+_RECENT_REVISIONS = 32
+
+
+_recent_lock = threading.Lock()  # a web process's threads share it
+
+
+def _kept(revision_id: str) -> _Kept:
+    with _recent_lock:
+        kept = _recent.get(revision_id)
+        if kept is not None:
+            _recent.move_to_end(revision_id)
+            return kept
+    key = f"navigation:3:{revision_id}"
+    tree = cache.get(key)
+    if tree is None:
+        tree = _navigation(revision_id)
+        cache.set(key, tree, 24 * 3600)
+    kept = _Kept(*tree)
+    with _recent_lock:
+        _recent[revision_id] = kept
+        while len(_recent) > _RECENT_REVISIONS:
+            _recent.popitem(last=False)
+    return kept
+
+
 def navigation(revision_id: str | None) -> tuple[list[NavItem], list[NavItem]]:
     """(the tree of pages by path, every page in reading order). A page sits under the
     nearest page whose path is a prefix of its own (``guide/install`` under ``guide``),
-    siblings in their navigation order. Cached per revision: a revision never changes."""
+    siblings in their navigation order. Kept per revision (a revision never changes): in this
+    process for the revisions read lately, and in the shared cache."""
     if revision_id is None:
         return [], []
-    key = f"navigation:3:{revision_id}"
-    cached = cache.get(key)
-    if cached is None:
-        cached = _navigation(revision_id)
-        cache.set(key, cached, 24 * 3600)
-    return cached
+    kept = _kept(revision_id)
+    return kept.roots, kept.ordered
+
+
+def neighbours(
+    revision_id: str, ordered: list[NavItem], path: str
+) -> tuple[NavItem | None, NavItem | None]:
+    """The pages before and after ``path`` in ``ordered`` (the revision's reading order, or
+    the part of it a visitor is shown)."""
+    kept = _recent.get(revision_id)
+    if kept is not None and kept.ordered is ordered:
+        if not kept.positions:
+            kept.positions = {item.path: at for at, item in enumerate(ordered)}
+        at = kept.positions[path]
+    else:
+        at = next(at for at, item in enumerate(ordered) if item.path == path)
+    return (ordered[at - 1] if at > 0 else None), (
+        ordered[at + 1] if at + 1 < len(ordered) else None
+    )
+
+
+def open_branch(revision_id: str, ordered: list[NavItem], path: str | None) -> list[str]:
+    """The pages whose children a navigation opened at ``path`` shows: the pages above it,
+    from the top, and itself when pages sit under it."""
+    if path is None:
+        return []
+    kept = _recent.get(revision_id)
+    if kept is not None and kept.ordered is ordered:
+        if not kept.positions:
+            kept.positions = {item.path: at for at, item in enumerate(ordered)}
+        places = kept.positions
+    else:
+        places = {item.path: at for at, item in enumerate(ordered)}
+    if path not in places:
+        return []
+    branch = [path] if ordered[places[path]].children else []
+    parent = nearest_parent(path, places)
+    while parent is not None:
+        branch.append(parent)
+        parent = nearest_parent(parent, places)
+    return branch[::-1]
 
 
 def navigation_for(revision_id: str | None, claims: dict | None):

@@ -201,7 +201,7 @@ class ReaderView(SpaceView):
         }
         if page is not None:
             document = as_read(page_document(page), self.claims)
-            at = [item.path for item in ordered].index(page.path)
+            previous, following = selectors.neighbours(revision_id, ordered, page.path)
             context |= {
                 "page_obj": page,
                 # The mark is replaced by the page's HTML (sanitized when it was written).
@@ -209,8 +209,8 @@ class ReaderView(SpaceView):
                 "toc": table_of_contents(document),
                 "show_condition": self.role is not None,
                 "comments": mark_safe(_COMMENTS if self.role else ""),  # noqa: S308
-                "previous": ordered[at - 1] if at > 0 else None,
-                "next": ordered[at + 1] if at + 1 < len(ordered) else None,
+                "previous": previous,
+                "next": following,
             }
         return context
 

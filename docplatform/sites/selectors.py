@@ -23,7 +23,7 @@ from ..access import OPEN_VISIBILITIES
 from ..documents.adaptive import for_visitor
 from ..documents.conditions import compiled
 from ..documents.reading import page_document
-from ..documents.selectors import NavItem, navigation_for, page_in
+from ..documents.selectors import NavItem, navigation_for, neighbours, page_in
 from ..markdown import ADAPTIVE_INFO
 from ..models import Organization, Page, Site, Space
 from ..page_versions import current_pages
@@ -116,15 +116,15 @@ def page_for_visitor(space: Space, path: str | None, claims: dict) -> VisitorPag
     if page is None:
         return None
     roots, ordered = navigation_for(space.current_revision_id, claims)
-    at = [item.path for item in ordered].index(page.path)
+    previous, following = neighbours(space.current_revision_id, ordered, page.path)
     document = page_document(page)
     return VisitorPage(
         page=page,
         document=for_visitor(document, claims),
         roots=roots,
         ordered=ordered,
-        previous=ordered[at - 1] if at > 0 else None,
-        next=ordered[at + 1] if at + 1 < len(ordered) else None,
+        previous=previous,
+        next=following,
         adaptive=bool(page.condition or document.sections),
     )
 

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 import pytest
 import requests
 
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 from tests.factories import SiteFactory, SpaceFactory, UserFactory
 from tests.processes import BIN, platform_env, start, stop
 from tests.redis_keys import delete_keys, new_prefix, redis_url

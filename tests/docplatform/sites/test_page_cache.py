@@ -4,7 +4,7 @@ keeps them by; what is one visitor's is never shared (README, "CACHE_URL")."""
 import pytest
 from django.test import Client
 
-from docplatform.services import space_content_update
+from docplatform.revisions import space_content_update
 from docplatform.sites import site_services
 
 from .conftest import BROWSER, HANDBOOK
