@@ -3,7 +3,8 @@ PostgreSQL, and the ratio of the largest to the smallest (issue 33's goal: withi
 
 For each size, a space of that many pages (~1 KB of Markdown each, in sections of 100 under a
 top page each, as documentation is laid out) is written through ``space_content_update`` and
-published on a site, untimed; then, ``--samples`` times each, medians:
+published on a site, untimed, and the database's statistics brought up to date (``ANALYZE``,
+as autovacuum does after a bulk write); then, ``--samples`` times each, medians:
 
 save        ``documents.services.page_save`` of one page, from the current revision, as the
             editor saves; with the rows it wrote (page versions added and ended: the goal is
@@ -125,6 +126,8 @@ def measure(size: int, samples: int, organization, member, site_host) -> dict:
     space.save()
     space_content_update(space=space, pages=pages_of(size))
     space.refresh_from_db()
+    with connection.cursor() as cursor:  # the statistics autovacuum keeps after a bulk write
+        cursor.execute("ANALYZE")
     site = Site.objects.create(organization=organization, title=f"Site {size}", published=True)
     site.spaces.add(space)
     paths = [page["path"] for page in pages_of(size)]

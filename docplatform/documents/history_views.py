@@ -12,6 +12,7 @@ from ..gitsync import selectors as gitsync_selectors
 from ..models import Space
 from ..sites import selectors as sites_selectors
 from . import selectors, services, space_services
+from .nav_html import nav_html
 from .reading import page_document, shown_html, table_of_contents
 from .views import PermissionDeniedPage, SpaceView
 
@@ -36,12 +37,16 @@ class RevisionView(SpaceView):
         page = selectors.page_in(revision.pk, page_path)
         if page is None and page_path is not None:
             raise Http404("No such page in this revision.")
-        roots, _ = selectors.navigation(revision.pk)
+        roots, ordered = selectors.navigation(revision.pk)
         context = {
             "revision": revision,
-            "roots": roots,
-            "current_path": page and page.path,
-            "nav_prefix": reverse("docs:revision", args=[self.space.pk, revision.pk]),
+            "nav_tree": nav_html(
+                revision.pk,
+                roots,
+                ordered,
+                prefix=reverse("docs:revision", args=[self.space.pk, revision.pk]),
+                current_path=page and page.path,
+            ),
         }
         if page is not None:
             document = page_document(page)

@@ -28,6 +28,7 @@ from django.conf import settings
 from django.core.cache import cache
 from django.template.loader import get_template
 
+from ..documents import nav_html
 from ..markdown import RENDERER_VERSION
 from ..models import Site, Space
 
@@ -37,7 +38,6 @@ TEMPLATES = (
     "sites/page.html",
     "sites/_feedback.html",
     "docs/_article.html",
-    "docs/_nav.html",
 )
 #: How long a kept page stays in the cache unread (a new key replaces it anyway).
 KEPT_SECONDS = 24 * 3600
@@ -72,6 +72,7 @@ def shared_key(request, site: Site, space: Space, page_path: str | None) -> str 
             space.current_revision_id,
             page_path or "",
             RENDERER_VERSION,
+            nav_html.MARKUP,
             _templates(),
             settings.SITES_URL,
         )
