@@ -75,6 +75,10 @@ def test_a_body_that_is_not_an_object_gets_a_field_error(member_api, space, body
 
 def test_a_body_over_the_limit_is_refused_with_413(member_api, space, settings):
     settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 1000
+    page = member_api.put(f"{API}/spaces/{space.id}/pages/a", {"title": "A", "body": "x" * 2000})
+    assert page.status_code == 413
+    assert page.json()["errors"][0]["code"] == "payload_too_large"
+    settings.REVISION_MAX_BYTES = 1500  # a whole revision's own limit
     body = {"pages": [{"path": "a", "title": "A", "body": "x" * 2000}]}
     response = member_api.post(f"{API}/spaces/{space.id}/revisions/", body)
     assert response.status_code == 413
