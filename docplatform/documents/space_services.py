@@ -9,6 +9,7 @@ from django.db import transaction
 from .. import services
 from ..audit.services import audit_record
 from ..models import Organization, Space
+from ..search_index import space_rows_delete
 
 #: The most approvals a space's merge rules may ask for.
 MAX_APPROVALS = 20
@@ -120,4 +121,5 @@ def space_delete(*, space: Space, actor) -> None:
         target=space,
         details={"title": space.title, "visibility": space.visibility},
     )
+    space_rows_delete(space)
     space.delete()
