@@ -217,8 +217,9 @@ class Page(models.Model):
     rendered_with = models.PositiveSmallIntegerField(default=0, editable=False)
     # What search finds of it on PostgreSQL (``search_index``): its title (weight A) and the
     # text its readers see (B), written with it; null on SQLite, whose FTS5 table
-    # (``search_index.FTS_TABLE``) holds the same. Its GIN index (current versions only) is
-    # made by migration 0024 on PostgreSQL alone, so it is not among ``indexes``.
+    # (``search_index.FTS_TABLE``) holds the same. Its GIN index (current versions only) and
+    # its storage (MAIN: kept in the row, which ranking reads) are set by migration 0024 on
+    # PostgreSQL alone, so the index is not among ``indexes``.
     search_vector = SearchVectorField(null=True, editable=False)
 
     class Meta:

@@ -97,6 +97,16 @@ def space_rows_delete(space: Space) -> None:
             )
 
 
+def search_languages() -> list[str]:
+    """The text search configurations a space may be indexed with: PostgreSQL's; none on
+    SQLite, whose index stems English whatever a space says."""
+    if not postgresql():
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT cfgname FROM pg_ts_config ORDER BY cfgname")
+        return [row[0] for row in cursor.fetchall()]
+
+
 def language_problem(language: str) -> str | None:
     """Why ``language`` is not a text search configuration of this database, or None (on
     SQLite, which stems English whatever it is set to, any name)."""

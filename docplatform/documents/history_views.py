@@ -10,6 +10,7 @@ from django.urls import reverse
 
 from ..gitsync import selectors as gitsync_selectors
 from ..models import Space
+from ..search_index import search_languages
 from ..sites import selectors as sites_selectors
 from . import selectors, services, space_services
 from .nav_html import nav_html
@@ -131,13 +132,15 @@ class SpaceSettingsView(SpaceAdminView):
     def get(self, request):
         self.require_admin()
         space = self.space
-        return self._form(space.title, space.visibility, space.readers_may_comment, {})
+        values = (space.title, space.visibility, space.readers_may_comment, space.search_language)
+        return self._form(*values, {})
 
     def post(self, request):
         self.require_admin()
         title = request.POST.get("title", "")
         visibility = request.POST.get("visibility", "")
         readers_may_comment = request.POST.get("readers_may_comment") == "1"
+        search_language = request.POST.get("search_language")  # absent: not offered (SQLite)
         try:
             space_services.space_update(
                 space=self.space,
@@ -145,20 +148,23 @@ class SpaceSettingsView(SpaceAdminView):
                 title=title,
                 visibility=visibility,
                 readers_may_comment=readers_may_comment,
+                search_language=search_language,
             )
         except ValidationError as error:
-            errors = error.message_dict
-            return self._form(title, visibility, readers_may_comment, errors, status=400)
+            values = (title, visibility, readers_may_comment, search_language)
+            return self._form(*values, error.message_dict, status=400)
         messages.success(request, "Settings saved.")
         return redirect(reverse("docs:settings", args=[self.space.pk]))
 
-    def _form(self, title, visibility, readers_may_comment, errors, status=200):
+    def _form(self, title, visibility, readers_may_comment, search_language, errors, status=200):
         return self.page(
             "docs/settings.html",
             {
                 "title_value": title,
                 "visibility_value": visibility,
                 "readers_may_comment_value": readers_may_comment,
+                "search_language_value": search_language,
+                "search_languages": search_languages(),
                 "visibilities": Space.Visibility.choices,
                 "errors": errors,
                 **gitsync_selectors.settings_context(self.space),

@@ -3,6 +3,7 @@ may read, each linking to the reader, never a page of a space they may not read;
 per address like a site's search."""
 
 import pytest
+from django.db import connection
 from django.test import Client
 
 from docplatform.revisions import space_content_update
@@ -99,3 +100,23 @@ def test_searches_are_rate_limited_per_address(org_reader, spaces, settings):
     html = refused.content.decode()
     assert "Too many searches from your address: try again in" in html
     assert "Beacons" not in html
+
+
+def test_an_admin_sets_the_spaces_search_language_on_its_settings_page(org_admin, spaces):
+    handbook, _ = spaces
+    client = _signed_in(org_admin)
+    settings_page = client.get(f"/s/{handbook.pk}/settings").content.decode()
+    if connection.vendor != "postgresql":  # SQLite stems English whatever a space says
+        assert 'name="search_language"' not in settings_page
+        return
+    assert '<option value="english" selected>english</option>' in settings_page
+    assert "Beacons" in client.get("/s/search", {"q": "keepers"}).content.decode()  # stemmed
+    form = {"title": "Handbook", "visibility": "private", "search_language": "simple"}
+    assert client.post(f"/s/{handbook.pk}/settings", form).status_code == 302
+    assert "Beacons" not in client.get("/s/search", {"q": "keepers"}).content.decode()
+    assert "Beacons" in client.get("/s/search", {"q": "keeper"}).content.decode()
+    refused = client.post(f"/s/{handbook.pk}/settings", {**form, "search_language": "klingon"})
+    assert refused.status_code == 400
+    assert "&#x27;klingon&#x27; is not a text search configuration" in refused.content.decode()
+    handbook.refresh_from_db()
+    assert handbook.search_language == "simple"
