@@ -9,6 +9,7 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
+from docplatform.documents.space_services import space_delete
 from docplatform.models import CURRENT, Page
 from docplatform.revisions import space_content_update
 from docplatform.search_index import FTS_TABLE, space_search_language_set
@@ -136,3 +137,15 @@ def test_a_spaces_search_language_decides_its_stemming(site, handbook):
     with pytest.raises(ValidationError) as error:
         space_search_language_set(space=handbook, language="klingon")
     assert list(error.value.message_dict) == ["search_language"]
+
+
+def test_a_deleted_spaces_text_leaves_the_index(handbook, org_admin):
+    ids = list(Page.objects.filter(space=handbook).values_list("pk", flat=True))
+    space_delete(space=handbook, actor=org_admin)
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":  # the vectors went with the versions' rows
+            cursor.execute("SELECT count(*) FROM docplatform_page WHERE id = ANY(%s)", [ids])
+        else:
+            marks = ", ".join(["%s"] * len(ids))
+            cursor.execute(f"SELECT count(*) FROM {FTS_TABLE} WHERE page_id IN ({marks})", ids)  # noqa: S608
+        assert cursor.fetchone()[0] == 0
