@@ -14,8 +14,10 @@ the spaces.
 A version that stops being current keeps its vector or row: searches join on the current
 versions. A space's FTS5 rows go with it (``space_rows_delete``)."""
 
+from django.conf import settings
+from django.core import checks
 from django.core.exceptions import ValidationError
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models import Value
 
 from .content import rendered
@@ -117,6 +119,29 @@ def language_problem(language: str) -> str | None:
         if cursor.fetchone() is None:
             return f"{language!r} is not a text search configuration of the database"
     return None
+
+
+@checks.register(checks.Tags.database)
+def search_language_exists(app_configs=None, databases=None, **kwargs) -> list[checks.Error]:
+    """``SEARCH_LANGUAGE`` must be a text search configuration of the database: every page
+    of a space made with another would fail to be written. Checked where the database is
+    (``migrate``, ``check --database default``)."""
+    if not databases:
+        return []
+    try:
+        problem = language_problem(settings.SEARCH_LANGUAGE)
+    except DatabaseError:  # no database to ask: migrate says so itself
+        return []
+    if problem is None:
+        return []
+    return [
+        checks.Error(
+            f"SEARCH_LANGUAGE: {problem}, so no page of a new space could be written.",
+            hint="Set SEARCH_LANGUAGE to a name SELECT cfgname FROM pg_ts_config lists, "
+            "such as english or simple.",
+            id="docplatform.E110",
+        )
+    ]
 
 
 @transaction.atomic

@@ -132,8 +132,7 @@ class SpaceSettingsView(SpaceAdminView):
     def get(self, request):
         self.require_admin()
         space = self.space
-        values = (space.title, space.visibility, space.readers_may_comment, space.search_language)
-        return self._form(*values, {})
+        return self._form(space.title, space.visibility, space.readers_may_comment, {})
 
     def post(self, request):
         self.require_admin()
@@ -151,19 +150,23 @@ class SpaceSettingsView(SpaceAdminView):
                 search_language=search_language,
             )
         except ValidationError as error:
-            values = (title, visibility, readers_may_comment, search_language)
-            return self._form(*values, error.message_dict, status=400)
+            errors = error.message_dict
+            return self._form(
+                title, visibility, readers_may_comment, errors, status=400, language=search_language
+            )
         messages.success(request, "Settings saved.")
         return redirect(reverse("docs:settings", args=[self.space.pk]))
 
-    def _form(self, title, visibility, readers_may_comment, search_language, errors, status=200):
+    def _form(self, title, visibility, readers_may_comment, errors, status=200, language=None):
+        """The form with the values given (``language``: the space's search language when
+        None)."""
         return self.page(
             "docs/settings.html",
             {
                 "title_value": title,
                 "visibility_value": visibility,
                 "readers_may_comment_value": readers_may_comment,
-                "search_language_value": search_language,
+                "search_language_value": language or self.space.search_language,
                 "search_languages": search_languages(),
                 "visibilities": Space.Visibility.choices,
                 "errors": errors,

@@ -4,6 +4,7 @@ text, a page written through the editor or the API is found at once, and a site'
 rate-limited per address."""
 
 import pytest
+from django.core.checks import run_checks
 from django.core.exceptions import ValidationError
 from django.db import connection
 from django.test import Client
@@ -149,3 +150,15 @@ def test_a_deleted_spaces_text_leaves_the_index(handbook, org_admin):
             marks = ", ".join(["%s"] * len(ids))
             cursor.execute(f"SELECT count(*) FROM {FTS_TABLE} WHERE page_id IN ({marks})", ids)  # noqa: S608
         assert cursor.fetchone()[0] == 0
+
+
+def test_a_search_language_the_database_lacks_is_named_by_the_database_checks(settings):
+    settings.SEARCH_LANGUAGE = "klingon"
+    errors = [e for e in run_checks(databases=["default"]) if e.id == "docplatform.E110"]
+    if connection.vendor != "postgresql":
+        assert errors == []  # SQLite stems English whatever it says
+        return
+    [error] = errors
+    assert error.msg.startswith("SEARCH_LANGUAGE: 'klingon' is not a text search configuration")
+    settings.SEARCH_LANGUAGE = "simple"
+    assert not [e for e in run_checks(databases=["default"]) if e.id == "docplatform.E110"]
