@@ -50,7 +50,7 @@ def _signed_in(user) -> Client:
 def test_the_top_bar_has_the_search_box(org_reader):
     html = _signed_in(org_reader).get("/s/").content.decode()
     assert '<form class="topbar-search" role="search" method="get" action="/s/search">' in html
-    assert 'placeholder="Search your spaces"' in html
+    assert '<label class="visually-hidden" for="topbar-search-q">Search your spaces</label>' in html
 
 
 def test_a_reader_finds_the_pages_of_their_organizations_spaces(org_reader, spaces):
