@@ -23,7 +23,7 @@ From a fresh clone (PostgreSQL, trust auth, on 127.0.0.1):
 
 It works in a database of its own (``test_bench_search``, created and dropped, like Django's
 test database). The setup writes rows in bulk (``bulk_create``, then every vector in one
-UPDATE, as migration 0024 fills existing versions); only the searches are timed. The goal:
+UPDATE, as migration 0025 fills existing versions); only the searches are timed. The goal:
 p50 under 50 ms at 100,000 pages.
 """
 

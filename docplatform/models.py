@@ -218,7 +218,7 @@ class Page(models.Model):
     # What search finds of it on PostgreSQL (``search_index``): its title (weight A) and the
     # text its readers see (B), written with it; null on SQLite, whose FTS5 table
     # (``search_index.FTS_TABLE``) holds the same. Its GIN index (current versions only) and
-    # its storage (MAIN: kept in the row, which ranking reads) are set by migration 0024 on
+    # its storage (MAIN: kept in the row, which ranking reads) are set by migration 0025 on
     # PostgreSQL alone, so the index is not among ``indexes``.
     search_vector = SearchVectorField(null=True, editable=False)
 

@@ -7,7 +7,7 @@ the spaces.
 - PostgreSQL: the version's ``search_vector``, its title weighted A and its text B, in its
   space's ``search_language``, computed by the database in the INSERT that writes the versions
   (one statement per commit, however many pages it writes); a GIN index over the current
-  versions' vectors (migration 0024).
+  versions' vectors (migration 0025).
 - SQLite (the embedded default): a row of the FTS5 table ``FTS_TABLE`` (the version's id, its
   title and text, words stemmed as English), inserted in one more statement per commit.
 
@@ -25,7 +25,7 @@ from .markdown import RENDERER_VERSION
 from .models import CURRENT, Page, Space
 from .rendering import Document, document_from_json, plain_text
 
-#: SQLite's full-text table of page versions (migration 0024 makes it on SQLite only).
+#: SQLite's full-text table of page versions (migration 0025 makes it on SQLite only).
 FTS_TABLE = "docplatform_page_search"
 #: Its columns: the version's id (not indexed), then the two that are, in this order.
 FTS_COLUMNS = ("page_id", "title", "body")

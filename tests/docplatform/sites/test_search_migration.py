@@ -1,4 +1,4 @@
-"""Migration 0024 indexes every page version there is: a page written before it is found by
+"""Migration 0025 indexes every page version there is: a page written before it is found by
 search (its text, never its block's fence), on PostgreSQL and on SQLite alike."""
 
 import pytest
@@ -11,8 +11,8 @@ from docplatform.markdown import block_fence
 from docplatform.models import Space
 from docplatform.sites.search import spaces_search
 
-BEFORE = [("docplatform", "0023_page_versions_finish")]
-AFTER = [("docplatform", "0024_page_search")]
+BEFORE = [("docplatform", "0024_event_cursor_indexes")]
+AFTER = [("docplatform", "0025_page_search")]
 CURRENT = 2**31 - 1
 
 

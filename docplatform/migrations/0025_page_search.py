@@ -57,7 +57,7 @@ def drop_index(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("docplatform", "0023_page_versions_finish"),
+        ("docplatform", "0024_event_cursor_indexes"),
     ]
 
     operations = [
