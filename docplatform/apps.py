@@ -23,6 +23,7 @@ class DocplatformConfig(AppConfig):
         from .hooks import on_revision_written, on_space_content_changed
         from .observability.metrics import collector_register
         from .observability.tracing import tracing_start
+        from .search_index import search_language_exists  # noqa: F401 - registers its check
         from .teams.converters import UsernameConverter
 
         # The API's path converters, shared with the plug-in apps' routes.

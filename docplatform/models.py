@@ -4,6 +4,7 @@ import hashlib
 import secrets
 
 from django.conf import settings
+from django.contrib.postgres.search import SearchVectorField
 from django.core.validators import RegexValidator
 from django.db import models
 
@@ -70,6 +71,10 @@ class Membership(models.Model):
         return f"{self.user} in {self.organization} ({self.role})"
 
 
+def default_search_language() -> str:
+    return settings.SEARCH_LANGUAGE
+
+
 class Space(models.Model):
     class Visibility(models.TextChoices):
         PRIVATE = "private", "Private (members only)"
@@ -101,6 +106,16 @@ class Space(models.Model):
     )
     change_requests_only = models.BooleanField(
         default=False, help_text="Members edit through change requests only; admins may save."
+    )
+    # The text search configuration its pages are indexed and searched with on PostgreSQL (a
+    # version is shared by every site publishing the space, so the language is the space's):
+    # set by ``search_index.space_search_language_set``, which indexes its pages again.
+    search_language = models.CharField(
+        max_length=63,
+        default=default_search_language,
+        editable=False,
+        help_text="PostgreSQL's text search configuration of its pages (english, german, "
+        "simple...).",
     )
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -200,6 +215,12 @@ class Page(models.Model):
     html = models.TextField(blank=True, editable=False)
     outline = models.JSONField(default=dict, blank=True, editable=False)
     rendered_with = models.PositiveSmallIntegerField(default=0, editable=False)
+    # What search finds of it on PostgreSQL (``search_index``): its title (weight A) and the
+    # text its readers see (B), written with it; null on SQLite, whose FTS5 table
+    # (``search_index.FTS_TABLE``) holds the same. Its GIN index (current versions only) and
+    # its storage (MAIN: kept in the row, which ranking reads) are set by migration 0025 on
+    # PostgreSQL alone, so the index is not among ``indexes``.
+    search_vector = SearchVectorField(null=True, editable=False)
 
     class Meta:
         ordering = ["position", "path"]

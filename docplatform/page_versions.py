@@ -32,12 +32,18 @@ def pages_at(revision: "Revision | str | None") -> QuerySet:
         if place is None:
             return Page.objects.none()
         space_id, number = place
-    return Page.objects.filter(space_id=space_id, valid_from__lte=number, valid_to__gt=number)
+    return _versions().filter(space_id=space_id, valid_from__lte=number, valid_to__gt=number)
 
 
 def current_pages(space_ids) -> QuerySet:
     """The page versions the current revisions of the spaces ``space_ids`` hold."""
-    return Page.objects.filter(space_id__in=space_ids, valid_to=CURRENT)
+    return _versions().filter(space_id__in=space_ids, valid_to=CURRENT)
+
+
+def _versions() -> QuerySet:
+    """Page versions without their search vectors, which only search reads (in the
+    database): as large as their text, never needed by a reader."""
+    return Page.objects.defer("search_vector")
 
 
 def page_at(revision: "Revision | str | None", path: str) -> Page | None:

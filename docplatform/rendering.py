@@ -3,13 +3,17 @@ its integration blocks and adaptive sections, its headings, its blocks' referenc
 sections, kept as JSON in the page's row; and how the HTML is completed when the page is shown
 (a visitor's sections chosen, the people's marked, the blocks' HTML put in place)."""
 
+import html as html_module
+import re
 from dataclasses import dataclass, field
 
-from django.utils.html import escape
+from django.utils.html import escape, strip_tags
 from django.utils.safestring import SafeString, mark_safe
 
 _PLACEHOLDER = "dp-block-"
 _SECTION_PLACEHOLDER = "dp-section-"
+#: The "#" link the renderer adds to each heading: not text of the page.
+_HEADING_ANCHOR = re.compile(r'<a [^>]*class="anchor"[^>]*>.*?</a>', re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -96,6 +100,14 @@ class Document:
             index, _, rest = part.partition("</p>")
             pieces += [rendered.get(int(index), ""), rest]
         return mark_safe("".join(pieces))  # noqa: S308 - sanitized HTML plus the caller's HTML
+
+
+def plain_text(document: Document) -> str:
+    """The plain text of a document as shown (without its blocks, its headings' "#" links,
+    and the sections it no longer holds), its whitespace collapsed: what search finds and
+    quotes."""
+    shown = _HEADING_ANCHOR.sub("", document.with_blocks({}))
+    return " ".join(html_module.unescape(strip_tags(shown)).split())
 
 
 def format_section(condition: str, html: str, error: str | None = None) -> str:

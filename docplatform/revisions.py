@@ -5,7 +5,8 @@ change requests, Git sync, restores, the admin), is made here, and fires
 A revision writes only what it changes: ``space_pages_commit`` ends the versions of the pages
 it changes or removes and starts a version of each page it writes (``models.Page``), whatever
 the size of the space; ``space_content_update``, given a whole set of pages, works out which
-those are (and where each page now stands: ``positions.keys_for``) and commits them."""
+those are (and where each page now stands: ``positions.keys_for``) and commits them. The
+versions are written with what search finds of them (``search_index.versions_insert``)."""
 
 from dataclasses import dataclass
 
@@ -22,6 +23,7 @@ from .models import CURRENT, Page, Revision, Space
 from .page_versions import ORDER
 from .positions import keys_between, keys_for
 from .principals import is_machine
+from .search_index import versions_insert
 
 
 class RevisionConflict(Exception):
@@ -167,8 +169,9 @@ def _commit(space: Space, locked: Space, *, writes, removed, message, author, gi
         author_label=author.actor_label if by_installation else "",
         git_commit=git_commit,
     )
-    Page.objects.bulk_create(
-        _version(locked, number, write, ended.get(write.replaces)) for write in writes
+    versions_insert(
+        [_version(locked, number, write, ended.get(write.replaces)) for write in writes],
+        locked.search_language,
     )
     Space.objects.filter(pk=locked.pk).update(current_revision=revision)
     space.current_revision = locked.current_revision = revision

@@ -10,6 +10,7 @@ from django.urls import reverse
 
 from ..gitsync import selectors as gitsync_selectors
 from ..models import Space
+from ..search_index import search_languages
 from ..sites import selectors as sites_selectors
 from . import selectors, services, space_services
 from .nav_html import nav_html
@@ -138,6 +139,7 @@ class SpaceSettingsView(SpaceAdminView):
         title = request.POST.get("title", "")
         visibility = request.POST.get("visibility", "")
         readers_may_comment = request.POST.get("readers_may_comment") == "1"
+        search_language = request.POST.get("search_language")  # absent: not offered (SQLite)
         try:
             space_services.space_update(
                 space=self.space,
@@ -145,20 +147,27 @@ class SpaceSettingsView(SpaceAdminView):
                 title=title,
                 visibility=visibility,
                 readers_may_comment=readers_may_comment,
+                search_language=search_language,
             )
         except ValidationError as error:
             errors = error.message_dict
-            return self._form(title, visibility, readers_may_comment, errors, status=400)
+            return self._form(
+                title, visibility, readers_may_comment, errors, status=400, language=search_language
+            )
         messages.success(request, "Settings saved.")
         return redirect(reverse("docs:settings", args=[self.space.pk]))
 
-    def _form(self, title, visibility, readers_may_comment, errors, status=200):
+    def _form(self, title, visibility, readers_may_comment, errors, status=200, language=None):
+        """The form with the values given (``language``: the space's search language when
+        None)."""
         return self.page(
             "docs/settings.html",
             {
                 "title_value": title,
                 "visibility_value": visibility,
                 "readers_may_comment_value": readers_may_comment,
+                "search_language_value": language or self.space.search_language,
+                "search_languages": search_languages(),
                 "visibilities": Space.Visibility.choices,
                 "errors": errors,
                 **gitsync_selectors.settings_context(self.space),

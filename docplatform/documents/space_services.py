@@ -9,6 +9,7 @@ from django.db import transaction
 from .. import services
 from ..audit.services import audit_record
 from ..models import Organization, Space
+from ..search_index import language_problem, space_rows_delete, space_search_language_set
 
 #: The most approvals a space's merge rules may ask for.
 MAX_APPROVALS = 20
@@ -56,10 +57,12 @@ def space_update(
     required_approvals: int | None = None,
     require_up_to_date: bool | None = None,
     change_requests_only: bool | None = None,
+    search_language: str | None = None,
 ) -> Space:
     """Rename the space, set its visibility, whether its organization's readers may comment
-    on its pages, its change requests' merge rules and whether members edit through change
-    requests only (None leaves any as it is);
+    on its pages, its change requests' merge rules, whether members edit through change
+    requests only and its search language (``search_index.space_search_language_set``, which
+    indexes its pages again) (None leaves any as it is);
     ``space_visibility_updated`` fires when the visibility changed. One audit row naming what
     changed, from what to what (none when nothing did). ``actor``: a person, or the machine
     principal of an installation's token with ``space:metadata:write``."""
@@ -73,6 +76,8 @@ def space_update(
         errors["visibility"] = [problem]
     if required_approvals is not None and not 0 <= required_approvals <= MAX_APPROVALS:
         errors["required_approvals"] = [f"from 0 to {MAX_APPROVALS}"]
+    if search_language is not None and (problem := language_problem(search_language)):
+        errors["search_language"] = [problem]
     if errors:
         raise ValidationError(errors)
     changes = {}
@@ -103,6 +108,9 @@ def space_update(
         setattr(space, name, rules[name])
     if changed_rules:
         space.save(update_fields=changed_rules)
+    if search_language is not None and search_language != space.search_language:
+        changes["searchLanguage"] = {"from": space.search_language, "to": search_language}
+        space_search_language_set(space=space, language=search_language)
     if changes:
         audit_record(action="space.changed", actor=actor, target=space, details=changes)
     return space
@@ -120,4 +128,5 @@ def space_delete(*, space: Space, actor) -> None:
         target=space,
         details={"title": space.title, "visibility": space.visibility},
     )
+    space_rows_delete(space)
     space.delete()

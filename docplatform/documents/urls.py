@@ -19,6 +19,7 @@ app_name = "docs"
 
 urlpatterns = [
     path("", views.SpaceListView.as_view(), name="spaces"),
+    path("search", views.SearchView.as_view(), name="search"),
     path("<id:space_id>/", views.ReaderView.as_view(), name="space"),
     path("<id:space_id>/history", history_views.HistoryView.as_view(), name="history"),
     path(

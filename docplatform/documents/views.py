@@ -28,8 +28,10 @@ from ..access import (
     spaces_visible_to,
 )
 from ..api.visitors import VISITOR_COOKIE, remember_visitor, visitor_from
+from ..client_address import client_ip
 from ..comments.panel import comments_panel
 from ..markdown import RENDERER_VERSION
+from ..sites import search
 from . import access, selectors, services
 from .blocks import BlockPlace, provider
 from .nav_html import nav_html
@@ -139,6 +141,29 @@ class SpaceListView(LoginRequiredMixin, View):
             "may_create_organization": may_create_organization(request.user),
         }
         return render(request, "docs/spaces.html", context)
+
+
+class SearchView(LoginRequiredMixin, View):
+    """``/s/search?q=``: the top bar's search of every space the person may read (their
+    organizations', ``sites.search.member_search``), each hit linking to the reader; a 429
+    past the address's search rate (``SITE_RATES["search"]``)."""
+
+    login_url = reverse_lazy("marketplace:login")
+
+    def get(self, request):
+        query = request.GET.get("q", "").strip()
+        context = {"query": query, "search_query": query, "nav": "search"}
+        if problem := search.query_problem(query):
+            return render(request, "docs/search.html", {**context, "problem": problem}, status=400)
+        if query and (refusal := search.rate_refusal(client_ip(request))):
+            message, wait = refusal
+            response = render(
+                request, "docs/search.html", {**context, "refused": message}, status=429
+            )
+            response["Retry-After"] = str(wait)
+            return response
+        hits = search.member_search(request.user, query) if query else []
+        return render(request, "docs/search.html", {**context, "hits": hits})
 
 
 def is_static(page) -> bool:

@@ -30,8 +30,8 @@ check_separate_origins(
 
 # What a published site's visitors may send, per client address (docplatform/sites/throttle.py,
 # counted in the shared cache: every web process counts the same requests): page feedback (the
-# site's form and the beacon's), presses of blocks made for visitors and searches; over it they
-# get a 429 saying when to try again.
+# site's form and the beacon's), presses of blocks made for visitors and searches (a site's, and
+# the platform's search of a person's spaces); over it they get a 429 saying when to try again.
 SITE_RATES = {
     "feedback": env_rate("SITE_FEEDBACK_RATE", "20/minute"),
     "blocks": env_rate("SITE_BLOCK_PRESS_RATE", "60/minute"),

@@ -92,13 +92,21 @@ class SiteHomeView(SiteView):
 
 
 class SiteSearchView(SiteView):
-    """``?q=``: the site's pages holding the words."""
+    """``?q=``: the site's pages holding the words; a 429 past the address's search rate."""
 
     sends_to_sign_in = False
 
     def get(self, request):
         query = request.GET.get("q", "").strip()
         problem = search.query_problem(query)
+        refusal = search.rate_refusal(client_ip(request)) if query and not problem else None
+        if refusal is not None:
+            message, wait = refusal
+            response = self.page(
+                "sites/search.html", {"query": query, "refused": message}, status=429
+            )
+            response["Retry-After"] = str(wait)
+            return response
         hits = [] if problem else search.site_search(self.site, query, self.claims)
         context = {"query": query, "problem": problem, "hits": hits}
         return self.page("sites/search.html", context, status=400 if problem else 200)
