@@ -38,7 +38,7 @@ def purge_events() -> int:
 
 @shared_task(name="docplatform.tasks.purge_space_visits")
 def purge_space_visits() -> int:
-    from .documents.services import space_visits_purge
+    from .documents.visits import space_visits_purge
 
     return space_visits_purge()
 

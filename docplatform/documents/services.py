@@ -11,24 +11,18 @@ with no question; overlapping ones raise PageConflict carrying the hunks, so the
 resolves each (theirs, mine, both, or an edit) and nothing is written until they do.
 """
 
-import hashlib
 from contextlib import contextmanager
 from datetime import timedelta
 
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from .. import content, revisions, services
-from ..events import Visitor
-from ..models import PagePresence, Revision, Space, SpaceVisit
+from .. import content, revisions
+from ..models import PagePresence, Revision, Space
 from ..page_versions import page_as_dict, page_at, page_dicts, pages_at
 from ..positions import key_between
 from .merging import merge_page, merge_pages
 from .selectors import navigation, nearest_parent
-
-#: A visitor's reads of one space fire ``space_view`` at most this often (README).
-READER_VIEW_INTERVAL = timedelta(minutes=5)
 
 
 class PageConflict(Exception):
@@ -277,46 +271,6 @@ def page_presence_mark(*, space: Space, path: str, user) -> list[str]:
         space=space, path=path, seen_at__gte=now - timedelta(seconds=PRESENCE_SECONDS)
     ).exclude(user=user)
     return sorted(others.values_list("user__username", flat=True))
-
-
-def space_view_from_reader(*, space: Space, visitor: Visitor, who: str) -> bool:
-    """The visitor opened the space's reader: fire ``space_view``, at most once per visitor
-    (``who``: ``reader_identity``), space and READER_VIEW_INTERVAL (across every process:
-    the row's time is the lock). Whether it fired."""
-    now = timezone.now()
-    with transaction.atomic():
-        renewed = SpaceVisit.objects.filter(
-            space=space, visitor=who, last_fired_at__lte=now - READER_VIEW_INTERVAL
-        ).update(last_fired_at=now)
-        if not renewed:
-            try:
-                with transaction.atomic():
-                    SpaceVisit.objects.create(space=space, visitor=who, last_fired_at=now)
-            except IntegrityError:
-                return False  # seen within the interval (or by a concurrent read)
-        services.space_view_record(space=space, visitor=visitor)
-    return True
-
-
-def space_visits_purge() -> int:
-    """Forget the visits older than READER_VIEW_INTERVAL: their next read fires again
-    anyway, so their rows only grow the table (one per visitor and space)."""
-    deleted, _ = SpaceVisit.objects.filter(
-        last_fired_at__lt=timezone.now() - READER_VIEW_INTERVAL
-    ).delete()
-    return deleted
-
-
-def reader_identity(visitor: Visitor, *, known_cookie: bool) -> str:
-    """Who a reader is for the view limit: the member; else the anonymous id of a browser that
-    sent its cookie back; else (a first visit, or a client that keeps no cookie, which would
-    otherwise get a new id, and fire again, on every request) its address and user agent."""
-    if visitor.user_id:
-        return f"user:{visitor.user_id}"
-    if known_cookie:
-        return f"anon:{visitor.anonymous_id}"
-    digest = hashlib.sha256(f"{visitor.ip}\n{visitor.user_agent}".encode()).hexdigest()
-    return f"addr:{digest[:40]}"
 
 
 # --- Helpers ---------------------------------------------------------------------------------

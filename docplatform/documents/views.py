@@ -32,7 +32,7 @@ from ..client_address import client_ip
 from ..comments.panel import comments_panel
 from ..markdown import RENDERER_VERSION
 from ..sites import search
-from . import access, selectors, services
+from . import access, selectors, visits
 from .blocks import BlockPlace, provider
 from .nav_html import nav_html
 from .reading import as_read, page_document, shown_html, table_of_contents
@@ -271,12 +271,12 @@ class ReaderView(SpaceView):
         if user.is_authenticated:
             visitor = dataclasses.replace(visitor, user_id=str(user.pk))
         known = self.request.COOKIES.get(VISITOR_COOKIE) == visitor.anonymous_id
-        who = services.reader_identity(visitor, known_cookie=known)
+        who = visits.reader_identity(visitor, known_cookie=known)
         seen = f"space-view-seen:{self.space.pk}:{who}"
         # The cache spares a database round trip on every read; the row decides.
         if not cache.get(seen):
-            services.space_view_from_reader(space=self.space, visitor=visitor, who=who)
-            cache.set(seen, True, services.READER_VIEW_INTERVAL.total_seconds())
+            visits.space_view_from_reader(space=self.space, visitor=visitor, who=who)
+            cache.set(seen, True, visits.READER_VIEW_INTERVAL.total_seconds())
         remember_visitor(response, self.request, visitor)
 
 

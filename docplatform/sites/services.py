@@ -13,7 +13,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from .. import services
-from ..documents.services import reader_identity
+from ..documents.visits import reader_identity
 from ..events import FEEDBACK_RATINGS, Visitor
 from ..models import Page, Site
 from .addresses import page_key

@@ -3,7 +3,7 @@
 from dataclasses import replace
 
 from ..api.visitors import VISITOR_COOKIE, visitor_from
-from ..documents.services import reader_identity
+from ..documents.visits import reader_identity
 from ..events import Visitor
 from .visitor_sessions import visitor_claims
 

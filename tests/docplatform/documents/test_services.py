@@ -4,7 +4,7 @@
 import pytest
 from django.core.exceptions import ValidationError
 
-from docplatform.documents import selectors, services
+from docplatform.documents import selectors, services, visits
 from docplatform.events.models import Event
 from docplatform.models import Revision
 from docplatform.page_versions import page_dicts
@@ -176,11 +176,11 @@ def test_visits_older_than_the_interval_are_purged_and_fire_again(space):
     from docplatform.tasks import purge_space_visits
 
     visitor = Visitor(anonymous_id="a" * 20, user_agent="ua", ip="127.0.0.1", cookies={})
-    assert services.space_view_from_reader(space=space, visitor=visitor, who="anon:a")
-    assert not services.space_view_from_reader(space=space, visitor=visitor, who="anon:a")
+    assert visits.space_view_from_reader(space=space, visitor=visitor, who="anon:a")
+    assert not visits.space_view_from_reader(space=space, visitor=visitor, who="anon:a")
     SpaceVisit.objects.update(last_fired_at=timezone.now() - timedelta(minutes=6))
     assert purge_space_visits() == 1
-    assert services.space_view_from_reader(space=space, visitor=visitor, who="anon:a")
+    assert visits.space_view_from_reader(space=space, visitor=visitor, who="anon:a")
     assert Event.objects.filter(type="space_view").count() == 2
 
 
