@@ -20,6 +20,7 @@ import time
 from collections import defaultdict
 from dataclasses import dataclass
 
+from ..scheduling import may_pass
 from .limit_stores import store
 from .limits import (
     IN_FLIGHT,
@@ -76,15 +77,17 @@ def pause(endpoint: str, seconds: float) -> None:
 @dataclass(frozen=True)
 class Slot:
     lease: str
-    taken_at: float  # time.monotonic()
+    taken_at: float  # the drain's clock
 
 
 class DrainSlots:
     """The slots one drain holds, by endpoint: ``take`` them for deliveries, ``ended`` when
     an attempt ends, ``give_back_unused`` after each turn (the drain's thread); ``may_pass``,
-    ``passed`` and ``pause`` (its sender threads too)."""
+    ``passed`` and ``pause`` (its sender threads too). ``clock``: the drain's monotonic
+    clock."""
 
-    def __init__(self):
+    def __init__(self, clock=time.monotonic):
+        self.clock = clock
         self.holder = new_holder()
         self.returned: dict[str, list[Slot]] = defaultdict(list)
         self.held: dict[str, int] = defaultdict(int)  # slots taken and not given back
@@ -98,7 +101,7 @@ class DrainSlots:
         the grant says why the rest are held back. While the drain holds its share the store
         would grant nothing: it is asked only every ``REFRESH_SECONDS``, to learn whether
         others wait (its share, then, is less)."""
-        now = time.monotonic()
+        now = self.clock()
         returned = self.returned.pop(endpoint, [])
         passed = [slot for slot in returned if self.may_pass(endpoint, limits, slot)][:count]
         self.returned[endpoint] = [slot for slot in returned if slot not in passed]
@@ -122,17 +125,19 @@ class DrainSlots:
     def may_pass(self, endpoint, limits: Limits, slot: Slot) -> bool:
         """Whether ``slot``, its attempt ended, may go to the drain's next POST to
         ``endpoint`` without asking the store (see the module's docstring)."""
-        now = time.monotonic()
-        return (
-            not limits.max_per_second
-            and self.held.get(endpoint, 0) <= self.shares.get(endpoint, limits.max_in_flight)
-            and now - slot.taken_at < PASS_SECONDS
-            and now >= self.paused_until.get(endpoint, 0.0)
+        return may_pass(
+            self.clock(),
+            rate_limited=bool(limits.max_per_second),
+            held=self.held.get(endpoint, 0),
+            share=self.shares.get(endpoint, limits.max_in_flight),
+            taken_at=slot.taken_at,
+            paused_until=self.paused_until.get(endpoint, -math.inf),
+            young_for=PASS_SECONDS,
         )
 
     def passed(self, endpoint) -> None:
         """A slot of ``endpoint`` went straight to the drain's next POST to it."""
-        self.granted_at[endpoint] = time.monotonic()
+        self.granted_at[endpoint] = self.clock()
 
     def ended(self, endpoint, slot: Slot) -> None:
         self.returned[endpoint].append(slot)
@@ -140,7 +145,7 @@ class DrainSlots:
     def pause(self, endpoint, seconds: float) -> None:
         """The receiver asked to wait: nothing is passed on to it meanwhile, and the store,
         asked for slots, says until when."""
-        self.paused_until[endpoint] = time.monotonic() + seconds
+        self.paused_until[endpoint] = self.clock() + seconds
         pause(endpoint, seconds)
 
     def give_back_unused(self) -> None:
