@@ -15,7 +15,7 @@ from docplatform.services import page_feedback_record, site_view_record
 from integrations.operators import OPERATOR
 from integrations.services.installations import installation_pause
 from tests.conftest import wait_until
-from tests.factories import SpaceFactory
+from tests.factories import PageFactory, SpaceFactory
 from webhooks.models import DeliveryAttempt, SigningSecret
 from webhooks.services.ping import webhook_ping
 from webhooks.services.signing_secrets import (
@@ -78,7 +78,7 @@ def test_a_content_update_is_delivered_signed_with_the_specification_payload(
 @pytest.mark.slow
 def test_site_events_follow_the_selected_event_types(receiver, install_webhook, site, space):
     install_webhook(site=site, url=receiver.url, site_view=False, page_feedback=True)
-    page = space.current_revision.pages.create(path="intro", title="Intro")
+    page = PageFactory(revision=space.current_revision, path="intro", title="Intro")
     site_view_record(site=site, visitor=VISITOR, url="https://d.test/intro", referrer="")
     page_feedback_record(
         site=site,
