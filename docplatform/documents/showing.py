@@ -22,7 +22,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from ..markdown import RENDERER_VERSION
 from ..models import Page, Space
-from ..rendering import Document
+from ..rendering import BlockRef, Document
 from . import selectors
 from .adaptive import has_adaptive_content
 from .blocks import BlockPlace
@@ -73,6 +73,14 @@ class ShownPage:
     def has_blocks(self) -> bool:
         return bool(self.document.blocks)
 
+    def block(self, key: str) -> BlockRef | None:
+        """The block with ``key`` in the page as the viewer sees it, unless it is not valid:
+        a press names its block by key, so its integration and props are the page's, never
+        the form's."""
+        if self.page is None:
+            return None
+        return next((b for b in self.document.blocks if b.key == key and not b.error), None)
+
     def content(self) -> SafeString:
         """The page's HTML with its blocks rendered in place."""
         return shown_html(self.document, self.place)
@@ -112,14 +120,15 @@ def shown_page(
     path: str | None,
     *,
     claims: dict | None,
-    prefix: str,
     place: Callable[[str], BlockPlace],
+    prefix: str = "",
     revision_id: str | None = None,
 ) -> ShownPage | None:
     """The page at ``path`` of the space's revision (its current one unless ``revision_id``;
     the first page shown to the viewer without ``path``) as a viewer with ``claims`` sees it;
     None when ``path`` names no page, or one whose condition hides it from them (the same
-    answer: a 404). ``place(path)`` says where the page's blocks are shown."""
+    answer: a 404). ``place(path)`` says where the page's blocks are shown; ``prefix``, the
+    address its navigation's links are under (a door that shows no frame gives none)."""
     revision_id = revision_id if revision_id is not None else space.current_revision_id
     page = selectors.page_in(revision_id, path, claims)
     if page is None and path is not None:

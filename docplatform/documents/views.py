@@ -1,6 +1,7 @@
 """The reader: the spaces a member reaches, a space's pages with their navigation, and the
 blocks' buttons. Thin: selectors read, services write."""
 
+import functools
 import hashlib
 import hmac
 
@@ -32,7 +33,6 @@ from ..comments.panel import comments_panel
 from ..sites import search
 from . import access, selectors, visits
 from .blocks import BlockPlace, provider
-from .reading import page_document
 from .showing import ShownPage, shown_page
 
 #: Where a cached page shell takes its content: derived from the secret key, so the same in
@@ -255,14 +255,12 @@ class BlockActionView(SpaceView):
         if self.role is None:
             raise Http404("No such block.")
         path, key = request.POST.get("page", ""), request.POST.get("key", "")
-        page = selectors.page_in(self.space.current_revision_id, path) if path else None
-        ref = None
-        if page is not None:
-            document = page_document(page)
-            ref = next((b for b in document.blocks if b.key == key and not b.error), None)
+        place = functools.partial(self.block_place, interactive=True)
+        shown = shown_page(self.space, path, claims=None, place=place) if path else None
+        ref = shown.block(key) if shown else None
         if ref is None:
             raise Http404("No such block on this page (it may have been removed meanwhile).")
-        html = provider().act(ref, self.block_place(page.path, interactive=True), request.POST)
+        html = provider().act(ref, shown.place(), request.POST)
         if request.headers.get("X-Requested-With") == "fetch":
             return HttpResponse(html)
-        return redirect(reverse("docs:page", args=[self.space.pk, page.path]) + f"#block-{key}")
+        return redirect(reverse("docs:page", args=[self.space.pk, shown.path]) + f"#block-{key}")

@@ -24,9 +24,7 @@ from ..api.visitors import VISITOR_COOKIE, remember_visitor
 from ..client_address import client_ip
 from ..content import page_path_problem
 from ..documents import selectors as reader
-from ..documents.adaptive import for_visitor
 from ..documents.blocks import BlockPlace, provider
-from ..documents.reading import page_document
 from ..documents.showing import ShownPage, shown_page
 from ..events import FEEDBACK_RATINGS
 from ..models import Page
@@ -273,17 +271,16 @@ class BlockPressView(SpaceOnSiteView):
         if refusal is not None:
             return refusal
         path, key = request.POST.get("page", ""), request.POST.get("key", "")
-        page = None if page_path_problem(path) else self.page_of(path)
-        ref = None
-        if page is not None:
-            document = for_visitor(page_document(page), self.claims)
-            ref = next((b for b in document.blocks if b.key == key and not b.error), None)
+        shown = None
+        if path and not page_path_problem(path):
+            shown = shown_page(self.space, path, claims=self.claims, place=self.block_place)
+        ref = shown.block(key) if shown else None
         if ref is None:
             raise Http404("No such block on this page (it may have been removed meanwhile).")
-        html = provider().act(ref, self.block_place(page.path), request.POST)
+        html = provider().act(ref, shown.place(), request.POST)
         if request.headers.get("X-Requested-With") == "fetch":
             return HttpResponse(html)
-        address = reverse("sites:page", args=[self.site.pk, self.space.pk, page.path])
+        address = reverse("sites:page", args=[self.site.pk, self.space.pk, shown.path])
         return redirect(f"{address}#block-{key}")
 
 
