@@ -247,7 +247,7 @@ class Page(models.Model):
 
 class SpaceVisit(models.Model):
     """When a visitor last opened a space's reader and ``space_view`` fired for it: at most
-    once per visitor, space and ``READER_VIEW_INTERVAL`` (``documents.visits``)."""
+    once per visitor, space and ``READER_VIEW_INTERVAL`` (``docplatform.visits``, the one rule)."""
 
     space = models.ForeignKey(Space, on_delete=models.CASCADE, related_name="+")
     visitor = models.CharField(max_length=80, help_text="user:<id> or anon:<anonymous id>")

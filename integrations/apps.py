@@ -7,6 +7,7 @@ class IntegrationsConfig(AppConfig):
     def ready(self):
         from docplatform.api.schema import register_api_tag
         from docplatform.crypto import register_derivable_key
+        from docplatform.documents.blocks import register_provider
         from docplatform.events.registry import (
             register_claims_reader,
             register_consumer,
@@ -16,6 +17,7 @@ class IntegrationsConfig(AppConfig):
         from docplatform.sites.visitor_auth import register_visitor_auth
 
         from .gateway.metrics import RuntimeWorkersCollector
+        from .page_blocks import IntegrationBlocks
         from .routing import INSTALLATION_ROUTER, RUNTIME_CONSUMER
         from .services.visitor_auth import (
             IntegrationVisitorAuth,
@@ -27,6 +29,7 @@ class IntegrationsConfig(AppConfig):
         register_consumer(RUNTIME_CONSUMER)
         register_visitor_auth(IntegrationVisitorAuth())  # who signs a site's visitors in
         register_claims_reader(installation_reads_visitor_claims)
+        register_provider(IntegrationBlocks())  # integration blocks in documentation pages
         collector_register(RuntimeWorkersCollector())  # the runtime hosts' workers, on /metrics
         _register_api_tags(register_api_tag)
 

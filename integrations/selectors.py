@@ -18,6 +18,7 @@ from .models import (
     ComponentState,
     Installation,
     Integration,
+    IntegrationAsset,
     IntegrationLog,
     IntegrationVersion,
     ListingReview,
@@ -374,3 +375,12 @@ def latest_installations(integration: Integration, limit: int) -> list[Installat
             "-created_at"
         )[:limit]
     )
+
+
+def icon_ids(integrations) -> dict[str, int]:
+    """Integration id -> the id of its released version's icon, for those that have one."""
+    rows = IntegrationAsset.objects.filter(
+        kind=IntegrationAsset.Kind.ICON,
+        version_id__in=[integration.released_version_id for integration in integrations],
+    ).values_list("version__integration_id", "pk")
+    return dict(rows)

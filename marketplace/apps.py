@@ -10,12 +10,5 @@ class MarketplaceConfig(AppConfig):
         from django.contrib import admin
         from django.urls import reverse_lazy
 
-        from docplatform.documents.blocks import register_provider
-
-        from .page_blocks import IntegrationBlocks
-
-        # Integration blocks in the pages of the documentation product.
-        register_provider(IntegrationBlocks())
-
         # The admin's "View site" link leads operators to the members' pages.
         admin.site.site_url = reverse_lazy("marketplace:home")

@@ -19,6 +19,7 @@ from integrations.policies import (
     offered_scopes,
     offered_version,
 )
+from integrations.selectors import icon_ids
 from integrations.services import integration_release
 
 from . import selectors
@@ -34,7 +35,7 @@ class CatalogueView(OrganizationView):
         integrations = list(
             selectors.catalogue_for(request.user, self.organization, **form.filters())
         )
-        icons = selectors.icon_ids(integrations)
+        icons = icon_ids(integrations)
         statuses = selectors.organization_installation_statuses(
             self.organization, [integration.pk for integration in integrations]
         )

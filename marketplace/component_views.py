@@ -10,6 +10,7 @@ from django.http import Http404
 from django.shortcuts import redirect
 from django.urls import reverse
 
+from integrations.component_forms import ComponentActionForm, ComponentInstanceForm
 from integrations.gateway.failures import RuntimeFailure
 from integrations.policies import act_check, component_action
 from integrations.selectors import block_ids
@@ -18,7 +19,6 @@ from integrations.services.components import (
     component_state_delete,
 )
 
-from .components import ComponentActionForm, ComponentInstanceForm
 from .installation_views import InstallationPageMixin
 from .views import OrganizationView
 

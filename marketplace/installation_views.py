@@ -24,7 +24,7 @@ from integrations.policies import (
     may_act,
     scopes_awaiting_approval,
 )
-from integrations.selectors import oauth_connections
+from integrations.selectors import icon_ids, oauth_connections
 from integrations.services.completion import installation_completions
 from integrations.services.consent import installation_scopes_approve
 from integrations.services.deliveries import installation_delivery_redeliver
@@ -51,7 +51,7 @@ from .views import OrganizationView
 class InstallationListView(OrganizationView):
     def get(self, request):
         installations = selectors.installations_listed(request.user, self.organization)
-        icons = selectors.icon_ids({i.integration for i in installations})
+        icons = icon_ids({i.integration for i in installations})
         rows = [
             {
                 "installation": installation,
@@ -150,9 +150,7 @@ class InstallationPageMixin:
             {
                 "installation": installation,
                 "integration": installation.integration,
-                "icon_id": selectors.icon_ids([installation.integration]).get(
-                    installation.integration_id
-                ),
+                "icon_id": icon_ids([installation.integration]).get(installation.integration_id),
                 "form": form,
                 "config_fields": [(field, problems.get(field.name, [])) for field in form],
                 "status_reasons": status_lines,

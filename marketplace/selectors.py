@@ -105,15 +105,6 @@ def integration_assets(integration: Integration) -> dict:
     }
 
 
-def icon_ids(integrations) -> dict[str, int]:
-    """Integration id -> the id of its released version's icon, for those that have one."""
-    rows = IntegrationAsset.objects.filter(
-        kind=IntegrationAsset.Kind.ICON,
-        version_id__in=[integration.released_version_id for integration in integrations],
-    ).values_list("version__integration_id", "pk")
-    return dict(rows)
-
-
 def asset_visible_to(user, asset_id: int, *, install_token: str = "") -> IntegrationAsset | None:
     """An image of an integration the user may see, or one installed in their organizations."""
     visible = integrations_visible_to(user, install_token=install_token or None).values("pk")

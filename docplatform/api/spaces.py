@@ -21,10 +21,9 @@ from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from .. import services
 from ..access import DIRECT_SAVE_REFUSAL, Action, may_save_directly
 from ..documents import services as page_services
-from ..documents import space_services
+from ..documents import space_services, visits
 from ..models import Page, Revision, Space
 from ..page_versions import ORDER, pages_at
 from ..selectors import current_pages, organization_spaces, revisions_of, space_revisions
@@ -33,7 +32,7 @@ from .inputs import LargeRequestBody
 from .lookup import organization_for, space_for, spaces_for
 from .permissions import ActsByRole
 from .schema import service_errors
-from .visitors import remember_visitor, visitor_from
+from .visitors import remember_visitor, space_reader
 
 # --- Representations ------------------------------------------------------------------------
 
@@ -411,8 +410,9 @@ class RevisionPagesApi(generics.ListAPIView):
 
 
 class SpaceViewApi(APIView):
-    """Record that the caller viewed the space (fires ``space_view``); the visitor is taken
-    from the request."""
+    """Record that the caller viewed the space: fires ``space_view`` at most once per visitor,
+    space and ``READER_VIEW_INTERVAL``, by the reader's rule (``documents.visits``); the
+    visitor is taken from the request (the person calling, their ``dp_visitor`` cookie)."""
 
     permission_classes = [ActsByRole]
     access_actions = {"POST": Action.READ}
@@ -423,8 +423,8 @@ class SpaceViewApi(APIView):
     def post(self, request, space_id):
         space = space_for(request, space_id)
         self.check_object_permissions(request, space)
-        visitor = visitor_from(request)
-        services.space_view_record(space=space, visitor=visitor)
+        visitor, who = space_reader(request)
+        visits.space_view_once(space=space, visitor=visitor, who=who)
         response = Response(status=status.HTTP_204_NO_CONTENT)
         remember_visitor(response, request, visitor)
         return response

@@ -2,6 +2,7 @@
 "``site_view`` data"): user agent, client address, an anonymous id kept in a first-party
 cookie, and the site's own cookies, never the platform's session or CSRF cookies."""
 
+import dataclasses
 import re
 import secrets
 
@@ -9,6 +10,8 @@ from django.conf import settings
 
 from ..client_address import client_ip
 from ..events import Visitor
+from ..principals import is_machine
+from ..visits import reader_identity
 
 VISITOR_COOKIE = "dp_visitor"
 VISITOR_COOKIE_MAX_AGE = 365 * 24 * 60 * 60
@@ -48,6 +51,19 @@ def visitor_from(request) -> Visitor:
         ip=client_ip(request),
         cookies=site_cookies(request),
     )
+
+
+def space_reader(request) -> tuple[Visitor, str]:
+    """The visitor reading a space (its reader, or ``POST /api/v1/spaces/{id}/views/``) and
+    who they are for the view rule (``visits.reader_identity``): the person signed in (their
+    id is the event's ``visitor.userId``), else the anonymous id their browser sent back, else
+    their address and user agent."""
+    visitor = visitor_from(request)
+    user = getattr(request, "user", None)
+    if user is not None and user.is_authenticated and not is_machine(user):
+        visitor = dataclasses.replace(visitor, user_id=str(user.pk))
+    known = request.COOKIES.get(VISITOR_COOKIE) == visitor.anonymous_id
+    return visitor, reader_identity(visitor, known_cookie=known)
 
 
 def remember_visitor(response, request, visitor: Visitor) -> None:

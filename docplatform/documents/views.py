@@ -1,7 +1,7 @@
 """The reader: the spaces a member reaches, a space's pages with their navigation, and the
 blocks' buttons. Thin: selectors read, services write."""
 
-import dataclasses
+import functools
 import hashlib
 import hmac
 
@@ -27,15 +27,13 @@ from ..access import (
     role_may,
     spaces_visible_to,
 )
-from ..api.visitors import VISITOR_COOKIE, remember_visitor, visitor_from
+from ..api.visitors import remember_visitor, space_reader
 from ..client_address import client_ip
 from ..comments.panel import comments_panel
-from ..markdown import RENDERER_VERSION
 from ..sites import search
 from . import access, selectors, visits
 from .blocks import BlockPlace, provider
-from .nav_html import nav_html
-from .reading import as_read, page_document, shown_html, table_of_contents
+from .showing import ShownPage, shown_page
 
 #: Where a cached page shell takes its content: derived from the secret key, so the same in
 #: every process sharing a cache, and unknown to anyone writing content.
@@ -166,14 +164,10 @@ class SearchView(LoginRequiredMixin, View):
         return render(request, "docs/search.html", {**context, "hits": hits})
 
 
-def is_static(page) -> bool:
-    """Whether the page, as stored, has no block: what it shows never changes."""
-    return page.rendered_with == RENDERER_VERSION and not page.outline.get("blocks")
-
-
 class ReaderView(SpaceView):
-    """A page of the space (its first page without a path); opening it fires ``space_view``
-    for the visitor, at most once per visitor, space and 5 minutes.
+    """A page of the space (its first page without a path), shown by the one service of every
+    shown page (``showing``); opening it fires ``space_view`` for the visitor, at most once per
+    visitor, space and 5 minutes (``visits``).
 
     The organization's people see every page and adaptive section (each section marked with
     its condition); anyone else reading an open space sees it as a published site's visitor
@@ -184,99 +178,71 @@ class ReaderView(SpaceView):
         return None if self.role is not None else {}
 
     def get(self, request, page_path=None):
-        revision_id = self.space.current_revision_id
-        page = selectors.page_in(revision_id, page_path, self.claims)
-        if page is None and page_path is not None:
+        shown = shown_page(
+            self.space,
+            page_path,
+            claims=self.claims,
+            prefix=reverse("docs:space", args=[self.space.pk]),
+            place=lambda path: self.block_place(path, interactive=True),
+        )
+        if shown is None:
             raise Http404("No such page.")
-        if page is None:
-            response = self.page("docs/reader.html", self._frame(None))
-        elif is_static(page):  # the whole page is kept: no document to build at a read
-            response = HttpResponse(self._with_comments(self._shell(page, whole=True), page))
+        if shown.page is None:
+            response = self.page("docs/reader.html", shown.frame())
+        elif shown.static:  # the whole page is kept: no document to build at a read
+            response = HttpResponse(self._with_comments(self._shell(shown, whole=True), shown))
         else:
-            document = as_read(page_document(page), self.claims)
-            content = shown_html(document, lambda: self.block_place(page.path, interactive=True))
-            shell = self._shell(page).replace(_CONTENT, content, 1)
-            response = HttpResponse(self._with_comments(shell, page))
+            shell = self._shell(shown).replace(_CONTENT, shown.content(), 1)
+            response = HttpResponse(self._with_comments(shell, shown))
         self._record_view(response)
         return response
 
-    def _with_comments(self, shell: str, page) -> str:
+    def _with_comments(self, shell: str, shown: ShownPage) -> str:
         """The page with its comments panel where the shell marks it (the organization's
         people only: the shell of anyone else has no mark)."""
         if self.role is None:
             return shell
-        return shell.replace(
-            _COMMENTS, comments_panel(self.request, space=self.space, page=page), 1
-        )
+        panel = comments_panel(self.request, space=self.space, page=shown.page)
+        return shell.replace(_COMMENTS, panel, 1)
 
-    def _frame(self, page, *, whole: bool = False) -> dict:
-        """The page around the content (navigation, table of contents, previous and next),
-        and the content itself when ``whole``, else a mark in its place."""
-        revision_id = self.space.current_revision_id
-        roots, ordered = selectors.navigation_for(revision_id, self.claims)
-        prefix = reverse("docs:space", args=[self.space.pk])
-        current_path = page.path if page else None
-        context = {
-            "roots": roots,
-            "nav_tree": nav_html(
-                revision_id, roots, ordered, prefix=prefix, current_path=current_path
-            ),
-            "current_path": current_path,
-            "nav_prefix": prefix,
+    def _frame(self, shown: ShownPage, *, whole: bool) -> dict:
+        """The shown page's frame with the reader's own: the conditions marked and the
+        comments' place for the organization's people; the content itself when ``whole``,
+        else a mark in its place."""
+        return shown.frame(shown.document.html if whole else _CONTENT) | {
+            "show_condition": self.role is not None,
+            "comments": mark_safe(_COMMENTS if self.role else ""),  # noqa: S308
         }
-        if page is not None:
-            document = as_read(page_document(page), self.claims)
-            previous, following = selectors.neighbours(revision_id, ordered, page.path)
-            context |= {
-                "page_obj": page,
-                # The mark is replaced by the page's HTML (sanitized when it was written).
-                "content": mark_safe(document.html if whole else _CONTENT),  # noqa: S308
-                "toc": table_of_contents(document),
-                "show_condition": self.role is not None,
-                "comments": mark_safe(_COMMENTS if self.role else ""),  # noqa: S308
-                "previous": previous,
-                "next": following,
-            }
-        return context
 
-    def _shell(self, page, *, whole: bool = False) -> str:
+    def _shell(self, shown: ShownPage, *, whole: bool = False) -> str:
         """The rendered page with a mark where its content goes (or, ``whole``, with its
         content: a page without blocks is the same at every read). It is the same at every read
         of the page by the same person with the same role, as long as the space's title and
         visibility are (a revision is never changed): kept in the shared cache, so a read
         renders no template. Not kept when the page shows messages (after a save)."""
-        request, user = self.request, self.request.user
+        request, user, page = self.request, self.request.user, shown.page
         person = (user.pk, user.get_username(), user.is_staff) if user.is_authenticated else None
         # A signed-in page holds CSRF tokens: the one its cookie's secret makes.
         secret = request.META.get("CSRF_COOKIE") if person else ""
         if len(messages.get_messages(request)) or secret is None:
-            return self.page("docs/reader.html", self._frame(page, whole=whole)).content.decode()
+            return self.page("docs/reader.html", self._frame(shown, whole=whole)).content.decode()
         space = self.space
         identity = (space.title, space.visibility, space.organization.title, person, self.role)
         digest = hashlib.sha256(repr((identity, secret, page.path)).encode()).hexdigest()
         # In the shared cache (settings.cache): every process sees the same shells, and a
         # change of role (membership) or of the space's visibility or title is another key,
         # seen at the next read whichever process serves it.
-        revision = space.current_revision_id
+        revision = shown.revision_id
         key = f"reader-shell:2:{revision}:{page.pk}:{int(whole)}:{digest}"
         shell = cache.get(key)
         if shell is None:
-            shell = self.page("docs/reader.html", self._frame(page, whole=whole)).content.decode()
+            shell = self.page("docs/reader.html", self._frame(shown, whole=whole)).content.decode()
             cache.set(key, shell, 3600)
         return shell
 
     def _record_view(self, response) -> None:
-        visitor = visitor_from(self.request)
-        user = self.request.user
-        if user.is_authenticated:
-            visitor = dataclasses.replace(visitor, user_id=str(user.pk))
-        known = self.request.COOKIES.get(VISITOR_COOKIE) == visitor.anonymous_id
-        who = visits.reader_identity(visitor, known_cookie=known)
-        seen = f"space-view-seen:{self.space.pk}:{who}"
-        # The cache spares a database round trip on every read; the row decides.
-        if not cache.get(seen):
-            visits.space_view_from_reader(space=self.space, visitor=visitor, who=who)
-            cache.set(seen, True, visits.READER_VIEW_INTERVAL.total_seconds())
+        visitor, who = space_reader(self.request)
+        visits.space_view_once(space=self.space, visitor=visitor, who=who)
         remember_visitor(response, self.request, visitor)
 
 
@@ -289,14 +255,12 @@ class BlockActionView(SpaceView):
         if self.role is None:
             raise Http404("No such block.")
         path, key = request.POST.get("page", ""), request.POST.get("key", "")
-        page = selectors.page_in(self.space.current_revision_id, path) if path else None
-        ref = None
-        if page is not None:
-            document = page_document(page)
-            ref = next((b for b in document.blocks if b.key == key and not b.error), None)
+        place = functools.partial(self.block_place, interactive=True)
+        shown = shown_page(self.space, path, claims=None, place=place) if path else None
+        ref = shown.block(key) if shown else None
         if ref is None:
             raise Http404("No such block on this page (it may have been removed meanwhile).")
-        html = provider().act(ref, self.block_place(page.path, interactive=True), request.POST)
+        html = provider().act(ref, shown.place(), request.POST)
         if request.headers.get("X-Requested-With") == "fetch":
             return HttpResponse(html)
-        return redirect(reverse("docs:page", args=[self.space.pk, page.path]) + f"#block-{key}")
+        return redirect(reverse("docs:page", args=[self.space.pk, shown.path]) + f"#block-{key}")

@@ -30,7 +30,7 @@ class SiteSpace(models.Model):
 
 class SiteVisit(models.Model):
     """When a visitor last viewed a page of a site and ``site_view`` fired for it: at most once
-    per visitor, site, page and ``SITE_VIEW_INTERVAL`` (``sites.services``)."""
+    per visitor, site, page and ``SITE_VIEW_INTERVAL`` (``docplatform.visits``, the one rule)."""
 
     site = models.ForeignKey("docplatform.Site", on_delete=models.CASCADE, related_name="+")
     visitor = models.CharField(max_length=80, help_text="anon:<anonymous id> or addr:<digest>")

@@ -9,8 +9,9 @@ unknown there (404), as are the spaces it does not publish.
 
 Adaptive content (README, "Adaptive content"): a page whose condition does not hold for the
 visitor's claims is unknown to them (404, out of the navigation, previous and next), and its
-adaptive sections whose conditions do not hold are not in it. The claims are given (the site's
-views read them with ``visitor_sessions.visitor_claims``; {} for a visitor without a session).
+adaptive sections whose conditions do not hold are not in it: a site's page is shown as every
+page is (``documents.showing``), with the claims the site's views read
+(``visitor_sessions.visitor_claims``; {} for a visitor without a session).
 """
 
 from collections import Counter
@@ -20,14 +21,11 @@ from django.db.models import Count, Prefetch, Q, QuerySet
 from django.http import Http404
 
 from ..access import OPEN_VISIBILITIES
-from ..documents.adaptive import for_visitor
 from ..documents.conditions import compiled
 from ..documents.reading import page_document
-from ..documents.selectors import NavItem, navigation_for, neighbours, page_in
 from ..markdown import ADAPTIVE_INFO
 from ..models import Organization, Page, Site, Space
 from ..page_versions import current_pages
-from ..rendering import Document
 from .addresses import page_url
 from .models import PageFeedback, SiteSpace
 
@@ -94,45 +92,6 @@ def page_on_site(site: Site, page_id: str) -> Page | None:
         .filter(pk=page_id, space__in=readable_spaces(site))
         .first()
     )
-
-
-@dataclass(frozen=True)
-class VisitorPage:
-    """A page as a visitor with some claims sees it, with their navigation around it."""
-
-    page: Page
-    document: Document  # only the adaptive sections shown to them
-    roots: list[NavItem]
-    ordered: list[NavItem]  # every page they are shown, in reading order
-    previous: NavItem | None
-    next: NavItem | None
-    adaptive: bool  # what they see depends on their claims
-
-
-def page_for_visitor(space: Space, path: str | None, claims: dict) -> VisitorPage | None:
-    """The space's page at ``path`` (its first shown page when None) as a visitor with
-    ``claims`` sees it; None when there is no such page or its condition hides it."""
-    page = page_in(space.current_revision_id, path, claims)
-    if page is None:
-        return None
-    roots, ordered = navigation_for(space.current_revision_id, claims)
-    previous, following = neighbours(space.current_revision_id, ordered, page.path)
-    document = page_document(page)
-    return VisitorPage(
-        page=page,
-        document=for_visitor(document, claims),
-        roots=roots,
-        ordered=ordered,
-        previous=previous,
-        next=following,
-        adaptive=bool(page.condition or document.sections),
-    )
-
-
-def space_navigation_for(space: Space, claims: dict) -> tuple[list[NavItem], list[NavItem]]:
-    """The space's navigation as a visitor with ``claims`` sees it: (its tree, every page in
-    reading order)."""
-    return navigation_for(space.current_revision_id, claims)
 
 
 def adaptive_outline(site: Site) -> dict:

@@ -3,25 +3,20 @@ site's pages, the beacon (``api.sites``) and anything else call these, so the ru
 whichever door was used; the events themselves are written by ``docplatform.services``.
 """
 
-import hashlib
-from datetime import timedelta
-
 from django.conf import settings
-from django.core.cache import cache
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
-from django.utils import timezone
+from django.db import transaction
 
 from .. import services
-from ..documents.visits import reader_identity
 from ..events import FEEDBACK_RATINGS, Visitor
 from ..models import Page, Site
+from ..visits import SITE_VIEW_INTERVAL, VisitKind, reader_identity, view_fire_once, visits_purge
 from .addresses import page_key
 from .models import PageFeedback, SiteVisit
 from .selectors import readable_spaces
 
-#: A visitor's views of one page of a site fire ``site_view`` at most this often (README).
-SITE_VIEW_INTERVAL = timedelta(minutes=1)
+#: ``site_view``: a ``SiteVisit`` row per visitor, site and page.
+SITE_VIEWS = VisitKind(SiteVisit, SITE_VIEW_INTERVAL)
 MAX_COMMENT_LENGTH = PageFeedback._meta.get_field("comment").max_length
 NOT_THE_SITES = (
     "is not an address of this site's pages: it must be under {sites_url}/{site}/ or on one "
@@ -33,57 +28,26 @@ def site_view_record_once(
     *, site: Site, visitor: Visitor, who: str, url: str, referrer: str = ""
 ) -> bool:
     """A visitor viewed the page at ``url``: fire ``site_view``, at most once per visitor
-    (``who``: ``visitors.site_visitor``), page and SITE_VIEW_INTERVAL across every process
-    (the ``SiteVisit`` row's time is the lock). ValidationError naming ``url`` when it is not
-    one of the site's addresses. Whether it fired."""
+    (``who``: ``visitors.site_visitor``), page and SITE_VIEW_INTERVAL, by the one rule of every
+    view (``docplatform.visits``). ValidationError naming ``url`` when it is not one of the
+    site's addresses. Whether it fired."""
     key = page_key(site, url)
     if key is None:
         raise ValidationError({"url": [_not_the_sites(site)]})
-    seen = "site-view-seen:" + hashlib.sha256(f"{site.pk}\n{who}\n{key}".encode()).hexdigest()
-    if cache.get(seen):  # spares a database round trip at every view; the row decides
-        return False
-    fired = _fire_once(site=site, visitor=visitor, who=who, key=key, url=url, referrer=referrer)
-    cache.set(seen, True, SITE_VIEW_INTERVAL.total_seconds())
-    return fired
-
-
-def _fire_once(*, site, visitor, who, key, url, referrer) -> bool:
-    now = timezone.now()
-    with transaction.atomic():
-        if not _took_visit(site, who, key, now):
-            return False  # viewed within the interval (or by a concurrent request)
-        # A browser without the cookie counts by its address until it sends back the id it
-        # is given now: that id has seen the page too, so its next view is not another one.
-        given = f"anon:{visitor.anonymous_id}"
-        if given != who:
-            _took_visit(site, given, key, now)
-        services.site_view_record(site=site, visitor=visitor, url=url, referrer=referrer)
-    return True
-
-
-def _took_visit(site, who, key, now) -> bool:
-    """Mark the visitor's view of the page now unless it was within the interval: whether it
-    was marked (the row is the lock)."""
-    renewed = SiteVisit.objects.filter(
-        site=site, visitor=who, page=key, last_fired_at__lte=now - SITE_VIEW_INTERVAL
-    ).update(last_fired_at=now)
-    if renewed:
-        return True
-    try:
-        with transaction.atomic():
-            SiteVisit.objects.create(site=site, visitor=who, page=key, last_fired_at=now)
-    except IntegrityError:
-        return False
-    return True
+    return view_fire_once(
+        SITE_VIEWS,
+        {"site": site, "page": key},
+        visitor=visitor,
+        who=who,
+        fire=lambda: services.site_view_record(
+            site=site, visitor=visitor, url=url, referrer=referrer
+        ),
+    )
 
 
 def site_visits_purge() -> int:
-    """Forget the views older than SITE_VIEW_INTERVAL: the next view fires again anyway, so
-    their rows only grow the table (one per visitor, site and page)."""
-    deleted, _ = SiteVisit.objects.filter(
-        last_fired_at__lt=timezone.now() - SITE_VIEW_INTERVAL
-    ).delete()
-    return deleted
+    """Forget the views older than SITE_VIEW_INTERVAL (one row per visitor, site and page)."""
+    return visits_purge(SITE_VIEWS)
 
 
 def page_feedback_give(

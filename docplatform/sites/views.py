@@ -2,7 +2,7 @@
 pages rendered as the reader renders them (its blocks too, read-only unless made for visitors),
 its search, and what visitors send (feedback, block presses). Thin: selectors read, services
 write. Nobody of the platform is signed in here; a visitor's claims (``visitor_sessions``)
-decide which adaptive content they see (``selectors.page_for_visitor``)."""
+decide which adaptive content they see (``documents.showing``)."""
 
 import json
 
@@ -24,10 +24,8 @@ from ..api.visitors import VISITOR_COOKIE, remember_visitor
 from ..client_address import client_ip
 from ..content import page_path_problem
 from ..documents import selectors as reader
-from ..documents.adaptive import for_visitor
 from ..documents.blocks import BlockPlace, provider
-from ..documents.nav_html import nav_html
-from ..documents.reading import page_document, shown_html, table_of_contents
+from ..documents.showing import ShownPage, shown_page
 from ..events import FEEDBACK_RATINGS
 from ..models import Page
 from . import page_cache, search, selectors, services, visitor_gate
@@ -172,13 +170,19 @@ class SitePageView(SpaceOnSiteView):
             else:
                 response = HttpResponse(found.html)
             return self.shared(response, key, found.path)
-        shown = selectors.page_for_visitor(self.space, page_path, self.claims)
-        if shown is None and page_path is not None:
+        shown = shown_page(
+            self.space,
+            page_path,
+            claims=self.claims,
+            prefix=reverse("sites:space", args=[self.site.pk, self.space.pk]),
+            place=self.block_place,
+        )
+        if shown is None:
             raise Http404("No such page.")  # the same whether missing or hidden by a condition
-        page = shown.page if shown else None
+        page = shown.page
         response = self.page("sites/page.html", self.context(shown))
-        adaptive = shown is not None and shown.adaptive
-        if key is not None and shown is not None and not adaptive and not shown.document.blocks:
+        adaptive = page is not None and shown.adaptive
+        if key is not None and page is not None and not adaptive and not shown.has_blocks:
             page_cache.keep(key, page_cache.KeptPage(response.content.decode(), page.path))
             return self.shared(response, key, page.path)
         if self.site.authenticated:
@@ -187,37 +191,18 @@ class SitePageView(SpaceOnSiteView):
             response["Cache-Control"] = page_cache.PRIVATE  # a rating's answer, or adaptive
         else:
             response["Cache-Control"] = page_cache.UNKEPT  # blocks show what is now
-        return self.counted(response, page_url(self.site, self.space, page.path if page else ""))
+        return self.counted(response, page_url(self.site, self.space, shown.path or ""))
 
-    def context(self, shown) -> dict:
-        """What the page's template shows: the navigation, and the page when there is one."""
-        request, page = self.request, shown.page if shown else None
-        if shown is not None:
-            roots, ordered = shown.roots, shown.ordered
-        else:
-            roots, ordered = selectors.space_navigation_for(self.space, self.claims)
-        prefix = reverse("sites:space", args=[self.site.pk, self.space.pk])
-        current_path = page.path if page else None
-        nav_tree = nav_html(
-            self.space.current_revision_id, roots, ordered, prefix=prefix, current_path=current_path
-        )
-        context = {
-            "space": self.space,
-            "roots": roots,
-            "nav_tree": nav_tree,
-            "current_path": current_path,
-            "nav_prefix": prefix,
-        }
-        if shown is not None:
+    def context(self, shown: ShownPage) -> dict:
+        """What the page's template shows: the shown page's frame (``documents.showing``) with
+        the site's own, the canonical address and the feedback form."""
+        context = {"space": self.space, **shown.frame()}
+        if shown.page is not None:
+            rating = self.request.GET.get("feedback")
             context |= {
-                "page_obj": page,
-                "content": shown_html(shown.document, lambda: self.block_place(page.path)),
-                "toc": table_of_contents(shown.document),
-                "previous": shown.previous,
-                "next": shown.next,
-                "canonical": page_url(self.site, self.space, page.path),
+                "canonical": page_url(self.site, self.space, shown.page.path),
                 "ratings": FEEDBACK_RATINGS,
-                "rated": request.GET.get("feedback") in FEEDBACK_RATINGS,
+                "rated": rating in FEEDBACK_RATINGS,
             }
         return context
 
@@ -286,17 +271,16 @@ class BlockPressView(SpaceOnSiteView):
         if refusal is not None:
             return refusal
         path, key = request.POST.get("page", ""), request.POST.get("key", "")
-        page = None if page_path_problem(path) else self.page_of(path)
-        ref = None
-        if page is not None:
-            document = for_visitor(page_document(page), self.claims)
-            ref = next((b for b in document.blocks if b.key == key and not b.error), None)
+        shown = None
+        if path and not page_path_problem(path):
+            shown = shown_page(self.space, path, claims=self.claims, place=self.block_place)
+        ref = shown.block(key) if shown else None
         if ref is None:
             raise Http404("No such block on this page (it may have been removed meanwhile).")
-        html = provider().act(ref, self.block_place(page.path), request.POST)
+        html = provider().act(ref, shown.place(), request.POST)
         if request.headers.get("X-Requested-With") == "fetch":
             return HttpResponse(html)
-        address = reverse("sites:page", args=[self.site.pk, self.space.pk, page.path])
+        address = reverse("sites:page", args=[self.site.pk, self.space.pk, shown.path])
         return redirect(f"{address}#block-{key}")
 
 

@@ -3,8 +3,8 @@
 from dataclasses import replace
 
 from ..api.visitors import VISITOR_COOKIE, visitor_from
-from ..documents.visits import reader_identity
 from ..events import Visitor
+from ..visits import reader_identity
 from .visitor_sessions import visitor_claims
 
 

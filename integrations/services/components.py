@@ -1,17 +1,19 @@
 """UI components: rendered by the integration's code in the runtime, their state kept here.
 
 Each component instance (an installation's configuration screen, or one block inserted from
-the quick insert menu) has its own props and state. ``component_render`` sends one
-``ui_render`` event: no action renders; an action goes to the component's ``action``
-handler, whose result with ``state`` replaces the state before the component renders again;
-``{}`` (not handled) leaves it as it was. A failing component changes nothing.
+the quick insert menu) has its own props and state. One path renders them, one instance or a
+page's many (``components_render``; ``component_render`` is a batch of one): each sends one
+``ui_render`` event unless the cache answers: no action renders; an action goes to the
+component's ``action`` handler, whose result with ``state`` replaces the state before the
+component renders again; ``{}`` (not handled) leaves it as it was. A failing component
+changes nothing.
 """
 
 import hashlib
 import json
 import re
 from concurrent.futures import ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.core.cache import cache
 from django.core.exceptions import ValidationError
@@ -24,7 +26,7 @@ from docplatform.queries import Prepared, stand_in_values, stand_ins
 
 from ..endpoint_selectors import installation_for_call
 from ..environment import environment_for
-from ..gateway.client import RuntimeCall, call_runtime
+from ..gateway.client import RuntimeCall
 from ..gateway.envelopes import ui_render_event
 from ..gateway.failures import ClientFault, IntegrationFault, RuntimeFailure
 from ..models import ComponentState, Installation, Integration
@@ -52,7 +54,8 @@ def component_render(
     props: dict | None = None,
     action: dict | None = None,
 ) -> RenderedComponent:
-    """Render one component instance, dispatching ``action`` first when given; store its state.
+    """Render one component instance, dispatching ``action`` first when given; store its state:
+    ``components_render`` of one request (the same path, the same cache), its failure raised.
 
     ``props`` replace the instance's stored props (none stored: ``{}``); the stored state is
     sent along, or none for a new instance, whose state the component's ``initial_state``
@@ -62,40 +65,23 @@ def component_render(
     ``invalid_answer``, ``runtime_unavailable`` and the runtime host's failures. Nothing is
     stored then.
     """
-    _check_input(instance=instance, props=props, action=action)
-    installation = _loaded_for_call(installation)
-    version = _renderable_version(installation, component_id)
-    stored = _stored_states([ComponentRequest(installation, component_id, instance)]).get(
-        (installation.pk, component_id, instance)
-    )
-    if props is None:
-        props = stored.props if stored else {}
-    event = ui_render_event(
-        installation,
-        component_id=component_id,
-        props=props,
-        state=stored.state if stored else None,
-        action=action,
-        context=_ui_context(installation, instance),
-    )
-    element, state = call_runtime(
-        event, version=version, installation=installation, read=_rendered(component_id)
-    )
-    if stored is None or (stored.props, stored.state) != (props, state):
-        _store(installation, component_id, instance, stored, props=props, state=state)
-    request = ComponentRequest(installation, component_id, instance, props)
-    cache.set(_cache_key(version, request, props, state), element, BLOCK_CACHE_SECONDS)
-    return RenderedComponent(instance=instance, element=element, state=state, props=props)
+    request = ComponentRequest(installation, component_id, instance, props, action)
+    [result] = components_render([request])
+    if isinstance(result, Exception):
+        raise result
+    return result
 
 
 @dataclass(frozen=True)
 class ComponentRequest:
-    """One component instance to render without an action (a block of a page)."""
+    """One component instance to render (a block of a page, a configuration screen), after
+    its ``action`` when one is given."""
 
     installation: Installation
     component_id: str
     instance: str
     props: dict | None = None
+    action: dict | None = None
 
 
 #: Renders of several blocks run here at once; each thread only waits on the runtime host.
@@ -103,16 +89,22 @@ _render_pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix="component-
 
 
 def components_render(
-    requests: list[ComponentRequest], *, deadline: float
+    requests: list[ComponentRequest], *, deadline: float | None = None
 ) -> list[RenderedComponent | RuntimeFailure | Http404 | ValidationError]:
-    """Render several instances at once (a page's blocks), each result in the order asked:
-    the rendered component, or why it could not be (the exception, not raised).
+    """Render instances (a page's blocks; one, ``component_render``), each result in the order
+    asked: the rendered component, or why it could not be (the exception, not raised).
 
-    An instance whose version, configuration, props and stored state were rendered before
-    is answered from the cache without calling the runtime (its render is a function of
-    them). The others are sent to the runtime host concurrently; one that has not answered
-    ``deadline`` seconds after they were sent is a ``timeout`` failure (logged so) and is
-    left to finish on its own.
+    Caching, the same for one instance as for many: a render without an action is a function
+    of the version's code, the installation's configuration (and its organization
+    installation's), the component, its props and its stored state (``_cache_key``), so an
+    instance rendered before with all of them unchanged is answered from the cache without
+    calling the runtime (whatever changes one of them, an action's new state included, is
+    another key: nothing is served stale). A render with an action always calls the runtime
+    (the action's handler is the point, and it may change the state) on the installation as
+    stored now (a paused one refuses it), is never sent twice, and keeps what it rendered
+    for the renders without an action that follow. The others are sent to the runtime host
+    concurrently; with a ``deadline``, one that has not answered that many seconds after they
+    were sent is a ``timeout`` failure (logged so) and is left to finish on its own.
     """
     results: list = [None] * len(requests)
     stored = _stored_states(requests)
@@ -120,24 +112,26 @@ def components_render(
     calls_for: dict[str, tuple] = {}  # per installation: its version and environment, once
     for index, request in enumerate(requests):
         try:
+            _check_input(instance=request.instance, props=request.props, action=request.action)
+            if request.action is not None:
+                request = replace(request, installation=_loaded_for_call(request.installation))
             version = _renderable_version(request.installation, request.component_id)
-            _check_input(instance=request.instance, props=request.props, action=None)
         except (Http404, ValidationError, RuntimeFailure) as error:
             results[index] = error
             continue
         row = stored.get((request.installation.pk, request.component_id, request.instance))
         props = request.props if request.props is not None else (row.props if row else {})
-        key = _cache_key(version, request, props, row.state) if row else None
-        element = cache.get(key) if key else None
-        if element is not None:
-            results[index] = RenderedComponent(request.instance, element, row.state, props)
-            continue
+        if request.action is None and row is not None:
+            element = cache.get(_cache_key(version, request, props, row.state))
+            if element is not None:
+                results[index] = RenderedComponent(request.instance, element, row.state, props)
+                continue
         event = ui_render_event(
             request.installation,
             component_id=request.component_id,
             props=props,
             state=row.state if row else None,
-            action=None,
+            action=request.action,
             context=_ui_context(request.installation, request.instance),
         )
         owner = request.installation.pk
@@ -151,34 +145,50 @@ def components_render(
             version=loaded,
             installation=request.installation,
             environment=environment,
-            repeatable=True,
+            repeatable=request.action is None,
         )
         pending.append((index, request, version, row, props, call))
+    for index, failure in _sent(pending, deadline):
+        results[index] = failure
+    for index, request, version, row, props, call in pending:
+        if results[index] is None:
+            results[index] = _finished(request, version, row, props, call)
+    return results
+
+
+def _sent(pending: list, deadline: float | None) -> list[tuple[int, RuntimeFailure]]:
+    """Send the calls (one on this thread; several at once on the pool); the failures of those
+    that did not answer within ``deadline``, by index."""
+    if len(pending) == 1 and deadline is None:
+        pending[0][-1].send()
+        return []
     futures = {_render_pool.submit(entry[-1].send): entry for entry in pending}
     done, _ = wait(futures, timeout=deadline)
-    for future, (index, request, version, row, props, call) in futures.items():
-        if future not in done:
-            results[index] = call.abandon(
-                IntegrationFault("timeout", f"the block did not answer within {deadline:g} s")
+    message = f"the block did not answer within {deadline or 0:g} s"
+    return [
+        (entry[0], entry[-1].abandon(IntegrationFault("timeout", message)))
+        for future, entry in futures.items()
+        if future not in done
+    ]
+
+
+def _finished(request: ComponentRequest, version, row, props: dict, call: RuntimeCall):
+    """The answered call's render, stored and kept; or why it failed."""
+    try:
+        element, state = call.finish(_rendered(request.component_id))
+        if row is None or (row.props, row.state) != (props, state):
+            _store(
+                request.installation,
+                request.component_id,
+                request.instance,
+                row,
+                props=props,
+                state=state,
             )
-            continue
-        try:
-            element, state = call.finish(_rendered(request.component_id))
-            if row is None or (row.props, row.state) != (props, state):
-                _store(
-                    request.installation,
-                    request.component_id,
-                    request.instance,
-                    row,
-                    props=props,
-                    state=state,
-                )
-        except (Http404, RuntimeFailure) as error:
-            results[index] = error
-            continue
-        cache.set(_cache_key(version, request, props, state), element, BLOCK_CACHE_SECONDS)
-        results[index] = RenderedComponent(request.instance, element, state, props)
-    return results
+    except (Http404, RuntimeFailure) as error:
+        return error
+    cache.set(_cache_key(version, request, props, state), element, BLOCK_CACHE_SECONDS)
+    return RenderedComponent(request.instance, element, state, props)
 
 
 #: How long a block's markup is kept for the same version, configuration, props and state.

@@ -326,3 +326,28 @@ def test_the_example_passes_the_check():
     output = io.StringIO()
     call_command("integration", "check", str(EXAMPLE), stdout=output)
     assert output.getvalue() == "quick-insert-counter: the manifest is valid\n"
+
+
+def test_one_render_path_answers_an_unchanged_instance_from_the_cache(
+    space_installation, org_admin
+):
+    """A single render follows the page's caching: a render without an action whose code,
+    configuration, props and state were rendered before calls no runtime; an action always
+    does, and what follows shows its new state."""
+    from integrations.models import IntegrationLog
+
+    client = api_client(org_admin)
+    calls = IntegrationLog.objects.filter(kind="ui_render")
+    assert counted(render(client, space_installation, "counter", instance="kept")) == "Count: 0"
+    assert calls.count() == 1
+    assert counted(render(client, space_installation, "counter", instance="kept")) == "Count: 0"
+    assert calls.count() == 1  # from the cache
+    increment = {"action": "increment"}
+    pressed = render(client, space_installation, "counter", instance="kept", action=increment)
+    assert counted(pressed) == "Count: 1"
+    assert calls.count() == 2
+    assert counted(render(client, space_installation, "counter", instance="kept")) == "Count: 1"
+    assert calls.count() == 2  # the action's render was kept for its new state
+    other = render(client, space_installation, "counter", instance="kept", props={"start": 5})
+    assert counted(other) == "Count: 1"  # new props: rendered again (the state is kept)
+    assert calls.count() == 3

@@ -2,18 +2,30 @@
 claims is the site's 404, out of the navigation, previous/next and search; adaptive sections
 are shown only where their conditions hold, and search never finds or quotes a hidden one.
 
-Claims are given explicitly to the selectors (``page_for_visitor``, ``site_search``); through
-HTTP, a visitor without a visitor session has none ({})."""
+Claims are given explicitly to the services (``documents.showing.shown_page``,
+``site_search``); through HTTP, a visitor without a visitor session has none ({})."""
 
 import pytest
 
-from docplatform.sites import search, selectors
+from docplatform.documents.showing import shown_page
+from docplatform.sites import search
 
 from .conftest import space_with
 
 pytestmark = pytest.mark.django_db
 
 PRO = 'visitor.claims.plan == "pro"'
+
+
+def page_for_visitor(space, path, claims):
+    """The page as a visitor with ``claims`` is shown it, with its frame (no block here)."""
+    return shown_page(space, path, claims=claims, prefix="/p/", place=lambda path: None)
+
+
+def frame(shown) -> dict:
+    return shown.frame(content="")
+
+
 PAGES = [
     {"path": "intro", "title": "Introduction", "body": "Welcome aboard."},
     {"path": "pro", "title": "Pro features", "body": "Zeppelin exports.", "condition": PRO},
@@ -74,25 +86,25 @@ def test_anonymous_visitors_see_neither_the_page_in_navigation_nor_hidden_sectio
 
 
 def test_a_pro_visitor_gets_the_page_and_its_sections(guide):
-    shown = selectors.page_for_visitor(guide, "pro", {"plan": "pro"})
+    shown = page_for_visitor(guide, "pro", {"plan": "pro"})
     assert shown is not None and shown.page.title == "Pro features"
-    assert paths(shown.roots) == ["intro", "pro", "setup"]
-    assert (shown.previous.path, shown.next.path) == ("intro", "pro/limits")
-    setup = selectors.page_for_visitor(guide, "setup", {"plan": "pro"})
+    assert paths(frame(shown)["roots"]) == ["intro", "pro", "setup"]
+    assert (frame(shown)["previous"].path, frame(shown)["next"].path) == ("intro", "pro/limits")
+    setup = page_for_visitor(guide, "setup", {"plan": "pro"})
     html = setup.document.with_blocks({})
     assert "walrus option" in html and "Upgrade" not in html
     assert [heading.text for heading in setup.document.headings] == ["Pro tuning"]
-    free = selectors.page_for_visitor(guide, "setup", {"plan": "free"})
+    free = page_for_visitor(guide, "setup", {"plan": "free"})
     assert "Upgrade for walrus tuning." in free.document.with_blocks({})
     assert "walrus option" not in free.document.with_blocks({})
 
 
 def test_other_visitors_are_refused_the_page_and_navigate_around_it(guide):
     for claims in ({}, {"plan": "free"}, {"plan": ["pro"]}, {"plan": "PRO"}):
-        assert selectors.page_for_visitor(guide, "pro", claims) is None, claims
-        limits = selectors.page_for_visitor(guide, "pro/limits", claims)
-        assert paths(limits.roots) == ["intro", "pro/limits", "setup"]
-        assert (limits.previous.path, limits.next.path) == ("intro", "setup")
+        assert page_for_visitor(guide, "pro", claims) is None, claims
+        limits = page_for_visitor(guide, "pro/limits", claims)
+        assert paths(frame(limits)["roots"]) == ["intro", "pro/limits", "setup"]
+        assert (frame(limits)["previous"].path, frame(limits)["next"].path) == ("intro", "setup")
 
 
 def test_the_first_page_of_a_space_is_the_first_the_visitor_may_see(organization, site):
@@ -105,8 +117,8 @@ def test_the_first_page_of_a_space_is_the_first_the_visitor_may_see(organization
             {"path": "open", "title": "Open", "body": "For all."},
         ],
     )
-    assert selectors.page_for_visitor(space, None, {}).page.path == "open"
-    assert selectors.page_for_visitor(space, None, {"plan": "pro"}).page.path == "secret"
+    assert page_for_visitor(space, None, {}).page.path == "open"
+    assert page_for_visitor(space, None, {"plan": "pro"}).page.path == "secret"
 
 
 def test_search_finds_no_hidden_page_and_no_hidden_section(site, guide):

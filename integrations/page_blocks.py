@@ -1,7 +1,9 @@
-"""Integration blocks in the documentation product's pages (``docplatform.documents.blocks``'s
-provider, registered in ``MarketplaceConfig.ready``): the quick insert menu's entries, each
-inserted block rendered through the component API with the markup the marketplace already
-shows, and its buttons dispatched.
+"""Integration blocks in the documentation product's pages: the integrations app's adapter to
+``docplatform.documents.blocks`` (its provider, registered in ``IntegrationsConfig.ready``):
+the quick insert menu's entries, each inserted block rendered through the component service
+(``services.components``) with the markup the marketplace's pages show (the marketplace lends
+the template, ``marketplace/_page_block.html``, by name; the icons' address is its
+``marketplace:asset``, by name too: a string is not an import), and its buttons dispatched.
 
 A block is rendered by the installation of its integration that covers the space (the space's
 own installation first, else the organization's whose space selection covers it). Its state is
@@ -14,23 +16,17 @@ import json
 
 from django.conf import settings
 from django.core.cache import cache
-from django.http import Http404
 from django.template.loader import render_to_string
 from django.urls import reverse
 
 from docplatform.documents.blocks import BlockChoice, BlockPlace, notice_html
-from integrations.gateway.failures import RuntimeFailure
-from integrations.models import Installation
-from integrations.policies import effective_status, is_receiving
-from integrations.selectors import installations_covering_space
-from integrations.services.components import (
-    ComponentRequest,
-    component_render,
-    components_render,
-)
 
-from . import selectors
-from .components import ComponentActionForm, page_markup
+from .component_forms import ComponentActionForm, page_markup
+from .gateway.failures import RuntimeFailure
+from .models import Installation
+from .policies import effective_status, is_receiving
+from .selectors import icon_ids, installations_covering_space
+from .services.components import ComponentRequest, components_render
 
 #: Blocks rendered on one page at most; the others show a box (a page cannot make one read
 #: call the runtime without bound).
@@ -44,7 +40,7 @@ def block_instance(space_id: str, key: str) -> str:
 class IntegrationBlocks:
     def choices(self, space, user) -> list[BlockChoice]:
         installations = _by_integration(space)
-        icons = selectors.icon_ids([i.integration for i in installations.values()])
+        icons = icon_ids([i.integration for i in installations.values()])
         choices = []
         for installation in installations.values():
             if not is_receiving(installation):
@@ -113,22 +109,15 @@ class IntegrationBlocks:
             return notice_html(ComponentActionForm.MALFORMED, title=_title(ref))
         instance = block_instance(place.space.pk, ref.key)
         result = None
-        for action in form.cleaned_data["actions"]:
-            try:
-                result = component_render(
-                    installation=installation,
-                    component_id=ref.block,
-                    instance=instance,
-                    props=ref.props,
-                    action=action,
-                )
-            except (RuntimeFailure, Http404) as error:
-                return _html(ref, installation, error, place)
-        if result is None:
+        # Each action in turn (the next one sees the state the last one left), then the
+        # render a page shows when there was none: one render path (``components_render``).
+        for action in form.cleaned_data["actions"] or [None]:
             [result] = components_render(
-                [ComponentRequest(installation, ref.block, instance, ref.props)],
-                deadline=settings.BLOCK_RENDER_DEADLINE,
+                [ComponentRequest(installation, ref.block, instance, ref.props, action)],
+                deadline=None if action else settings.BLOCK_RENDER_DEADLINE,
             )
+            if isinstance(result, Exception):
+                break
         return _html(ref, installation, result, place)
 
 
