@@ -124,13 +124,13 @@ def space_pages_commit(
 
 
 def _locked(space: Space, based_on: str | None) -> Space:
-    """The space's row, locked: two writes to one space are made one after the other."""
-    locked = (
-        Space.objects.select_for_update(of=("self",))
-        .select_related("current_revision")
-        .get(pk=space.pk)
-    )
-    if based_on is not None and locked.current_revision_id != based_on:
+    """The space's row, locked: two writes to one space are made one after the other. Its
+    current revision is read after the lock is held (joined to the locking query, a waiting
+    write would see the revision row of its own snapshot: none, or the one replaced)."""
+    locked = Space.objects.select_for_update().get(pk=space.pk)
+    current = locked.current_revision_id
+    locked.current_revision = Revision.objects.get(pk=current) if current else None
+    if based_on is not None and current != based_on:
         raise RevisionConflict(locked.current_revision)
     return locked
 

@@ -129,3 +129,30 @@ def test_at_most_one_current_version_per_path(organization):
     with pytest.raises(ValidationError) as error:
         services.page_create(space=space, path="p00001", title="Again")
     assert error.value.message_dict == {"path": ["another page has the path 'p00001'"]}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_writes_at_once_to_one_space_are_made_one_after_the_other(organization):
+    """Each write waits for the space's lock, then builds on the revision the one before it
+    made (its number, its page count), never on the one it read before waiting."""
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite takes one writer at a time: nothing waits on a row lock")
+    from concurrent.futures import ThreadPoolExecutor
+
+    from django.db import connections
+
+    space = _space(organization, 3)
+
+    def add(n: int):
+        try:
+            return services.page_create(space=space, path=f"added-{n}", title=f"Added {n}")
+        finally:
+            connections.close_all()
+
+    with ThreadPoolExecutor(4) as pool:
+        written = list(pool.map(add, range(8)))
+    numbers = sorted(revision.number for revision in written)
+    assert numbers == list(range(2, 10))
+    space.refresh_from_db()
+    assert space.current_revision.page_count == 11
+    assert pages_at(space.current_revision).count() == 11
