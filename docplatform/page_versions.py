@@ -15,10 +15,25 @@ from .models import CURRENT, Page, Revision
 ORDER = ("position", "path")
 
 
+class _Unknown(LookupError):
+    pass
+
+
 @lru_cache(maxsize=8192)
+def _known_place(revision_id: str) -> tuple[str, int]:
+    """(its space, its number): what never changes about a revision, kept once found (an id
+    not found is not kept: it may be a revision another transaction has not committed yet)."""
+    place = Revision.objects.filter(pk=revision_id).values_list("space_id", "number").first()
+    if place is None:
+        raise _Unknown(revision_id)
+    return place
+
+
 def _place(revision_id: str) -> tuple[str, int] | None:
-    """(its space, its number): what never changes about a revision."""
-    return Revision.objects.filter(pk=revision_id).values_list("space_id", "number").first()
+    try:
+        return _known_place(revision_id)
+    except _Unknown:
+        return None
 
 
 def pages_at(revision: "Revision | str | None") -> QuerySet:
