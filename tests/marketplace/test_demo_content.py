@@ -30,3 +30,13 @@ def test_the_demo_pages_use_the_configured_addresses_and_hold_on_a_site(settings
     page = visitor.get(f"/{site.pk}/{guide.pk}/getting-started")
     assert page.status_code == 200
     assert f'href="{PLATFORM}/s/"' in page.content.decode()
+
+
+def test_the_demo_pages_are_found_by_the_sites_search():
+    from docplatform.sites.search import site_search
+
+    call_command("seed_demo", stdout=io.StringIO())
+    site = Site.objects.get(organization__subdomain="acme")
+    hits = site_search(site, "space")
+    assert hits, "the demo's site finds nothing: its pages are not in the search index"
+    assert any(hit.page.path == "getting-started" for hit in hits)

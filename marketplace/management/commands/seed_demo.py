@@ -7,10 +7,10 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from docplatform.models import Membership, Organization, Page, Revision, Site, Space
+from docplatform.models import Membership, Organization, Site, Space
 from docplatform.openapi.selectors import latest_spec
 from docplatform.openapi.services import openapi_publish
-from docplatform.positions import keys_between
+from docplatform.revisions import space_content_update
 from docplatform.teams.selectors import invitations_to
 from docplatform.teams.services import invitation_create, invitation_revoke, membership_ensure
 from integrations.gateway.failures import PlatformFault
@@ -182,24 +182,20 @@ class Command(BaseCommand):
             space = Space.objects.create(
                 organization=organization, title=title, visibility=Space.Visibility.PUBLIC
             )
-            revision = Revision.objects.create(
-                space=space, author=author, message="First draft", page_count=len(pages)
+            # through the one service that writes revisions: rendered and searchable at once
+            space_content_update(
+                space=space,
+                author=author,
+                message="First draft",
+                pages=[
+                    {
+                        "path": path,
+                        "title": page_title,
+                        "body": body.replace("@PLATFORM@", settings.PLATFORM_URL),
+                    }
+                    for path, page_title, body in pages
+                ],
             )
-            Page.objects.bulk_create(
-                Page(
-                    space=space,
-                    valid_from=revision.number,
-                    path=path,
-                    title=page_title,
-                    body=body.replace("@PLATFORM@", settings.PLATFORM_URL),
-                    position=position,
-                )
-                for position, (path, page_title, body) in zip(
-                    keys_between(None, None, len(pages)), pages, strict=True
-                )
-            )
-            space.current_revision = revision
-            space.save(update_fields=["current_revision"])
             spaces.append(space)
         site = Site.objects.create(
             organization=organization, title=f"{organization.title} docs", published=True
