@@ -116,9 +116,11 @@ def neighbours(
     if kept is not None and kept.ordered is ordered:
         if not kept.positions:
             kept.positions = {item.path: at for at, item in enumerate(ordered)}
-        at = kept.positions[path]
+        at = kept.positions.get(path)
     else:
-        at = next(at for at, item in enumerate(ordered) if item.path == path)
+        at = next((at for at, item in enumerate(ordered) if item.path == path), None)
+    if at is None:  # not shown to this reader: no neighbours to offer
+        return None, None
     return (ordered[at - 1] if at > 0 else None), (
         ordered[at + 1] if at + 1 < len(ordered) else None
     )
