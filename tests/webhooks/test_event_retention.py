@@ -38,9 +38,7 @@ def ping(hook, *, days_ago: float, status: str | None = None) -> Delivery:
     (succeeded or failed, with an attempt logged), held by a worker (``claimed``), waiting
     for its retry (``retrying``) or left pending (None)."""
     delivery = webhook_ping_send(user=OPERATOR, installation=hook)
-    Event.objects.filter(pk=delivery.event_id).update(
-        created_at=timezone.now() - timedelta(days=days_ago)
-    )
+    backdate(delivery.event_id, days_ago=days_ago)
     if status is None:
         return delivery
     claimed = delivery_claim(delivery.pk)
@@ -65,6 +63,10 @@ def ping(hook, *, days_ago: float, status: str | None = None) -> Delivery:
     )
     delivery_settle(claimed, result)
     return claimed
+
+
+def backdate(event_id, *, days_ago: float) -> None:
+    Event.objects.filter(pk=event_id).update(created_at=timezone.now() - timedelta(days=days_ago))
 
 
 def events_left() -> set[str]:
@@ -151,8 +153,14 @@ def test_a_replay_skips_an_event_purged_after_it_chose_it(hook, settings):
 
 @pytest.mark.slow
 def test_a_worker_runs_the_purge_task(celery_worker, hook):
-    old = ping(hook, days_ago=100, status="succeeded")
-    young = ping(hook, days_ago=1, status="succeeded")
+    # The worker sends the pings itself (claiming them here would race it), then purges.
+    old, young = (webhook_ping_send(user=OPERATOR, installation=hook) for _ in range(2))
+    sent = Delivery.objects.filter(pk__in=[old.pk, young.pk]).exclude(
+        status__in=Delivery.OPEN_STATUSES
+    )
+    wait_until(lambda: sent.count() == 2)
+    backdate(old.event_id, days_ago=100)
+    backdate(young.event_id, days_ago=1)
     publish(purge_events.name)
     wait_until(lambda: old.event_id not in events_left())
     assert young.event_id in events_left()
