@@ -79,9 +79,9 @@ def main():
 
     from docplatform.api.inputs import BoundedLimitOffsetPagination
     from docplatform.api.pagination import NewestFirstCursorPagination
-    from docplatform.api.sites import EventListApi
     from docplatform.keyset import OLDER, cursor_encode
     from docplatform.models import Membership, Organization
+    from docplatform.sites.api import EventListApi
 
     creation = connection.creation
     creation.create_test_db(verbosity=0, autoclobber=True)

@@ -1,6 +1,6 @@
 """Site search at 100,000 pages: 10 published sites, each listing one public space of 10,000
 current pages (about 1 KB of text each), searched through the platform's own search service
-(``docplatform.sites.search.site_search``: the index query, the pages' adaptive content
+(``docplatform.sites.selectors.site_search``: the index query, the pages' adaptive content
 applied, the snippets) and through the site's search page (``GET /<site>/search?q=``, the
 template and the rate limit included).
 
@@ -58,8 +58,9 @@ from django.db import connection
 from django.test import Client
 
 from docplatform.markdown import RENDERER_VERSION
-from docplatform.models import CURRENT, Organization, Page, Revision, Site, SiteSpace, Space
-from docplatform.sites import search
+from docplatform.models import CURRENT, Organization, Page, Revision, Site, Space
+from docplatform.reading import search
+from docplatform.sites.models import SiteSpace
 
 VOCABULARY = 20_000
 WORDS_PER_PAGE = 150  # about 1 KB

@@ -10,21 +10,12 @@ from django.utils.html import format_html
 
 from .audit.models import AuditEntry
 from .documents.services import PageConflict, check_page_edit, page_save
-from .models import (
-    ApiToken,
-    GitSync,
-    Membership,
-    Organization,
-    Page,
-    PageFeedback,
-    Revision,
-    Site,
-    SiteSpace,
-    Space,
-)
+from .gitsync.models import GitSync
+from .models import ApiToken, Membership, Organization, Page, Revision, Site, Space
 from .page_versions import page_dicts
 from .services import api_token_revoke, space_visibility_set
 from .sites.addresses import site_url
+from .sites.models import PageFeedback, SiteSpace
 
 
 def space_label(space: Space) -> str:

@@ -17,13 +17,23 @@ class DocplatformConfig(AppConfig):
         )
         from .api.schema import register_api_tag
         from .conversations.services import conversations_rematch_on_change
+        from .documents.changes.services import change_request_propose
         from .events import checks  # noqa: F401 - registers the outbox's system checks
         from .events.metrics import OutboxCollector
+        from .gitsync.selectors import settings_context as git_settings_context
         from .gitsync.services import git_sync_on_revision
-        from .hooks import on_revision_written, on_space_content_changed
+        from .hooks import (
+            on_pages_proposed,
+            on_revision_written,
+            on_space_content_changed,
+            on_space_settings,
+        )
         from .observability.metrics import collector_register
         from .observability.tracing import tracing_start
+        from .openapi.operation_block import BUILTIN_BLOCK
+        from .reading.blocks import register_builtin
         from .search_index import search_language_exists  # noqa: F401 - registers its check
+        from .sites.selectors import feedback_context
         from .teams.converters import UsernameConverter
 
         # The API's path converters, shared with the plug-in apps' routes.
@@ -36,6 +46,11 @@ class DocplatformConfig(AppConfig):
         _register_api_tags(register_api_tag)
         on_revision_written(git_sync_on_revision)
         on_space_content_changed(conversations_rematch_on_change)
+        # The features' parts of what the core shows and does (the core imports no feature).
+        on_pages_proposed(change_request_propose)
+        on_space_settings(git_settings_context)
+        on_space_settings(feedback_context)
+        register_builtin(BUILTIN_BLOCK)
         # Traces, when the environment configures an exporter (README, "Traces and metrics"):
         # here, so that every process (web, worker, commands) starts them before it serves.
         tracing_start()

@@ -2,7 +2,7 @@ import os
 
 from django.core.asgi import get_asgi_application
 
-from docplatform.startup import EXIT_APP_LOAD, settings_or_exit
+from .startup import EXIT_APP_LOAD, settings_or_exit
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "docplatform.settings")
 settings_or_exit(EXIT_APP_LOAD)  # a wrong setting: one line, and the server stops

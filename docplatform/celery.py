@@ -5,7 +5,7 @@ import os
 from celery import Celery
 from celery.signals import task_prerun
 
-from docplatform.startup import settings_or_exit
+from .startup import settings_or_exit
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "docplatform.settings")
 

@@ -1,5 +1,5 @@
 """The rules of a space's content: what a page path, title, condition and body may be (an
-adaptive section's condition included: ``documents.conditions``), how many pages a revision
+adaptive section's condition included: ``conditions``), how many pages a revision
 holds, and how a page's Markdown is rendered into its row (``rendered``). The
 services that write revisions, Git sync's import and the sites' addresses all check pages
 here."""

@@ -11,7 +11,7 @@ per-call random nonce), so the caller substitutes each block's trusted HTML afte
 
 A fenced code block whose info string is ``adaptive <condition>`` is an adaptive section
 (README, "Adaptive content"): its body is Markdown, shown only to visitors whose claims make
-the condition (``documents.conditions``) hold. The page is rendered once, whoever reads it:
+the condition (``conditions``) hold. The page is rendered once, whoever reads it:
 each section is rendered apart (``Document.sections``, its headings and blocks marked with
 its index) and leaves a placeholder, so the stored rendering stays one per page and a
 published site picks the sections a visitor sees when it serves the page
@@ -30,7 +30,7 @@ from django.utils.safestring import SafeString, mark_safe
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from .documents.conditions import ConditionError, parse
+from .conditions import ConditionError, parse
 from .rendering import (
     BlockRef,
     Document,
@@ -165,7 +165,7 @@ def _adaptive_condition(token: Token) -> str:
 
 
 def condition_problem(condition: str) -> str | None:
-    """Why a condition cannot be used (``documents.conditions``), or None."""
+    """Why a condition cannot be used (``conditions``), or None."""
     try:
         parse(condition)
     except ConditionError as error:

@@ -5,7 +5,7 @@ A limit of ``n/period`` is a fixed window: the requests of one key (a scope and 
 address, or a user) are counted per window of ``period`` seconds, aligned to the clock, and
 the ``n+1``-th within a window is refused until it ends. The count is one atomic increment
 (Redis's ``INCR``; the database cache's, ``cache_backends``), never a read and a write.
-The sites' limits (``sites.throttle``) and the API's throttles (``api.throttles``) count here.
+The sites' limits (``visitor_rates``) and the API's throttles (``api.throttles``) count here.
 """
 
 import time

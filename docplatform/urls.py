@@ -4,7 +4,7 @@ from django.contrib import admin
 from django.urls import include, path
 from django.views.generic import RedirectView
 
-from docplatform.observability.views import metrics
+from .observability.views import metrics
 
 api_v1 = [
     path("", include("docplatform.api.urls")),
@@ -17,10 +17,12 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("marketplace/", include("marketplace.urls")),
     path("s/", include("docplatform.documents.urls")),
+    path("s/", include("docplatform.gitsync.urls")),
     path("", include("docplatform.teams.urls")),  # /orgs/<subdomain>/members/, /invitations/
     path("orgs/", include("docplatform.audit.urls")),
     path("orgs/", include("docplatform.conversations.urls")),
     path("orgs/", include("docplatform.organizations.urls")),
+    path("orgs/", include("docplatform.sites.organization_urls")),
     path("api/v1/", include((api_v1, "api"))),
     path("api/", include("docplatform.api.docs_urls")),
     path("metrics", metrics, name="metrics"),

@@ -7,13 +7,13 @@ class IntegrationsConfig(AppConfig):
     def ready(self):
         from docplatform.api.schema import register_api_tag
         from docplatform.crypto import register_derivable_key
-        from docplatform.documents.blocks import register_provider
         from docplatform.events.registry import (
             register_claims_reader,
             register_consumer,
             register_router,
         )
         from docplatform.observability.metrics import collector_register
+        from docplatform.reading.blocks import register_provider
         from docplatform.sites.visitor_auth import register_visitor_auth
 
         from .gateway.metrics import RuntimeWorkersCollector

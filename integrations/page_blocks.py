@@ -1,5 +1,5 @@
 """Integration blocks in the documentation product's pages: the integrations app's adapter to
-``docplatform.documents.blocks`` (its provider, registered in ``IntegrationsConfig.ready``):
+``docplatform.reading.blocks`` (its provider, registered in ``IntegrationsConfig.ready``):
 the quick insert menu's entries, each inserted block rendered through the component service
 (``services.components``) with the markup the marketplace's pages show (the marketplace lends
 the template, ``marketplace/_page_block.html``, by name; the icons' address is its
@@ -19,7 +19,7 @@ from django.core.cache import cache
 from django.template.loader import render_to_string
 from django.urls import reverse
 
-from docplatform.documents.blocks import BlockChoice, BlockPlace, notice_html
+from docplatform.reading.blocks import BlockChoice, BlockPlace, notice_html
 
 from .component_forms import ComponentActionForm, page_markup
 from .gateway.failures import RuntimeFailure

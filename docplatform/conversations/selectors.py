@@ -1,5 +1,5 @@
 """Reads of conversations: an organization's, newest first, and the pages of its spaces that
-best match one, found by the sites' search (``sites.search.spaces_search``), never another.
+best match one, found by the sites' search (``reading.search.spaces_search``), never another.
 
 A conversation matches the pages holding at least ``MATCH_AT_LEAST`` of its words: the words
 of its subject and of its user's messages (what was asked, not what the agent answered),
@@ -12,7 +12,7 @@ from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 
 from ..models import Organization, Space
-from ..sites.search import SearchHit, spaces_search
+from ..reading.search import SearchHit, spaces_search
 from .models import Conversation
 
 #: The different words of a conversation searched for, at most (its subject's first).

@@ -12,15 +12,16 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from .. import content
-from ..changes import selectors as selectors_of_changes
-from ..changes import services as change_services
+from ..merging import CHOICES, merge_page, merge_text
+from ..reading import navigation
+from ..reading.adaptive import claims_from_text, for_visitor, page_shown
+from ..reading.blocks import provider
+from ..reading.document import shown_html
 from ..rendering import document_from_json
+from ..spaces.views import SpaceView
 from . import selectors, services
-from .adaptive import claims_from_text, for_visitor, page_shown
-from .blocks import provider
-from .merging import CHOICES, merge_page, merge_text
-from .reading import shown_html
-from .views import SpaceView
+from .changes import selectors as selectors_of_changes
+from .changes import services as change_services
 
 
 class PageForm(forms.Form):
@@ -70,7 +71,7 @@ class EditorMixin:
 class PageEditView(EditorMixin, SpaceView):
     def get(self, request, page_path):
         self.require_editor()
-        page = selectors.page_in(self.space.current_revision_id, page_path)
+        page = navigation.page_in(self.space.current_revision_id, page_path)
         if page is None:
             raise Http404("No such page.")
         form = PageForm(
@@ -157,7 +158,7 @@ class PageEditView(EditorMixin, SpaceView):
         return redirect(reverse("docs:change-request", args=[self.space.pk, opened.number]))
 
     def _exists(self, path) -> bool:
-        return selectors.page_in(self.space.current_revision_id, path) is not None
+        return navigation.page_in(self.space.current_revision_id, path) is not None
 
     def _conflict(self, form, page_path, conflict, *, resolve_base=None, error=""):
         """The editor again, with each change of theirs that overlaps mine to resolve (theirs,
@@ -186,8 +187,8 @@ class PageEditView(EditorMixin, SpaceView):
         """Mine, with the person's choice for each hunk that overlapped theirs, saved on top
         of theirs (merged again if someone saved since)."""
         data = form.cleaned_data
-        base = selectors.page_in(self.request.POST["resolve_base"], page_path)
-        theirs = selectors.page_in(data["based_on"], page_path)
+        base = navigation.page_in(self.request.POST["resolve_base"], page_path)
+        theirs = navigation.page_in(data["based_on"], page_path)
         if (
             base is None
             or theirs is None
@@ -413,6 +414,6 @@ def _messages(error: ValidationError) -> list[str]:
 
 
 def _page_or_space(space, path: str) -> str:
-    if selectors.page_in(space.current_revision_id, path) is not None:
+    if navigation.page_in(space.current_revision_id, path) is not None:
         return reverse("docs:page", args=[space.pk, path])
     return reverse("docs:space", args=[space.pk])

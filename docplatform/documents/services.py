@@ -18,11 +18,12 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from .. import content, revisions
-from ..models import PagePresence, Revision, Space
+from ..merging import merge_page, merge_pages
+from ..models import Revision, Space
 from ..page_versions import page_as_dict, page_at, page_dicts, pages_at
 from ..positions import key_between
-from .merging import merge_page, merge_pages
-from .selectors import navigation, nearest_parent
+from ..reading.navigation import navigation, nearest_parent
+from .models import PagePresence
 
 
 class PageConflict(Exception):

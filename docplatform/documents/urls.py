@@ -1,7 +1,8 @@
 """The documentation product's addresses (DESIGN.md, "The documentation product"): the reader
 is ``/s/<space id>/`` and ``/s/<space id>/<page path>``, the editor appends ``/edit``, the
 history is ``/s/<space id>/history``, the settings ``/s/<space id>/settings`` (its Git part
-posts to ``settings/git...``, deleting the space is ``settings/delete``), its change requests
+posts to ``settings/git...``, routed by ``gitsync.urls``; deleting the space is
+``settings/delete``), its change requests
 ``/s/<space id>/~cr/`` (one is ``~cr/<number>/``, its pages' editor
 ``~cr/<number>/<page path>/edit``). Page paths never start with ``history``, ``settings``,
 ``new``, ``-`` or ``~`` (a part starts with a letter or digit) and hold no part named ``edit``
@@ -9,11 +10,10 @@ posts to ``settings/git...``, deleting the space is ``settings/delete``), its ch
 
 from django.urls import path
 
-from ..changes import views as change_views
-from ..comments import views as comment_views
-from ..gitsync import views as git_views
-from ..gitsync.models import GitSync
+from ..spaces import views as space_views
 from . import editor_views, history_views, views
+from .changes import views as change_views
+from .comments import views as comment_views
 
 app_name = "docs"
 
@@ -47,27 +47,11 @@ urlpatterns = [
         history_views.RevisionView.as_view(),
         name="revision-page",
     ),
-    path("<id:space_id>/settings", history_views.SpaceSettingsView.as_view(), name="settings"),
+    path("<id:space_id>/settings", space_views.SpaceSettingsView.as_view(), name="settings"),
     path(
         "<id:space_id>/settings/delete",
-        history_views.SpaceDeleteView.as_view(),
+        space_views.SpaceDeleteView.as_view(),
         name="space-delete",
-    ),
-    path("<id:space_id>/settings/git", git_views.GitConnectView.as_view(), name="git-connect"),
-    path(
-        "<id:space_id>/settings/git/disconnect",
-        git_views.GitDisconnectView.as_view(),
-        name="git-disconnect",
-    ),
-    path(
-        "<id:space_id>/settings/git/sync",
-        git_views.GitSyncRequestView.as_view(),
-        name="git-sync",
-    ),
-    path(
-        "<id:space_id>/settings/git/import",
-        git_views.GitSyncRequestView.as_view(direction=GitSync.Direction.IMPORT),
-        name="git-import",
     ),
     path("<id:space_id>/~cr/", change_views.ChangeRequestsView.as_view(), name="change-requests"),
     path(

@@ -5,35 +5,31 @@ import functools
 import hashlib
 import hmac
 
-from csp.decorators import csp_update
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.mixins import LoginRequiredMixin
-from django.contrib.auth.views import redirect_to_login
 from django.core.cache import cache
 from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse, reverse_lazy
-from django.utils.decorators import method_decorator
 from django.utils.safestring import mark_safe
 from django.views import View
 
 from ..access import (
-    DIRECT_SAVE_REFUSAL,
     Action,
     may_create_organization,
-    may_save_directly,
     organizations_of,
     role_may,
     spaces_visible_to,
 )
-from ..api.visitors import remember_visitor, space_reader
 from ..client_address import client_ip
-from ..comments.panel import comments_panel
-from ..sites import search
-from . import access, selectors, visits
-from .blocks import BlockPlace, provider
-from .showing import ShownPage, shown_page
+from ..reading import search
+from ..reading.blocks import provider
+from ..reading.showing import ShownPage, shown_page
+from ..spaces.views import SpaceView
+from ..visitors import remember_visitor, space_reader
+from . import visits
+from .comments.panel import comments_panel
 
 #: Where a cached page shell takes its content: derived from the secret key, so the same in
 #: every process sharing a cache, and unknown to anyone writing content.
@@ -45,76 +41,6 @@ _CONTENT = "<!--content-{}-->".format(
 _COMMENTS = "<!--comments-{}-->".format(
     hmac.new(settings.SECRET_KEY.encode(), b"reader-comments-mark", hashlib.sha256).hexdigest()[:32]
 )
-
-
-#: A space's pages show the images their authors link, from any https address.
-SPACE_PAGES_CSP = {"img-src": ["'self'", "https:"]}
-
-
-@method_decorator(csp_update(SPACE_PAGES_CSP), name="dispatch")
-class SpaceView(View):
-    """A page of one space (``/s/<space id>/...``): 404 for anyone who may not read it."""
-
-    tab = "read"  # the space's tab this page belongs to
-
-    def dispatch(self, request, *args, **kwargs):
-        self.space, self.role = selectors.space_for_reader(request.user, kwargs.pop("space_id"))
-        try:
-            return super().dispatch(request, *args, **kwargs)
-        except PermissionDeniedPage as refusal:
-            if not request.user.is_authenticated:
-                return redirect_to_login(request.get_full_path(), reverse("marketplace:login"))
-            return self.page("docs/forbidden.html", {"reason": str(refusal)}, status=403)
-
-    @property
-    def may_edit(self) -> bool:
-        return access.may_edit(self.role)
-
-    def page(self, template: str, context: dict, *, status: int = 200) -> HttpResponse:
-        context = {
-            "space": self.space,
-            "organization": self.space.organization if self.role else None,
-            "role": self.role,
-            "may_edit": self.may_edit,
-            "may_administer": access.may_administer(self.role),
-            "nav": "spaces",
-            "tab": self.tab,
-            **context,
-        }
-        return render(self.request, template, context, status=status)
-
-    def require_member(self) -> None:
-        """The history is the organization's: readers of a public space read its current
-        pages, never what was removed from them (a 404, as for an unknown address)."""
-        if self.role is None:
-            raise Http404("No such page.")
-
-    def require_editor(self) -> None:
-        if not self.may_edit:
-            raise PermissionDeniedPage(access.edit_refusal(self.role))
-
-    @property
-    def may_save_directly(self) -> bool:
-        return may_save_directly(self.request.user, self.space)
-
-    def require_direct_save(self) -> None:
-        """An editor who may write the space's pages without a change request."""
-        self.require_editor()
-        if not self.may_save_directly:
-            raise PermissionDeniedPage(DIRECT_SAVE_REFUSAL)
-
-    def block_place(self, page_path: str, *, interactive: bool) -> BlockPlace:
-        return BlockPlace(
-            space=self.space,
-            page_path=page_path,
-            request=self.request,
-            interactive=interactive and self.role is not None,
-            action_url=reverse("docs:block-action", args=[self.space.pk]),
-        )
-
-
-class PermissionDeniedPage(Exception):
-    """Raised by a space page that the person may read but not change."""
 
 
 class SpaceListView(LoginRequiredMixin, View):
@@ -143,7 +69,7 @@ class SpaceListView(LoginRequiredMixin, View):
 
 class SearchView(LoginRequiredMixin, View):
     """``/s/search?q=``: the top bar's search of every space the person may read (their
-    organizations', ``sites.search.member_search``), each hit linking to the reader; a 429
+    organizations', ``reading.search.member_search``), each hit linking to the reader; a 429
     past the address's search rate (``SITE_RATES["search"]``)."""
 
     login_url = reverse_lazy("marketplace:login")

@@ -17,7 +17,7 @@ appear, the column becomes ``recipient_id`` plus the consumer name.
 
 from django.db import models
 
-from docplatform.ids import new_id
+from ..ids import new_id
 
 
 class Event(models.Model):

@@ -2,7 +2,7 @@
 
 Both ways, a sync merges: the commit of the last sync that succeeded
 (``GitConnection.synced_commit``) is the base, and what the branch changed since and what the
-space changed since are merged page by page and line by line (``documents.merging``); what
+space changed since are merged page by page and line by line (``merging``); what
 does not overlap is written to both, in this one sync; what overlaps is written to neither,
 and the sync fails with ``conflict`` naming the pages (``GitSync.conflicts``).
 
@@ -22,10 +22,9 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from .. import events
-from ..changes.services import change_request_open, change_request_pages_write
+from .. import events, hooks
 from ..content import MAX_MESSAGE_LENGTH, page_limit_error
-from ..documents.merging import merge_pages
+from ..merging import merge_pages
 from ..models import Space
 from ..page_versions import page_dicts
 from ..revisions import RevisionConflict, space_content_update
@@ -201,7 +200,7 @@ def _branch_pages(read: dict, current: list[dict]) -> list[dict]:
 
 def _merged(sync: GitSync, read: dict, *, branch, space, base) -> list[dict]:
     """The branch's and the space's changes since the last synced commit, merged page by page
-    and line by line (``documents.merging``). A file the branch holds but that was skipped
+    and line by line (``merging``). A file the branch holds but that was skipped
     counts as unchanged there. Overlaps write nothing anywhere: the sync fails with
     ``conflict`` naming the pages."""
     base_pages = read["basePages"]
@@ -307,7 +306,7 @@ def _branch_side_change_request(sync: GitSync):
         .values_list("revision_id", flat=True)
         .first()
     )
-    change_request = change_request_open(
+    return hooks.pages_propose(
         space=sync.space,
         subject=f"Resolve the Git sync's conflict with {sync.branch} at {sync.commit[:12]}",
         description=(
@@ -318,14 +317,9 @@ def _branch_side_change_request(sync: GitSync):
         ),
         actor=sync.requested_by,
         based_on=last,
-    )
-    change_request_pages_write(
-        change_request=change_request,
         pages=sync.branch_side,
-        actor=sync.requested_by,
         message=f"The branch {sync.branch} at {sync.commit[:12]}",
     )
-    return change_request
 
 
 def git_syncs_fail_stale(*, space: Space | None = None) -> int:

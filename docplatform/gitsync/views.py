@@ -7,7 +7,7 @@ from django.core.exceptions import ValidationError
 from django.shortcuts import redirect
 from django.urls import reverse
 
-from ..documents.history_views import SpaceSettingsView
+from ..spaces.views import SpaceSettingsView
 from . import selectors, services
 from .models import GitSync
 

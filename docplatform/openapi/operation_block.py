@@ -1,4 +1,4 @@
-"""The built-in OpenAPI operation block (``docplatform.documents.blocks`` renders it, no
+"""The built-in OpenAPI operation block (``docplatform.reading.blocks`` renders it, no
 integration is called): one operation of one of the organization's OpenAPI documents,
 following its latest version, in the reader, previews and on sites.
 
@@ -13,6 +13,7 @@ the product's one renderer (sanitized).
 from django.template.loader import render_to_string
 
 from ..markdown import render_markdown
+from ..reading.blocks import BuiltinBlock
 from . import selectors
 from .operations import operation_of
 
@@ -81,3 +82,13 @@ def operation_choices(organization_id: str) -> list[dict]:
                 }
             )
     return choices
+
+
+#: The block as the host's own (``reading.blocks.register_builtin``, at start).
+BUILTIN_BLOCK = BuiltinBlock(
+    block_id=BLOCK_ID,
+    title=TITLE,
+    choices=operation_choices,
+    html=operation_html,
+    unavailable=Unavailable,
+)

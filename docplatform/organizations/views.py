@@ -10,9 +10,9 @@ from django.urls import reverse
 
 from .. import access
 from ..access import Action
-from ..documents import space_services
 from ..models import Space
 from ..pages import OrganizationPage, PersonPage
+from ..spaces import services as space_services
 from . import services
 
 

@@ -28,7 +28,7 @@ check_separate_origins(
     production=not DEBUG,
 )
 
-# What a published site's visitors may send, per client address (docplatform/sites/throttle.py,
+# What a published site's visitors may send, per client address (docplatform/visitor_rates.py,
 # counted in the shared cache: every web process counts the same requests): page feedback (the
 # site's form and the beacon's), presses of blocks made for visitors and searches (a site's, and
 # the platform's search of a person's spaces); over it they get a 429 saying when to try again.

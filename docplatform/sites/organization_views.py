@@ -88,7 +88,7 @@ class SiteNewPage(SiteFormPage):
             return self.form(values, error.message_dict, status=400)
         shown = "published" if site.published else "created, not published yet"
         messages.success(request, f"{site.title} is {shown}.")
-        return redirect("orgs:sites", self.organization.subdomain)
+        return redirect("site-admin:list", self.organization.subdomain)
 
 
 class SiteActionPage(SitesPage):
@@ -143,7 +143,7 @@ class SiteEditPage(SiteActionPage, SiteFormPage):
         except ValidationError as error:
             return self.form(values, error.message_dict, status=400)
         messages.success(request, f"{site.title} is saved.")
-        return redirect("orgs:sites", self.organization.subdomain)
+        return redirect("site-admin:list", self.organization.subdomain)
 
 
 class SitePublishPage(SiteActionPage):
@@ -155,7 +155,7 @@ class SitePublishPage(SiteActionPage):
         site_services.site_update(site=site, actor=request.user, published=published)
         shown = "published" if published else "unpublished: its address answers 404 now"
         messages.success(request, f"{site.title} is {shown}.")
-        return redirect("orgs:sites", self.organization.subdomain)
+        return redirect("site-admin:list", self.organization.subdomain)
 
 
 class SiteDeletePage(SiteActionPage):
@@ -172,4 +172,4 @@ class SiteDeletePage(SiteActionPage):
             return self.sites_page("orgs/site_delete.html", context, status=400)
         site_services.site_delete(site=site, actor=request.user)
         messages.success(request, f"{site.title} is deleted.")
-        return redirect("orgs:sites", self.organization.subdomain)
+        return redirect("site-admin:list", self.organization.subdomain)

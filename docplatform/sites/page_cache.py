@@ -28,9 +28,9 @@ from django.conf import settings
 from django.core.cache import cache
 from django.template.loader import get_template
 
-from ..documents import nav_html
 from ..markdown import RENDERER_VERSION
 from ..models import Site, Space
+from ..reading import nav_html
 
 #: The templates a site's page is made of: their text is part of every key.
 TEMPLATES = (

@@ -10,7 +10,7 @@ unknown there (404), as are the spaces it does not publish.
 Adaptive content (README, "Adaptive content"): a page whose condition does not hold for the
 visitor's claims is unknown to them (404, out of the navigation, previous and next), and its
 adaptive sections whose conditions do not hold are not in it: a site's page is shown as every
-page is (``documents.showing``), with the claims the site's views read
+page is (``reading.showing``), with the claims the site's views read
 (``visitor_sessions.visitor_claims``; {} for a visitor without a session).
 """
 
@@ -21,11 +21,12 @@ from django.db.models import Count, Prefetch, Q, QuerySet
 from django.http import Http404
 
 from ..access import OPEN_VISIBILITIES
-from ..documents.conditions import compiled
-from ..documents.reading import page_document
+from ..conditions import compiled
 from ..markdown import ADAPTIVE_INFO
 from ..models import Organization, Page, Site, Space
 from ..page_versions import current_pages
+from ..reading import search
+from ..reading.document import page_document
 from .addresses import page_url
 from .models import PageFeedback, SiteSpace
 
@@ -174,3 +175,9 @@ def feedback_context(space: Space) -> dict:
         "feedback_pages": list(pages.values()),
         "published_on": [(site, page_url(site, space)) for site in sites],
     }
+
+
+def site_search(site: Site, query: str, claims: dict | None = None) -> list[search.SearchHit]:
+    """The pages of the site's listed spaces that match ``query`` for a visitor with
+    ``claims`` (None: a visitor without any), best first (at most MAX_HITS)."""
+    return search.spaces_search(listed_spaces(site), query, claims=claims or {})

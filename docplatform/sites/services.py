@@ -1,5 +1,5 @@
 """Writes of published sites: a visitor's view of a page and a visitor's feedback on one. The
-site's pages, the beacon (``api.sites``) and anything else call these, so the rules hold
+site's pages, the beacon (``sites.api``) and anything else call these, so the rules hold
 whichever door was used; the events themselves are written by ``docplatform.services``.
 """
 

@@ -2,7 +2,7 @@
 pages rendered as the reader renders them (its blocks too, read-only unless made for visitors),
 its search, and what visitors send (feedback, block presses). Thin: selectors read, services
 write. Nobody of the platform is signed in here; a visitor's claims (``visitor_sessions``)
-decide which adaptive content they see (``documents.showing``)."""
+decide which adaptive content they see (``reading.showing``)."""
 
 import json
 
@@ -20,17 +20,17 @@ from django.urls import reverse
 from django.utils.functional import cached_property
 from django.views import View
 
-from ..api.visitors import VISITOR_COOKIE, remember_visitor
 from ..client_address import client_ip
 from ..content import page_path_problem
-from ..documents import selectors as reader
-from ..documents.blocks import BlockPlace, provider
-from ..documents.showing import ShownPage, shown_page
 from ..events import FEEDBACK_RATINGS
 from ..models import Page
-from . import page_cache, search, selectors, services, visitor_gate
+from ..reading import navigation, search
+from ..reading.blocks import BlockPlace, provider
+from ..reading.showing import ShownPage, shown_page
+from ..visitor_rates import wait_seconds
+from ..visitors import VISITOR_COOKIE, remember_visitor
+from . import page_cache, selectors, services, visitor_gate
 from .addresses import is_http_url, page_url, site_url
-from .throttle import wait_seconds
 from .visitor_gate import wants_json
 from .visitor_sessions import visitor_claims
 from .visitors import site_visitor
@@ -105,7 +105,7 @@ class SiteSearchView(SiteView):
             )
             response["Retry-After"] = str(wait)
             return response
-        hits = [] if problem else search.site_search(self.site, query, self.claims)
+        hits = [] if problem else selectors.site_search(self.site, query, self.claims)
         context = {"query": query, "problem": problem, "hits": hits}
         return self.page("sites/search.html", context, status=400 if problem else 200)
 
@@ -119,7 +119,7 @@ class SpaceOnSiteView(SiteView):
 
     def page_of(self, path: str | None) -> Page | None:
         """The page at ``path``, None when there is none or it is hidden from this visitor."""
-        return reader.page_in(self.space.current_revision_id, path, self.claims)
+        return navigation.page_in(self.space.current_revision_id, path, self.claims)
 
     def block_place(self, page_path: str) -> BlockPlace:
         return BlockPlace(
@@ -194,7 +194,7 @@ class SitePageView(SpaceOnSiteView):
         return self.counted(response, page_url(self.site, self.space, shown.path or ""))
 
     def context(self, shown: ShownPage) -> dict:
-        """What the page's template shows: the shown page's frame (``documents.showing``) with
+        """What the page's template shows: the shown page's frame (``reading.showing``) with
         the site's own, the canonical address and the feedback form."""
         context = {"space": self.space, **shown.frame()}
         if shown.page is not None:

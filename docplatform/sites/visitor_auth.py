@@ -1,5 +1,5 @@
 """Who signs a site's visitors in, through a provider the integrations' side registers (the
-host imports no plug-in app, as with ``documents.blocks``): which of a site's installations
+host imports no plug-in app, as with ``reading.blocks``): which of a site's installations
 may (scope ``site:visitor:auth``), where a visitor without a session is sent, and the claims
 the site's ``site:adaptive:write`` installations add when a session starts.
 

@@ -19,10 +19,10 @@ from docplatform_sdk.manifest.base import hint
 
 from docplatform import events
 from docplatform.access import Action
-from docplatform.documents.selectors import first_page
 from docplatform.events.catalogue import CATALOGUE
 from docplatform.events.models import Delivery
 from docplatform.models import Site, Space
+from docplatform.reading.navigation import first_page
 from docplatform.sites.addresses import site_page_address
 
 from ..models import Installation

@@ -8,7 +8,7 @@ from django.core.cache import cache
 from django.utils import timezone
 
 from docplatform.events.models import Delivery, Event
-from docplatform.models import PageFeedback, SiteVisit
+from docplatform.sites.models import PageFeedback, SiteVisit
 from integrations.services.installations import installation_create
 from tests.api_helpers import API, NOT_FOUND, api_client, error_attrs, publish_integration
 from tests.factories import PageFactory, RevisionFactory, SiteFactory

@@ -17,8 +17,10 @@ from docplatform.events.catalogue import (
 from docplatform.events.models import Delivery, Event
 from docplatform.events.outbox import payload_for
 from docplatform.events.schemas import EventPayloadInvalid, body_schema, fields_schema
-from docplatform.models import GitSync, Space
-from docplatform.services import api_token_create, event_fire_by_operator, space_view_record
+from docplatform.gitsync.models import GitSync
+from docplatform.management.operator_events import event_fire_by_operator
+from docplatform.models import Space
+from docplatform.services import api_token_create, space_view_record
 from integrations.models import Installation
 from integrations.services.installations import installation_create
 from tests.api_helpers import API, api_client, publish_integration

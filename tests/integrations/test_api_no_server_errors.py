@@ -9,8 +9,8 @@ from django.core.cache import cache
 from django.urls import URLResolver, reverse
 from django.utils import timezone
 
-from docplatform.comments.models import Comment
 from docplatform.conversations.models import Conversation
+from docplatform.documents.comments.models import Comment
 from docplatform.events.models import Delivery
 from docplatform.gitsync.models import GitSync
 from docplatform.services import api_token_create

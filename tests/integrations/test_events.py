@@ -7,9 +7,9 @@ from docplatform import events
 from docplatform.events.leases import delivery_claim
 from docplatform.events.models import Delivery, Event
 from docplatform.events.outbox import deliveries_sweep
+from docplatform.management.operator_events import event_fire_by_operator
 from docplatform.revisions import space_content_update
 from docplatform.services import (
-    event_fire_by_operator,
     page_feedback_record,
     site_view_record,
     space_view_record,

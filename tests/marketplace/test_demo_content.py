@@ -33,7 +33,7 @@ def test_the_demo_pages_use_the_configured_addresses_and_hold_on_a_site(settings
 
 
 def test_the_demo_pages_are_found_by_the_sites_search():
-    from docplatform.sites.search import site_search
+    from docplatform.sites.selectors import site_search
 
     call_command("seed_demo", stdout=io.StringIO())
     site = Site.objects.get(organization__subdomain="acme")

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from django.http import QueryDict
 
-from docplatform.documents.blocks import BlockPlace, provider
 from docplatform.markdown import block_fence, parse_document
+from docplatform.reading.blocks import BlockPlace, provider
 from docplatform.revisions import space_content_update
 from integrations.environment import runtime_signing_key
 from integrations.models import ComponentState, IntegrationLog

@@ -5,9 +5,9 @@ import json
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from docplatform import events
-from docplatform.models import Site, Space
-from docplatform.services import event_fire_by_operator
+from ... import events
+from ...models import Site, Space
+from ..operator_events import event_fire_by_operator
 
 
 def field_value(text: str):

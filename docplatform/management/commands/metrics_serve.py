@@ -3,7 +3,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from docplatform.observability.machine_server import metrics_server
+from ...observability.machine_server import metrics_server
 
 
 class Command(BaseCommand):

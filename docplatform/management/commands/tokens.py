@@ -15,8 +15,8 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
-from docplatform.selectors import api_token_of, api_token_status, api_tokens_of
-from docplatform.services import api_token_create, api_token_revoke
+from ...selectors import api_token_of, api_token_status, api_tokens_of
+from ...services import api_token_create, api_token_revoke
 
 EXIT_REFUSED = 1
 EXIT_USAGE = 2

@@ -4,9 +4,9 @@ import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from docplatform.events.publisher import BrokerUnavailable
-from docplatform.selectors import worker_ping_answered
-from docplatform.services import worker_ping_request
+from ...events.publisher import BrokerUnavailable
+from ...selectors import worker_ping_answered
+from ...services import worker_ping_request
 
 
 class Command(BaseCommand):

@@ -5,13 +5,14 @@ the reader's marks. What published sites do with it is in ``tests/docplatform/si
 
 import pytest
 
-from docplatform.documents import selectors, services
-from docplatform.documents.adaptive import for_visitor
-from docplatform.documents.merging import merge_pages
+from docplatform.documents import services
 from docplatform.gitsync.files import Skipped, page_file, page_from_file
 from docplatform.markdown import parse_document
+from docplatform.merging import merge_pages
 from docplatform.models import Revision
 from docplatform.page_versions import pages_at
+from docplatform.reading import navigation
+from docplatform.reading.adaptive import for_visitor
 from docplatform.revisions import space_content_update
 from tests.api_helpers import API, api_client, error_attrs, row_counts
 from tests.factories import SpaceFactory
@@ -186,7 +187,7 @@ def test_the_editor_saves_a_condition_and_names_a_bad_one_beside_its_field(
         },
     )
     assert saved.status_code == 302
-    page = selectors.page_in(Revision.objects.latest().pk, "intro")
+    page = navigation.page_in(Revision.objects.latest().pk, "intro")
     assert page.condition == "visitor.claims.beta"
 
 
@@ -291,7 +292,7 @@ def test_a_stale_save_keeps_the_condition_someone_set_meanwhile(space, org_admin
     services.page_save(
         space=space, path="intro", title="Intro (mine)", body="Hello.", based_on=base
     )
-    page = selectors.page_in(Revision.objects.latest().pk, "intro")
+    page = navigation.page_in(Revision.objects.latest().pk, "intro")
     assert (page.title, page.condition) == ("Intro (mine)", PRO)
 
 
@@ -316,7 +317,7 @@ def test_the_editor_asks_which_condition_to_keep_when_both_changed_it(
     assert "choose which condition to keep" in unchosen.content.decode()
     chosen = client.post(f"/s/{space.pk}/intro/edit", {**resolve, "condition-choice": "theirs"})
     assert chosen.status_code == 302
-    assert selectors.page_in(Revision.objects.latest().pk, "intro").condition == PRO
+    assert navigation.page_in(Revision.objects.latest().pk, "intro").condition == PRO
 
 
 def test_anyone_else_reads_an_open_spaces_sections_as_a_visitor_without_claims(

@@ -5,7 +5,7 @@ never among a page's comments (nor the reverse); mentions, who may, bad input.""
 import pytest
 from django.core import mail
 
-from docplatform.comments.models import Comment
+from docplatform.documents.comments.models import Comment
 from docplatform.events.models import Event
 from integrations.services.installations import installation_create
 from tests.api_helpers import API, api_client, error_attrs

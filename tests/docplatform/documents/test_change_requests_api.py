@@ -5,8 +5,9 @@ answering 409 naming the rule; readers 403, other organizations 404, nothing wri
 import pytest
 
 from docplatform.audit.models import AuditEntry
+from docplatform.documents.changes.models import ChangeRequest
 from docplatform.events.models import Event
-from docplatform.models import ChangeRequest, Revision
+from docplatform.models import Revision
 from docplatform.page_versions import page_dicts
 from docplatform.revisions import space_content_update
 from tests.api_helpers import API, api_client, error_attrs

@@ -7,7 +7,8 @@ space that takes edits through change requests only."""
 import pytest
 from django.test import Client
 
-from docplatform.models import ChangeRequest, Revision
+from docplatform.documents.changes.models import ChangeRequest
+from docplatform.models import Revision
 from docplatform.page_versions import page_dicts
 from docplatform.revisions import space_content_update
 

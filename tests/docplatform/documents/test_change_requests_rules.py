@@ -5,7 +5,8 @@ and "edits through change requests only" refusing members' direct saves but not 
 import pytest
 
 from docplatform.audit.models import AuditEntry
-from docplatform.models import ChangeRequest, Review, Revision
+from docplatform.documents.changes.models import ChangeRequest, Review
+from docplatform.models import Revision
 from tests.api_helpers import API, NOT_FOUND, api_client, error_attrs
 
 pytestmark = pytest.mark.django_db

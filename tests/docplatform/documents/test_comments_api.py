@@ -5,7 +5,7 @@ who may, and bad input naming its field with nothing written."""
 import pytest
 from django.core import mail
 
-from docplatform.comments.models import Comment
+from docplatform.documents.comments.models import Comment
 from integrations.services.installations import installation_create
 from tests.api_helpers import API, api_client, error_attrs
 from tests.factories import IntegrationFactory, UserFactory

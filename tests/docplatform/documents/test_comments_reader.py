@@ -4,8 +4,8 @@ cached page that never carries one person's view of the comments to another."""
 
 import pytest
 
-from docplatform.comments.models import Comment
-from docplatform.comments.services import comment_create
+from docplatform.documents.comments.models import Comment
+from docplatform.documents.comments.services import comment_create
 
 pytestmark = pytest.mark.django_db
 

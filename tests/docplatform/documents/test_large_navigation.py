@@ -5,7 +5,7 @@ and after it in reading order."""
 import pytest
 from django.test import Client
 
-from docplatform.documents.nav_html import WHOLE_UP_TO
+from docplatform.reading.nav_html import WHOLE_UP_TO
 from docplatform.revisions import space_content_update
 from tests.factories import SiteFactory, SpaceFactory
 

@@ -5,7 +5,7 @@ from datetime import timedelta
 
 import pytest
 
-from docplatform.models import PagePresence
+from docplatform.documents.models import PagePresence
 
 pytestmark = pytest.mark.django_db
 

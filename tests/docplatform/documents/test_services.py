@@ -8,6 +8,7 @@ from docplatform.documents import selectors, services, visits
 from docplatform.events.models import Event
 from docplatform.models import Revision
 from docplatform.page_versions import page_dicts
+from docplatform.reading import navigation
 from docplatform.revisions import space_content_update
 from tests.factories import SpaceFactory
 
@@ -79,7 +80,7 @@ def test_move_reorders_among_siblings_only(space):
     assert paths(space) == ["a", "c", "b", "b/child"]
     assert services.page_move(space=space, path="a", direction="up") is None
     assert services.page_move(space=space, path="b/child", direction="down") is None
-    _, ordered = selectors.navigation(space.current_revision_id)
+    _, ordered = navigation.navigation(space.current_revision_id)
     assert [(item.path, item.depth) for item in ordered] == [
         ("a", 0),
         ("c", 0),

@@ -8,7 +8,7 @@ import pytest
 from docplatform.documents.services import page_save, revision_restore
 from docplatform.models import Page, Site
 from docplatform.page_versions import page_dicts
-from docplatform.sites.search import site_search
+from docplatform.sites.selectors import site_search
 from tests.api_helpers import API, api_client
 from tests.docplatform.gitsync.conftest import git
 

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from docplatform.documents.blocks import BUILTIN
 from docplatform.openapi.services import openapi_publish
+from docplatform.reading.blocks import BUILTIN
 from tests.docplatform.documents.test_documents_browser import sign_in
 
 from .samples import PETSTORE_31

@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from docplatform.documents.blocks import BUILTIN
 from docplatform.openapi.models import OpenApiVersion
+from docplatform.reading.blocks import BUILTIN
 from docplatform.revisions import space_content_update
 from docplatform.services import api_token_create
 from tests.factories import MembershipFactory, OrganizationFactory

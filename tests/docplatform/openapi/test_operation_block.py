@@ -8,9 +8,9 @@ import re
 
 import pytest
 
-from docplatform.documents.blocks import BUILTIN
 from docplatform.openapi.models import OpenApiVersion
 from docplatform.openapi.services import openapi_publish
+from docplatform.reading.blocks import BUILTIN
 from docplatform.revisions import space_content_update
 
 from .samples import PETSTORE_20, PETSTORE_30, PETSTORE_31

@@ -2,13 +2,13 @@
 claims is the site's 404, out of the navigation, previous/next and search; adaptive sections
 are shown only where their conditions hold, and search never finds or quotes a hidden one.
 
-Claims are given explicitly to the services (``documents.showing.shown_page``,
+Claims are given explicitly to the services (``reading.showing.shown_page``,
 ``site_search``); through HTTP, a visitor without a visitor session has none ({})."""
 
 import pytest
 
-from docplatform.documents.showing import shown_page
-from docplatform.sites import search
+from docplatform.reading.showing import shown_page
+from docplatform.sites.selectors import site_search
 
 from .conftest import space_with
 
@@ -123,9 +123,7 @@ def test_the_first_page_of_a_space_is_the_first_the_visitor_may_see(organization
 
 def test_search_finds_no_hidden_page_and_no_hidden_section(site, guide):
     def found(query, claims):
-        return [
-            (hit.page.path, "".join(hit.snippet)) for hit in search.site_search(site, query, claims)
-        ]
+        return [(hit.page.path, "".join(hit.snippet)) for hit in site_search(site, query, claims)]
 
     assert found("zeppelin", {}) == []
     assert found("zeppelin", {"plan": "free"}) == []

@@ -4,7 +4,8 @@ ratings and the Git syncs, read only."""
 import pytest
 
 from docplatform.gitsync.models import GitSync
-from docplatform.models import PageFeedback, Revision, Site
+from docplatform.models import Revision, Site
+from docplatform.sites.models import PageFeedback
 from tests.factories import OrganizationFactory, SpaceFactory, UserFactory
 
 pytestmark = pytest.mark.django_db

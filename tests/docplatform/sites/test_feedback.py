@@ -8,7 +8,7 @@ import pytest
 from django.conf import settings as django_settings
 
 from docplatform.events.models import Event
-from docplatform.models import PageFeedback
+from docplatform.sites.models import PageFeedback
 from tests.docplatform.documents.test_documents_browser import assert_inert
 from tests.factories import MembershipFactory
 

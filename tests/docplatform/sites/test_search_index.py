@@ -10,11 +10,11 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from docplatform.documents.space_services import space_delete
 from docplatform.models import CURRENT, Page
 from docplatform.revisions import space_content_update
 from docplatform.search_index import FTS_TABLE, space_search_language_set
-from docplatform.sites import search
+from docplatform.sites.selectors import site_search
+from docplatform.spaces.services import space_delete
 from tests.api_helpers import API, api_client
 from tests.docplatform.documents.test_documents_browser import assert_inert
 
@@ -50,7 +50,7 @@ def test_the_snippet_marks_the_words_and_shows_the_pages_text_as_text(visitor, s
     assert "<mark>lighthouse</mark>" in html
     assert "&lt;img src=x onerror=alert(1)&gt;" in html
     assert_inert(html)
-    [hit] = search.site_search(site, "keeper lighthouse")
+    [hit] = site_search(site, "keeper lighthouse")
     assert hit.snippet[0].startswith("Beware of <img src=x")  # text, escaped when shown
     assert {hit.snippet[1], hit.snippet[3]} == {"lighthouse", "keeper"}
 
@@ -68,7 +68,7 @@ def test_a_page_written_through_the_editor_is_found_at_once(site, handbook, org_
         },
     )
     assert saved.status_code == 302
-    [hit] = search.site_search(site, "zeppelin")
+    [hit] = site_search(site, "zeppelin")
     assert hit.page.path == "guide/install" and "zeppelin" in hit.snippet
 
 
@@ -78,14 +78,14 @@ def test_a_page_written_through_the_api_is_found_at_once(site, handbook, org_mem
         {"title": "Questions", "body": "Where is the aquarium?"},
     )
     assert response.status_code == 201, response.json()
-    [hit] = search.site_search(site, "aquarium")
+    [hit] = site_search(site, "aquarium")
     assert (hit.page.path, hit.page.title) == ("faq", "Questions")
 
 
 def test_the_index_is_read_through_the_databases_own_search(site, handbook):
     """PostgreSQL: the versions' vectors through their GIN index; SQLite: the FTS5 table."""
     with CaptureQueriesContext(connection) as queries:
-        assert [hit.page.path for hit in search.site_search(site, "run")] == ["guide/install"]
+        assert [hit.page.path for hit in site_search(site, "run")] == ["guide/install"]
     [sql] = [q["sql"] for q in queries if "@@" in q["sql"] or " MATCH " in q["sql"]]
     current = Page.objects.get(space=handbook, path="guide/install", valid_to=CURRENT)
     with connection.cursor() as cursor:
@@ -107,7 +107,7 @@ def test_a_site_search_never_finds_a_private_spaces_page(visitor, site, private)
         "No page holds “roadmap”."
         in visitor.get(f"/{site.pk}/search", {"q": "roadmap"}).content.decode()
     )
-    assert search.site_search(site, "roadmap") == []
+    assert site_search(site, "roadmap") == []
 
 
 def test_searches_are_rate_limited_per_address(visitor, site, handbook, settings):
@@ -128,13 +128,13 @@ def test_searches_are_rate_limited_per_address(visitor, site, handbook, settings
 def test_a_spaces_search_language_decides_its_stemming(site, handbook):
     if connection.vendor != "postgresql":
         pytest.skip("SQLite's index stems English whatever the space's language")
-    assert [hit.page.path for hit in search.site_search(site, "install")] == [
+    assert [hit.page.path for hit in site_search(site, "install")] == [
         "guide/install",
         "intro",  # "Installing takes a minute."
     ]
     space_search_language_set(space=handbook, language="simple")  # no stemming
-    assert [hit.page.path for hit in search.site_search(site, "install")] == ["guide/install"]
-    assert [hit.page.path for hit in search.site_search(site, "installing")] == ["intro"]
+    assert [hit.page.path for hit in site_search(site, "install")] == ["guide/install"]
+    assert [hit.page.path for hit in site_search(site, "installing")] == ["intro"]
     with pytest.raises(ValidationError) as error:
         space_search_language_set(space=handbook, language="klingon")
     assert list(error.value.message_dict) == ["search_language"]

@@ -9,7 +9,7 @@ from django.db.migrations.executor import MigrationExecutor
 from docplatform.content import rendered
 from docplatform.markdown import block_fence
 from docplatform.models import Space
-from docplatform.sites.search import spaces_search
+from docplatform.reading.search import spaces_search
 
 BEFORE = [("docplatform", "0024_event_cursor_indexes")]
 AFTER = [("docplatform", "0025_page_search")]

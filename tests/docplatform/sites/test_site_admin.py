@@ -6,7 +6,8 @@ is one audit row."""
 import pytest
 
 from docplatform.audit.models import AuditEntry
-from docplatform.models import Site, SiteSpace
+from docplatform.models import Site
+from docplatform.sites.models import SiteSpace
 from tests.api_helpers import API, NOT_FOUND, api_client, error_attrs
 from tests.factories import OrganizationFactory, SiteFactory, SpaceFactory
 

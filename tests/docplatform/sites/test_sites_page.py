@@ -5,7 +5,8 @@ after typing the title; members and readers are refused with nothing written."""
 import pytest
 
 from docplatform.audit.models import AuditEntry
-from docplatform.models import Site, SiteSpace
+from docplatform.models import Site
+from docplatform.sites.models import SiteSpace
 from tests.factories import MembershipFactory, SpaceFactory
 
 pytestmark = pytest.mark.django_db

@@ -12,7 +12,8 @@ from django.test import Client
 from django.utils import timezone
 
 from docplatform.events.models import Event
-from docplatform.models import SiteVisit, SpaceVisit
+from docplatform.models import SpaceVisit
+from docplatform.sites.models import SiteVisit
 from docplatform.visits import READER_VIEW_INTERVAL, SITE_VIEW_INTERVAL
 from tests.api_helpers import API, api_client
 

@@ -10,7 +10,7 @@ from django.test import Client
 from django.utils import timezone
 
 from docplatform.events.models import Event
-from docplatform.models import SiteVisit
+from docplatform.sites.models import SiteVisit
 from docplatform.sites.services import site_visits_purge
 from docplatform.tasks import purge_site_visits
 from tests.api_helpers import API, api_client
