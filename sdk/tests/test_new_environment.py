@@ -115,7 +115,8 @@ def test_the_scaffolds_test_passes_in_a_new_environment_with_only_the_sdk(tmp_pa
         [sys.executable, *pip, *build, source],
         capture_output=True,
         text=True,
-        env=offline,
+        # this environment's setuptools, the one setuptools_builds_wheels() looked at
+        env={**offline, "PYTHONPATH": os.pathsep.join(sys.path)},
         timeout=300,
     )
     assert built.returncode == 0, built.stdout + built.stderr
