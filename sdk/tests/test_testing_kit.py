@@ -3,10 +3,8 @@ in process, with a made-up environment, events from the catalogue's examples and
 ``context.fetch`` answered by the test; the scaffold's own test passes with the SDK alone."""
 
 import os
-import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import docplatform_sdk
@@ -168,60 +166,3 @@ def test_the_scaffolds_test_passes(tmp_path):
     )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "3 passed" in done.stdout and "warning" not in done.stdout
-
-
-#: What pip says when no index answers (offline, no mirror): the test skips, saying so.
-NO_INDEX = (
-    "No matching distribution found",
-    "Could not find a version that satisfies",
-    "Failed to establish a new connection",
-    "Temporary failure in name resolution",
-    "Network is unreachable",
-)
-
-
-@pytest.mark.skipif(
-    not (SDK_SOURCE / "pyproject.toml").exists(), reason="the SDK is not a source checkout"
-)
-def test_the_scaffolds_test_passes_in_a_new_environment_with_only_the_sdk(tmp_path):
-    """The newcomer's path: a new venv, ``pip install ./sdk pytest`` (the package index pip is
-    configured with), ``docplatform-integration new``, ``pytest``; each step timed."""
-    venv = tmp_path / "venv"
-    source = tmp_path / "sdk"  # pip builds in the folder it installs: a copy, not the repository
-    shutil.copytree(
-        SDK_SOURCE, source, ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__")
-    )
-    started = time.monotonic()
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-    installed = subprocess.run(
-        [str(venv / "bin" / "pip"), "install", "-q", str(source), "pytest"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    if installed.returncode != 0 and any(sign in installed.stderr for sign in NO_INDEX):
-        pytest.skip(f"no package index reachable for pip: {installed.stderr.strip()[-300:]}")
-    assert installed.returncode == 0, installed.stderr
-    env = {"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "HOME": str(tmp_path), "NO_COLOR": "1"}
-    new = subprocess.run(
-        [str(venv / "bin" / "docplatform-integration"), "new", "hello"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        timeout=60,
-    )
-    assert new.returncode == 0, new.stderr
-    assert "created hello/test_main.py" in new.stdout
-    tested = subprocess.run(
-        [str(venv / "bin" / "pytest"), "-q", "-p", "no:cacheprovider", "hello"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=env,
-        timeout=120,
-    )
-    assert tested.returncode == 0, tested.stdout + tested.stderr
-    assert "3 passed" in tested.stdout
-    print(f"new environment to a handled event: {time.monotonic() - started:.1f} s")
