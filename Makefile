@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(abspath $(VENV)/bin)
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install run test test-fast lint format migrate demo clean
+.PHONY: install run test test-fast lint format migrate demo clean sdk-events
 
 $(STAMP): pyproject.toml sdk/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -55,6 +55,10 @@ lint: install
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
 	$(BIN)/python tools/import_cycles.py
+
+# The SDK's typed events, written anew from the event catalogue (a test checks they agree).
+sdk-events: install
+	PYTHONPATH=.:sdk $(BIN)/python tools/generate_sdk_events.py
 
 format: install
 	$(BIN)/ruff format .

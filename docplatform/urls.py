@@ -16,8 +16,9 @@ urlpatterns = [
     path("", RedirectView.as_view(url="/marketplace/", permanent=False)),
     path("admin/", admin.site.urls),
     path("marketplace/", include("marketplace.urls")),
-    path("s/", include("docplatform.documents.urls")),
+    # Git sync's routes first: the reader's catch-all page path would take settings/git.
     path("s/", include("docplatform.gitsync.urls")),
+    path("s/", include("docplatform.documents.urls")),
     path("", include("docplatform.teams.urls")),  # /orgs/<subdomain>/members/, /invitations/
     path("orgs/", include("docplatform.audit.urls")),
     path("orgs/", include("docplatform.conversations.urls")),
