@@ -6,7 +6,7 @@ from django.urls import path
 
 from ..audit import api as audit_api
 from ..conversations import api as conversations_api
-from ..documents.api import page_restore, pages, spaces
+from ..documents.api import page_restore, pages, revisions, spaces
 from ..documents.changes import api as changes_api
 from ..documents.comments import api as comments_api
 from ..gitsync import api as git_api
@@ -77,10 +77,10 @@ urlpatterns = [
     path("spaces/<id:space_id>/", spaces.SpaceDetailApi.as_view(), name="space"),
     path(
         "spaces/<id:space_id>/revisions/",
-        spaces.SpaceRevisionsApi.as_view(),
+        revisions.SpaceRevisionsApi.as_view(),
         name="space-revisions",
     ),
-    path("spaces/<id:space_id>/pages/", spaces.SpacePagesApi.as_view(), name="space-pages"),
+    path("spaces/<id:space_id>/pages/", revisions.SpacePagesApi.as_view(), name="space-pages"),
     path(
         "spaces/<id:space_id>/pages/restore/",
         page_restore.SpacePageRestoreApi.as_view(),
@@ -161,7 +161,7 @@ urlpatterns = [
     path("spaces/<id:space_id>/views/", spaces.SpaceViewApi.as_view(), name="space-views"),
     path(
         "revisions/<id:revision_id>/pages/",
-        spaces.RevisionPagesApi.as_view(),
+        revisions.RevisionPagesApi.as_view(),
         name="revision-pages",
     ),
     path("sites/<id:site_id>/", sites.SiteDetailApi.as_view(), name="site"),

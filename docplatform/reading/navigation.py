@@ -73,18 +73,23 @@ def navigation(revision_id: str | None) -> tuple[list[NavItem], list[NavItem]]:
     return kept.roots, kept.ordered
 
 
+def _places(revision_id: str, ordered: list[NavItem]) -> dict[str, int]:
+    """Each page's place in ``ordered``: kept with the revision's navigation when ``ordered``
+    is its whole reading order (a 10,000-page space is not searched at every read)."""
+    kept = _recent.get(revision_id)
+    if kept is None or kept.ordered is not ordered:
+        return {item.path: at for at, item in enumerate(ordered)}
+    if not kept.positions:
+        kept.positions = {item.path: at for at, item in enumerate(ordered)}
+    return kept.positions
+
+
 def neighbours(
     revision_id: str, ordered: list[NavItem], path: str
 ) -> tuple[NavItem | None, NavItem | None]:
     """The pages before and after ``path`` in ``ordered`` (the revision's reading order, or
     the part of it a visitor is shown)."""
-    kept = _recent.get(revision_id)
-    if kept is not None and kept.ordered is ordered:
-        if not kept.positions:
-            kept.positions = {item.path: at for at, item in enumerate(ordered)}
-        at = kept.positions.get(path)
-    else:
-        at = next((at for at, item in enumerate(ordered) if item.path == path), None)
+    at = _places(revision_id, ordered).get(path)
     if at is None:  # not shown to this reader: no neighbours to offer
         return None, None
     return (ordered[at - 1] if at > 0 else None), (
@@ -97,13 +102,7 @@ def open_branch(revision_id: str, ordered: list[NavItem], path: str | None) -> l
     from the top, and itself when pages sit under it."""
     if path is None:
         return []
-    kept = _recent.get(revision_id)
-    if kept is not None and kept.ordered is ordered:
-        if not kept.positions:
-            kept.positions = {item.path: at for at, item in enumerate(ordered)}
-        places = kept.positions
-    else:
-        places = {item.path: at for at, item in enumerate(ordered)}
+    places = _places(revision_id, ordered)
     if path not in places:
         return []
     branch = [path] if ordered[places[path]].children else []

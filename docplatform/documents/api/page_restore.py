@@ -14,7 +14,7 @@ from ...api.schema import service_errors
 from ...models import Space
 from ...selectors import revisions_of
 from .. import services as page_services
-from .spaces import RevisionOutput, require_direct_save
+from .revisions import RevisionOutput, require_direct_save
 
 
 class PageRestoreInput(serializers.Serializer):

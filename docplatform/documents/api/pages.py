@@ -24,7 +24,7 @@ from ...models import Revision
 from ...page_versions import page_at
 from .. import services as page_services
 from .content_conflicts import CONTENT_CONFLICT, content_conflict_response
-from .spaces import PageOutput, RevisionOutput, require_direct_save
+from .revisions import PageOutput, RevisionOutput, require_direct_save
 
 
 class PageWriteInput(serializers.Serializer):

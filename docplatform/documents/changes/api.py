@@ -25,7 +25,7 @@ from ...api.lookup import space_for
 from ...api.permissions import ActsByRole
 from ...api.schema import service_errors
 from ..api.content_conflicts import CONTENT_CONFLICT, content_conflict_response
-from ..api.spaces import PageInput, RevisionOutput
+from ..api.revisions import PageInput, RevisionOutput
 from . import selectors, services
 from .models import ChangeRequest, Review
 
