@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 from django.conf import settings
-from django.db import connections
+from django.core.management import call_command
+from django.db import connection, connections
+from django.db.migrations.executor import MigrationExecutor
 
 from tests.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.factories import MembershipFactory, OrganizationFactory, UserFactory
@@ -148,6 +150,32 @@ def celery_session_worker(django_db_setup, django_db_blocker):
 @pytest.fixture
 def celery_worker(celery_session_worker, transactional_db):
     return celery_session_worker
+
+
+class Migrations:
+    """The test database migrated back to ``targets`` (Django's ``[(app, migration)]``) and
+    the models as they were there (``apps.get_model``); ``latest()`` takes it forward again."""
+
+    def __init__(self):
+        self.leaves = MigrationExecutor(connection).loader.graph.leaf_nodes()
+
+    def __call__(self, targets):
+        executor = MigrationExecutor(connection)
+        executor.migrate(targets)
+        return executor.loader.project_state(targets).apps
+
+    def latest(self):
+        return self(self.leaves)
+
+
+@pytest.fixture
+def migrate_to(transactional_db):
+    """A data migration's test: its rows written by the models before it, read after it.
+    Afterwards the database is at the latest migrations again, and emptied."""
+    migrations = Migrations()
+    yield migrations
+    migrations.latest()
+    call_command("flush", verbosity=0, interactive=False)
 
 
 def wait_until(condition, *, timeout=20.0, interval=0.05):

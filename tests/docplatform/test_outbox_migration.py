@@ -4,9 +4,6 @@ drain requests and the webhook attempts that point at deliveries, forwards and b
 import uuid
 
 import pytest
-from django.core.management import call_command
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
 from docplatform.events.models import Delivery, DrainRequest, Event
@@ -126,43 +123,31 @@ def _assert_rows(models) -> None:
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
-def test_moving_the_outbox_into_the_host_keeps_every_row():
-    executor = MigrationExecutor(connection)
-    leaves = executor.loader.graph.leaf_nodes()
-    executor.migrate(BEFORE)
-    try:
-        old = executor.loader.project_state(BEFORE).apps
-        _old_rows(old)
+def test_moving_the_outbox_into_the_host_keeps_every_row(migrate_to):
+    old = migrate_to(BEFORE)
+    _old_rows(old)
 
-        executor = MigrationExecutor(connection)
-        executor.migrate(leaves)
-        _assert_rows(TODAY)
-        # The rows work as today's: joined, extended (the id sequence survived the rename),
-        # and deleted with their event, attempts and all.
-        done = Delivery.objects.select_related("event", "installation").get(pk=11)
-        assert (done.event.type, done.installation.integration.name) == ("space_view", "old-hook")
-        assert list(done.attempts_log.values_list("number", flat=True)) == [1, 2]
-        added = Delivery.objects.create(
-            event_id="e1", installation_id="n2", consumer="runtime", event_uuid=uuid.uuid4()
-        )
-        # a row of its own (PostgreSQL's sequence does not count the ids given explicitly
-        # above: the first id it hands out depends on what ran before in the session)
-        assert added.pk not in (11, 12, 13)
-        assert Delivery.objects.filter(pk=added.pk, event_id="e1").exists()
-        added.delete()
+    migrate_to.latest()
+    _assert_rows(TODAY)
+    # The rows work as today's: joined, extended (the id sequence survived the rename),
+    # and deleted with their event, attempts and all.
+    done = Delivery.objects.select_related("event", "installation").get(pk=11)
+    assert (done.event.type, done.installation.integration.name) == ("space_view", "old-hook")
+    assert list(done.attempts_log.values_list("number", flat=True)) == [1, 2]
+    added = Delivery.objects.create(
+        event_id="e1", installation_id="n2", consumer="runtime", event_uuid=uuid.uuid4()
+    )
+    # a row of its own (PostgreSQL's sequence does not count the ids given explicitly
+    # above: the first id it hands out depends on what ran before in the session)
+    assert added.pk not in (11, 12, 13)
+    assert Delivery.objects.filter(pk=added.pk, event_id="e1").exists()
+    added.delete()
 
-        # And back: the old apps find the same rows where they were.
-        executor = MigrationExecutor(connection)
-        executor.migrate(BEFORE)
-        old = executor.loader.project_state(BEFORE).apps
-        _assert_rows(_old_models(old))
+    # And back: the old apps find the same rows where they were.
+    old = migrate_to(BEFORE)
+    _assert_rows(_old_models(old))
 
-        executor = MigrationExecutor(connection)
-        executor.migrate(leaves)
-        Event.objects.filter(pk="e1").delete()
-        assert not Delivery.objects.filter(pk=11).exists()
-        assert not DeliveryAttempt.objects.exists()
-    finally:
-        executor = MigrationExecutor(connection)
-        executor.migrate(leaves)
-        call_command("flush", verbosity=0, interactive=False)
+    migrate_to.latest()
+    Event.objects.filter(pk="e1").delete()
+    assert not Delivery.objects.filter(pk=11).exists()
+    assert not DeliveryAttempt.objects.exists()

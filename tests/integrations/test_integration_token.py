@@ -12,9 +12,7 @@ import textwrap
 
 import pytest
 import requests
-from django.core.management import call_command
 from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from docplatform.models import hash_token
 from docplatform.services import api_token_create
@@ -236,47 +234,36 @@ def test_the_token_is_kept_only_as_hash_and_ciphertext(world):
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
-def test_the_migration_gives_each_existing_version_a_token_of_its_own():
+def test_the_migration_gives_each_existing_version_a_token_of_its_own(migrate_to):
     before = [
         ("integrations", "0012_release_channel"),
         ("docplatform", "0015_change_request_comments"),
     ]
-    executor = MigrationExecutor(connection)
-    leaves = executor.loader.graph.leaf_nodes()
-    executor.migrate(before)
-    try:
-        old = executor.loader.project_state(before).apps
-        organization = old.get_model("docplatform", "Organization").objects.create(
-            id="o1", subdomain="old", title="Old"
+    old = migrate_to(before)
+    organization = old.get_model("docplatform", "Organization").objects.create(
+        id="o1", subdomain="old", title="Old"
+    )
+    integration = old.get_model("integrations", "Integration").objects.create(
+        id="i1", name="old", organization=organization, title="Old", description="Now."
+    )
+    for number in (1, 2):
+        old.get_model("integrations", "IntegrationVersion").objects.create(
+            id=f"v{number}",
+            integration=integration,
+            number=number,
+            content_hash=f"{number:064x}",
+            manifest={"name": "old"},
         )
-        integration = old.get_model("integrations", "Integration").objects.create(
-            id="i1", name="old", organization=organization, title="Old", description="Now."
-        )
-        for number in (1, 2):
-            old.get_model("integrations", "IntegrationVersion").objects.create(
-                id=f"v{number}",
-                integration=integration,
-                number=number,
-                content_hash=f"{number:064x}",
-                manifest={"name": "old"},
-            )
-        executor = MigrationExecutor(connection)
-        executor.migrate([("integrations", "0013_integration_token")])
-        tokens = dict(
-            IntegrationVersion.objects.filter(integration_id="i1").values_list(
-                "pk", "api_token_hash"
-            )
-        )
-        assert set(tokens) == {"v1", "v2"} and len(set(tokens.values())) == 2
-        for version in IntegrationVersion.objects.filter(integration_id="i1").only(
-            "api_token", "api_token_hash"
-        ):
-            assert version.api_token.startswith("dpn_")
-            assert hash_token(version.api_token) == version.api_token_hash
-    finally:
-        executor = MigrationExecutor(connection)
-        executor.migrate(leaves)
-        call_command("flush", verbosity=0, interactive=False)
+    migrate_to([("integrations", "0013_integration_token")])
+    tokens = dict(
+        IntegrationVersion.objects.filter(integration_id="i1").values_list("pk", "api_token_hash")
+    )
+    assert set(tokens) == {"v1", "v2"} and len(set(tokens.values())) == 2
+    for version in IntegrationVersion.objects.filter(integration_id="i1").only(
+        "api_token", "api_token_hash"
+    ):
+        assert version.api_token.startswith("dpn_")
+        assert hash_token(version.api_token) == version.api_token_hash
 
 
 def test_it_posts_conversations_and_reads_openapi_where_an_installation_holds_the_scope(

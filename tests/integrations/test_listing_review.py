@@ -6,9 +6,6 @@ the owners' admins; an unlisted integration's install link is on its page for it
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.core.management import call_command
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from docplatform.audit.models import AuditEntry
 from integrations.models import Installation, Integration, ListingReview
@@ -291,43 +288,32 @@ def test_the_review_command_approves_and_rejects_as_operators_run_it(publish, or
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
-def test_the_migration_keeps_what_was_listed_listed():
+def test_the_migration_keeps_what_was_listed_listed(migrate_to):
     organization = OrganizationFactory(subdomain="old")  # the platform's tables stay current
     before = [("integrations", "0012_release_channel")]
-    executor = MigrationExecutor(connection)
-    leaves = executor.loader.graph.leaf_nodes()
-    executor.migrate(before)
-    try:
-        old = executor.loader.project_state(before).apps
-        made = {}
-        for visibility in ("public", "private"):
-            integration = old.get_model("integrations", "Integration").objects.create(
-                id=visibility, name=visibility, organization_id=organization.pk, title="Old"
-            )
-            version = old.get_model("integrations", "IntegrationVersion").objects.create(
-                id=f"{visibility}-1",
-                integration=integration,
-                number=1,
-                content_hash="0" * 64,
-                manifest={"name": visibility},
-                listing={"visibility": visibility},
-            )
-            integration.latest_version = integration.released_version = version
-            integration.save()
-            made[visibility] = integration
-        executor = MigrationExecutor(connection)
-        executor.migrate([("integrations", "0014_listing_review")])
-        shared = dict(
-            Integration.objects.filter(pk__in=made).values_list("pk", "shared_version_id")
+    old = migrate_to(before)
+    made = {}
+    for visibility in ("public", "private"):
+        integration = old.get_model("integrations", "Integration").objects.create(
+            id=visibility, name=visibility, organization_id=organization.pk, title="Old"
         )
-        assert shared == {"public": "public-1", "private": "private-1"}
-        review = ListingReview.objects.get(version_id="public-1")
-        assert (review.status, review.reason) == (
-            "approved",
-            "listed before reviews of public listings existed",
+        version = old.get_model("integrations", "IntegrationVersion").objects.create(
+            id=f"{visibility}-1",
+            integration=integration,
+            number=1,
+            content_hash="0" * 64,
+            manifest={"name": visibility},
+            listing={"visibility": visibility},
         )
-        assert not ListingReview.objects.filter(version_id="private-1").exists()
-    finally:
-        executor = MigrationExecutor(connection)
-        executor.migrate(leaves)
-        call_command("flush", verbosity=0, interactive=False)
+        integration.latest_version = integration.released_version = version
+        integration.save()
+        made[visibility] = integration
+    migrate_to([("integrations", "0014_listing_review")])
+    shared = dict(Integration.objects.filter(pk__in=made).values_list("pk", "shared_version_id"))
+    assert shared == {"public": "public-1", "private": "private-1"}
+    review = ListingReview.objects.get(version_id="public-1")
+    assert (review.status, review.reason) == (
+        "approved",
+        "listed before reviews of public listings existed",
+    )
+    assert not ListingReview.objects.filter(version_id="private-1").exists()

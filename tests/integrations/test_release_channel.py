@@ -7,9 +7,6 @@ version."""
 
 import pytest
 from django.core.exceptions import ValidationError
-from django.core.management import call_command
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from integrations.models import Installation, Integration, IntegrationVersion
 from integrations.services import integration_publish_folder, integration_release
@@ -237,41 +234,32 @@ def test_development_versions_are_pruned_never_a_released_one_or_the_one_running
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
-def test_the_migration_releases_each_integrations_latest_version():
+def test_the_migration_releases_each_integrations_latest_version(migrate_to):
     # The platform's tables as they were then too (a column added since has no value here).
     before = [("integrations", "0011_integration_log"), ("docplatform", "0009_event_traceparent")]
-    executor = MigrationExecutor(connection)
-    leaves = executor.loader.graph.leaf_nodes()
-    executor.migrate(before)
-    try:
-        old = executor.loader.project_state(before).apps
-        organization = old.get_model("docplatform", "Organization").objects.create(
-            id="o1", subdomain="old", title="Old"
+    old = migrate_to(before)
+    organization = old.get_model("docplatform", "Organization").objects.create(
+        id="o1", subdomain="old", title="Old"
+    )
+    integration = old.get_model("integrations", "Integration").objects.create(
+        id="i1", name="old", organization=organization, title="Old", description="Now."
+    )
+    versions = [
+        old.get_model("integrations", "IntegrationVersion").objects.create(
+            id=f"v{number}",
+            integration=integration,
+            number=number,
+            content_hash=f"{number:064x}",
+            manifest={"name": "old", "title": "Old", "description": text},
         )
-        integration = old.get_model("integrations", "Integration").objects.create(
-            id="i1", name="old", organization=organization, title="Old", description="Now."
-        )
-        versions = [
-            old.get_model("integrations", "IntegrationVersion").objects.create(
-                id=f"v{number}",
-                integration=integration,
-                number=number,
-                content_hash=f"{number:064x}",
-                manifest={"name": "old", "title": "Old", "description": text},
-            )
-            for number, text in ((1, "Then."), (2, "Now."))
-        ]
-        integration.latest_version = versions[-1]
-        integration.save()
-        executor = MigrationExecutor(connection)
-        executor.migrate([("integrations", "0012_release_channel")])
-        # The columns of then (shared_version came with 0014_listing_review).
-        migrated = Integration.objects.only("released_version", "development_version").get(pk="i1")
-        assert (migrated.released_version_id, migrated.development_version_id) == ("v2", None)
-        listings = dict(migrated.versions.values_list("number", "listing"))
-        assert (listings[1]["description"], listings[2]["description"]) == ("Then.", "Now.")
-        assert set(migrated.versions.values_list("channel", flat=True)) == {"release"}
-    finally:
-        executor = MigrationExecutor(connection)
-        executor.migrate(leaves)
-        call_command("flush", verbosity=0, interactive=False)
+        for number, text in ((1, "Then."), (2, "Now."))
+    ]
+    integration.latest_version = versions[-1]
+    integration.save()
+    migrate_to([("integrations", "0012_release_channel")])
+    # The columns of then (shared_version came with 0014_listing_review).
+    migrated = Integration.objects.only("released_version", "development_version").get(pk="i1")
+    assert (migrated.released_version_id, migrated.development_version_id) == ("v2", None)
+    listings = dict(migrated.versions.values_list("number", "listing"))
+    assert (listings[1]["description"], listings[2]["description"]) == ("Then.", "Now.")
+    assert set(migrated.versions.values_list("channel", flat=True)) == {"release"}

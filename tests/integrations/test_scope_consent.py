@@ -3,9 +3,6 @@ with the scopes its organization granted; a version asking for more waits for an
 approval, one asking for fewer narrows it at once. Real publishes, installs, tokens, events."""
 
 import pytest
-from django.core.management import call_command
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from docplatform.access import Action, refusal
 from docplatform.events.models import Delivery, Event
@@ -344,37 +341,28 @@ def test_the_admin_shows_new_permissions(client, bot, org_admin, organization, d
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
-def test_the_migration_grants_existing_installations_their_integrations_scopes():
+def test_the_migration_grants_existing_installations_their_integrations_scopes(migrate_to):
     before = [("integrations", "0007_oauthstate_issued_to")]
-    executor = MigrationExecutor(connection)
-    leaves = executor.loader.graph.leaf_nodes()
-    executor.migrate(before)
-    try:
-        old = executor.loader.project_state(before).apps
-        organization = old.get_model("docplatform", "Organization").objects.create(
-            id="o1", subdomain="old", title="Old"
-        )
-        integration = old.get_model("integrations", "Integration").objects.create(
-            id="i1",
-            name="old-reader",
-            organization=organization,
-            title="Old reader",
-            description="d",
-            scopes=METADATA_AND_CONTENT,
-        )
-        old.get_model("integrations", "Installation").objects.create(
-            id="n1",
-            integration=integration,
-            organization=organization,
-            level="organization",
-            api_token_hash="h" * 64,
-            api_token="t",
-        )
-        executor = MigrationExecutor(connection)
-        executor.migrate([("integrations", "0008_installation_granted_scopes")])
-        granted = Installation.objects.filter(pk="n1").values_list("granted_scopes", flat=True)
-        assert granted.get() == METADATA_AND_CONTENT  # read as 0008 left it
-    finally:
-        executor = MigrationExecutor(connection)
-        executor.migrate(leaves)
-        call_command("flush", verbosity=0, interactive=False)
+    old = migrate_to(before)
+    organization = old.get_model("docplatform", "Organization").objects.create(
+        id="o1", subdomain="old", title="Old"
+    )
+    integration = old.get_model("integrations", "Integration").objects.create(
+        id="i1",
+        name="old-reader",
+        organization=organization,
+        title="Old reader",
+        description="d",
+        scopes=METADATA_AND_CONTENT,
+    )
+    old.get_model("integrations", "Installation").objects.create(
+        id="n1",
+        integration=integration,
+        organization=organization,
+        level="organization",
+        api_token_hash="h" * 64,
+        api_token="t",
+    )
+    migrate_to([("integrations", "0008_installation_granted_scopes")])
+    granted = Installation.objects.filter(pk="n1").values_list("granted_scopes", flat=True)
+    assert granted.get() == METADATA_AND_CONTENT  # read as 0008 left it

@@ -4,9 +4,6 @@ and a rating of a copy points at the row it repeated. Backwards, every revision 
 again."""
 
 import pytest
-from django.core.management import call_command
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 BEFORE = [("docplatform", "0020_event_test_flag")]
 AFTER = [("docplatform", "0023_page_versions_finish")]
@@ -53,53 +50,41 @@ def _old_rows(apps):
 
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
-def test_every_revision_keeps_its_pages_and_an_unchanged_page_is_one_row():
-    executor = MigrationExecutor(connection)
-    leaves = executor.loader.graph.leaf_nodes()
-    executor.migrate(BEFORE)
-    try:
-        _old_rows(executor.loader.project_state(BEFORE).apps)
+def test_every_revision_keeps_its_pages_and_an_unchanged_page_is_one_row(migrate_to):
+    _old_rows(migrate_to(BEFORE))
 
-        executor = MigrationExecutor(connection)
-        executor.migrate(AFTER)
-        new = executor.loader.project_state(AFTER).apps
-        page_model = new.get_model("docplatform", "Page")
-        revisions = new.get_model("docplatform", "Revision").objects.order_by("number")
-        assert [(r.pk, r.number, r.page_count) for r in revisions] == [
-            ("r1", 1, 3),
-            ("r2", 2, 3),
-            ("r3", 3, 2),
-        ]
-        for revision, pages in zip(revisions, REVISIONS, strict=True):
-            held = sorted(
-                page_model.objects.filter(
-                    space_id="s1", valid_from__lte=revision.number, valid_to__gt=revision.number
-                ),
-                key=lambda page: (page.position, page.path),
-            )
-            assert [(p.path, p.title, p.body) for p in held] == pages
-        # b (unchanged until it moved in r3), c (removed in r3), a (twice): 5 rows, not 8
-        assert page_model.objects.count() == 5
-        assert set(page_model.objects.values_list("pk", flat=True)) == {
-            "p1a",
-            "p1b",
-            "p1c",
-            "p2a",
-            "p3b",
-        }
-        feedback = new.get_model("docplatform", "PageFeedback").objects.get()
-        assert feedback.page_id == "p1b"  # the copy it rated repeated r1's row
+    new = migrate_to(AFTER)
+    page_model = new.get_model("docplatform", "Page")
+    revisions = new.get_model("docplatform", "Revision").objects.order_by("number")
+    assert [(r.pk, r.number, r.page_count) for r in revisions] == [
+        ("r1", 1, 3),
+        ("r2", 2, 3),
+        ("r3", 3, 2),
+    ]
+    for revision, pages in zip(revisions, REVISIONS, strict=True):
+        held = sorted(
+            page_model.objects.filter(
+                space_id="s1", valid_from__lte=revision.number, valid_to__gt=revision.number
+            ),
+            key=lambda page: (page.position, page.path),
+        )
+        assert [(p.path, p.title, p.body) for p in held] == pages
+    # b (unchanged until it moved in r3), c (removed in r3), a (twice): 5 rows, not 8
+    assert page_model.objects.count() == 5
+    assert set(page_model.objects.values_list("pk", flat=True)) == {
+        "p1a",
+        "p1b",
+        "p1c",
+        "p2a",
+        "p3b",
+    }
+    feedback = new.get_model("docplatform", "PageFeedback").objects.get()
+    assert feedback.page_id == "p1b"  # the copy it rated repeated r1's row
 
-        executor = MigrationExecutor(connection)
-        executor.migrate(BEFORE)
-        old = executor.loader.project_state(BEFORE).apps
-        copies = old.get_model("docplatform", "Page").objects.order_by("revision_id", "position")
-        assert [(p.revision_id, p.path, p.body) for p in copies] == [
-            (f"r{number}", path, body)
-            for number, pages in enumerate(REVISIONS, start=1)
-            for path, _, body in pages
-        ]
-    finally:
-        executor = MigrationExecutor(connection)
-        executor.migrate(leaves)
-        call_command("flush", verbosity=0, interactive=False)
+    old = migrate_to(BEFORE)
+    copies = old.get_model("docplatform", "Page").objects.order_by("revision_id", "position")
+    assert [(p.revision_id, p.path, p.body) for p in copies] == [
+        (f"r{number}", path, body)
+        for number, pages in enumerate(REVISIONS, start=1)
+        for path, _, body in pages
+    ]
