@@ -40,7 +40,7 @@ demo: migrate
 # where none can be made, unconfined with a loud warning (see the README's "Sandbox").
 run: demo
 	$(DEV) RUNTIME_SANDBOX=$${RUNTIME_SANDBOX:-$$($(BIN)/python -m integrations.runtime.sandbox)} \
-		PATH=$(BIN):$$PATH $(BIN)/honcho start
+		PATH=$(BIN):$$PATH $(BIN)/python tools/run.py
 
 # The whole suite. `make test-fast` leaves out the tests marked slow (real processes, real
 # browsers, real time waited on): the quick loop while working, about five minutes on two cores.
