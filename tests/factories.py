@@ -54,6 +54,7 @@ class PageFactory(factory.django.DjangoModelFactory):
 
     class Meta:
         model = Page
+        skip_postgeneration_save = True  # the hook writes the revision, not the page
 
     class Params:
         revision = factory.SubFactory(RevisionFactory)
