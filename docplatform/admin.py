@@ -8,6 +8,7 @@ from django.db import transaction
 from django.http import HttpResponseRedirect
 from django.utils.html import format_html
 
+from .admin_paging import LimitedCount
 from .audit.models import AuditEntry
 from .documents.services import PageConflict, check_page_edit, page_save
 from .gitsync.models import GitSync
@@ -79,7 +80,7 @@ class SpaceAdmin(admin.ModelAdmin):
 
 
 @admin.register(Revision)
-class RevisionAdmin(admin.ModelAdmin):
+class RevisionAdmin(LimitedCount, admin.ModelAdmin):
     list_display = ["id", "space", "number", "message", "author", "page_count", "created_at"]
     list_filter = ["space__organization"]
     search_fields = ["id", "message", "space__title"]
@@ -124,7 +125,7 @@ class PageAdminForm(forms.ModelForm):
 
 
 @admin.register(Page)
-class PageAdmin(admin.ModelAdmin):
+class PageAdmin(LimitedCount, admin.ModelAdmin):
     """A page of a space's current revision can be edited: saving makes a new revision
     through the editor's service (``documents.services.page_save``), which fires
     ``space_content_updated``; the row itself never changes (revisions are snapshots). Pages
@@ -203,7 +204,7 @@ class SiteAdmin(admin.ModelAdmin):
 
 
 @admin.register(PageFeedback)
-class PageFeedbackAdmin(admin.ModelAdmin):
+class PageFeedbackAdmin(LimitedCount, admin.ModelAdmin):
     """What visitors said about pages: read only (a rating is the visitor's)."""
 
     list_display = ["updated_at", "rating", "space", "page_path", "site", "comment"]
@@ -263,7 +264,7 @@ class ApiTokenAdmin(admin.ModelAdmin):
 
 
 @admin.register(AuditEntry)
-class AuditEntryAdmin(admin.ModelAdmin):
+class AuditEntryAdmin(LimitedCount, admin.ModelAdmin):
     """The audit log of every organization: read only, since it is the record of who did
     what (its one writer is ``audit.services.audit_record``)."""
 

@@ -4,6 +4,8 @@ from django.contrib import admin, messages
 from django.utils.html import format_html
 from docplatform_sdk.manifest import CATEGORIES
 
+from docplatform.admin_paging import LimitedCount
+
 from . import review_admin  # noqa: F401 - the review queue of public listings
 from .models import (
     Installation,
@@ -232,7 +234,7 @@ class InstallationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
 
 @admin.register(IntegrationLog)
-class IntegrationLogAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class IntegrationLogAdmin(LimitedCount, ReadOnlyAdminMixin, admin.ModelAdmin):
     """Integration logs, as their owners see them through the API and the marketplace: read
     only (the purge removes them after INTEGRATION_LOG_RETENTION_DAYS)."""
 
@@ -266,7 +268,6 @@ class IntegrationLogAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         "error_text",
     ]
     readonly_fields = fields
-    show_full_result_count = False  # no COUNT(*) of a large table on each page
 
     @admin.display(description="event or request")
     def event_or_request(self, obj):

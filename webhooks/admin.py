@@ -16,6 +16,7 @@ from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.utils.html import format_html
 
+from docplatform.admin_paging import LimitedCount
 from docplatform.events import payload_for
 from docplatform.events.models import Delivery
 from integrations.admin import ReadOnlyAdminMixin
@@ -93,7 +94,7 @@ def headers_lines(headers: dict):
 
 
 @admin.register(DeliveryAttempt)
-class DeliveryAttemptAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class DeliveryAttemptAdmin(LimitedCount, ReadOnlyAdminMixin, admin.ModelAdmin):
     """One attempt in full: the request's headers (signature included) and the response."""
 
     list_display = ["id", "delivery", "attempt", "started_at", "status_code", "outcome", "delay"]
@@ -141,7 +142,7 @@ class DeliveryAttemptAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
 
 @admin.register(Delivery)
-class DeliveryAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class DeliveryAdmin(LimitedCount, ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = [
         "id",
         "event_type",
