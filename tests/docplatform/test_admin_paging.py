@@ -30,9 +30,11 @@ def operator(client, db):
 
 
 def entries(count: int) -> None:
-    AuditEntry.objects.bulk_create(
-        AuditEntry(actor_kind="operator", actor_label="ops", action=f"act.{n}") for n in range(count)
-    )
+    made = [
+        AuditEntry(actor_kind="operator", actor_label="ops", action=f"act.{n}")
+        for n in range(count)
+    ]
+    AuditEntry.objects.bulk_create(made)
 
 
 @pytest.mark.parametrize("address", LISTS)
@@ -46,9 +48,7 @@ def test_no_list_counts_a_whole_table(operator, address):
         assert f"LIMIT {admin_paging.COUNT_LIMIT + 1}" in sql, sql
 
 
-def test_below_the_limit_the_count_is_exact_and_past_it_the_list_says_more(
-    operator, monkeypatch
-):
+def test_below_the_limit_the_count_is_exact_and_past_it_the_list_says_more(operator, monkeypatch):
     entries(3)
     page = operator.get("/admin/docplatform/auditentry/").content.decode()
     assert "3 audit entries" in page
