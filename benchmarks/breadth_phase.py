@@ -1,15 +1,16 @@
 """``public_endpoint.py``'s breadth phase: many distinct integrations called in turn on one
 runtime host, each through an installation's public endpoint.
 
-``COUNT`` integrations (the same code, which answers its own name; each a version and an
-installation of its own in the benchmark's organization) are published and installed; then
-every one is called once (the warm-up: each call a cold start, timed and reported apart),
-and then, for each size N of ``--breadth`` (1, 16, 64, 100), the first N are called in turn,
-one request at a time on a kept connection, ``--breadth-calls`` calls at least and whole
-passes over the N. Reported for each N: the p50, p99 and max of the calls, and how many
-workers loaded code meanwhile (the runtime host's ``/health``: ``workers.loads``), each a
-cold start. The goals (issue 35): the p50 at 100 within 2 times the p50 at 1, and no cold
-start after the warm-up. Each integration is called again well within the host's
+As many integrations as the largest of ``--breadth`` (the same code, which answers its own
+name; each a version and an installation of its own in the benchmark's organization) are
+published and installed, and their setup events delivered (each installation's first call:
+its worker started). Then every one is called once (the warm-up, reported apart), and then,
+for each size N of ``--breadth`` (1, 16, 64, 100), the first N are called in turn, one
+request at a time on a kept connection, ``--breadth-calls`` calls at least, in whole passes
+over the N. Reported for each N: the p50, p99 and max of the calls, and how many workers
+loaded code meanwhile (the runtime host's ``/health``: ``workers.loads``), each a cold start.
+The goals (issue 35): the p50 at 100 within 2 times the p50 at 1, and no cold start after the
+warm-up. Each integration is called again well within the host's
 ``RUNTIME_WORKER_IDLE_SECONDS`` (60 s: a pass over 100 takes about a second).
 """
 
@@ -25,6 +26,8 @@ import requests
 from bench_processes import percentile
 
 SIZES = (1, 16, 64, 100)
+#: How long the installations' setup events may take to be delivered.
+SETUP_SECONDS = 120
 SCRIPT = """\
 from docplatform_sdk import Response, create_integration
 
@@ -47,10 +50,13 @@ scopes: []
 
 
 def install(scratch: Path, data: dict, count: int) -> list[tuple[str, str]]:
-    """Publish and install ``count`` integrations; each one's name and public endpoint path.
-    Their code is the same, so publishing checks it once (the host caches the check)."""
+    """Publish and install ``count`` integrations; each one's name and public endpoint path,
+    once the installations' setup events are delivered (each one's first call: the worker of
+    its installation loaded). Their code is the same, so publishing checks it once (the host
+    caches the check)."""
     from runtime_paths import publish
 
+    from docplatform.events.models import Delivery
     from integrations.models import Installation
     from integrations.services.installations import installation_create
 
@@ -66,6 +72,11 @@ def install(scratch: Path, data: dict, count: int) -> list[tuple[str, str]]:
             space_selection=Installation.SpaceSelection.SELECTED,
         )
         endpoints.append((name, f"/installations/{installation.pk}/"))
+    deadline = time.monotonic() + SETUP_SECONDS
+    while Delivery.objects.filter(status__in=Delivery.OPEN_STATUSES).exists():
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the setup events were not delivered in {SETUP_SECONDS} s")
+        time.sleep(0.2)
     return endpoints
 
 

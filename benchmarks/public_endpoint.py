@@ -76,9 +76,9 @@ From a fresh clone:
 
 Needs PostgreSQL (``--postgres``, trust auth) and Redis (``--redis``, database 11 by default,
 which must be empty) on 127.0.0.1, and bubblewrap (``bwrap``). The benchmark creates and drops
-a database of its own (``test_bench_public_endpoint``), empties its Redis database at the end,
-and stops every process it started (also on an error, Ctrl-C, SIGTERM or ``--timeout``).
-About 4 minutes.
+a database of its own (``test_bench_public_endpoint``, or ``test_`` and ``--database``),
+empties its Redis database at the end, and stops every process it started (also on an error,
+Ctrl-C, SIGTERM or ``--timeout``). About 5 minutes.
 """
 
 import argparse
@@ -192,6 +192,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--postgres", default="postgres://postgres@127.0.0.1:5432")
     parser.add_argument("--redis", default="redis://127.0.0.1:6379/11", help="the broker")
+    parser.add_argument(
+        "--database", default=DATABASE, help="the name its database is made from (test_NAME)"
+    )
     parser.add_argument("--concurrency", type=int, default=8, help="client connections")
     parser.add_argument("--seconds", type=float, default=10, help="length of each round")
     parser.add_argument("--rounds", type=int, default=3, help="rounds per contender")
@@ -222,7 +225,7 @@ def main():
     os.environ.update(
         DJANGO_SETTINGS_MODULE="docplatform.settings",
         DEBUG="false",
-        DATABASE_URL=f"{args.postgres}/{DATABASE}",
+        DATABASE_URL=f"{args.postgres}/{args.database}",
         SECRET_KEY=secrets.token_urlsafe(32),
         ENCRYPTION_KEYS=base64.urlsafe_b64encode(secrets.token_bytes(32)).decode(),
         RUNTIME_SIGNING_KEY=secrets.token_urlsafe(32),

@@ -9,16 +9,16 @@ public endpoint) have a pool of their own. The host keeps each version's bundle 
 all of its installations' pools.
 
 A pool starts with no worker. A call that finds no worker free has one started for it (a
-spare, ``spares.py``, when there is one; the host-wide cap and fair share decide when there
-is none, ``capacity.py``), up to ``workers_max``, and takes whichever worker is free first;
-it waits at most ``queue_timeout``, and at most ``max_queued`` calls of one integration wait
-at once (beyond them: ``PoolBusy`` at once), so waiting calls cannot hold every request
-thread of the host. A worker idle for ``worker_idle_seconds`` is stopped, down to
-``workers_min``. A call over its time limit, a crash, a garbled answer, work left behind or
-half the CPU budget spent, or its open files, address space or ``/tmp`` all but used up,
-stops the worker and everything it started. A pool unused for ``pool_idle_seconds`` is
-closed; when a version has no pool left, the host forgets its bundle (the next call is
-answered 409 ``bundle_required``).
+spare, ``spares.py``, when there is one; the host-wide caps decide whose idle worker makes
+room, and the fair share who goes first, ``capacity.py``), up to ``workers_max``, and takes
+whichever worker is free first; it waits at most ``queue_timeout``, and at most
+``max_queued`` calls of one integration wait at once (beyond them: ``PoolBusy`` at once), so
+waiting calls cannot hold every request thread of the host. A worker idle for
+``worker_idle_seconds`` is stopped, down to ``workers_min``. A call over its time limit, a
+crash, a garbled answer, work left behind or half the CPU budget spent, or its open files,
+address space or ``/tmp`` all but used up, stops the worker and everything it started. A
+pool unused for ``pool_idle_seconds`` is closed; when a version has no pool left, the host
+forgets its bundle (the next call is answered 409 ``bundle_required``).
 """
 
 import logging
@@ -52,10 +52,8 @@ class WorkerPool:
     """The workers of one bundle for one installation. Its state is guarded by
     ``capacity.changed``."""
 
-    def __init__(
-        self, name: str, bundle: CodeBundle, registry: "PoolRegistry", installation: str | None
-    ):
-        self.name, self.bundle, self.installation = name, bundle, installation
+    def __init__(self, name: str, bundle: CodeBundle, registry: "PoolRegistry"):
+        self.name, self.bundle = name, bundle
         self.capacity, self.spares = registry.capacity, registry.spares
         self.settings, self.limits = registry.settings, registry.pool_settings
         self.bundles = registry.bundles
@@ -336,9 +334,7 @@ class PoolRegistry:
     def _pool_of(self, version: Version, installation: str | None) -> WorkerPool:
         pool = version.pools.get(installation)
         if pool is None:
-            pool = version.pools[installation] = WorkerPool(
-                version.name, version.bundle, self, installation
-            )
+            pool = version.pools[installation] = WorkerPool(version.name, version.bundle, self)
         pool.last_used = time.monotonic()
         return pool
 
