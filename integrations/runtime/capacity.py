@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 MEBIBYTE = 1024 * 1024
 #: What a worker holds, measured as ``process_accounts.memory_of`` does, with its code loaded
-#: (a small integration's: about 11 MiB with bubblewrap), rounded up: how many workers a
-#: memory budget holds by default, and what a worker counts for until it is measured.
-WORKER_BYTES_ESTIMATE = 16 * MEBIBYTE
+#: (a small integration's: 16.4 MiB with bubblewrap), rounded up: how many workers a memory
+#: budget holds by default, and what a worker counts for until it is measured.
+WORKER_BYTES_ESTIMATE = 20 * MEBIBYTE
 
 
 @dataclass(frozen=True)
