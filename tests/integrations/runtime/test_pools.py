@@ -11,6 +11,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import requests
 
+from integrations.runtime.config import MEBIBYTE, HostConfig
+
 from .conftest import start_host
 from .support import EnvelopeClient
 from .test_isolation import descendants
@@ -269,3 +271,17 @@ def test_a_worker_dying_while_it_loads_fails_its_call_at_once(host):
     answer = EnvelopeClient(host).call("dies", "import os\nos._exit(1)\n", event())
     assert answer.status_code == 502, answer.text
     assert time.monotonic() - started < 5  # not after the queue timeout (10 s)
+
+
+def test_the_caps_default_from_the_memory_budget():
+    def pools(**environment):
+        return HostConfig.from_environ({"RUNTIME_SIGNING_KEY": "key", **environment}).pools
+
+    budget = pools(RUNTIME_MEMORY_BUDGET_MB="200")
+    assert budget.memory_budget_bytes == 200 * MEBIBYTE
+    assert (budget.max_workers, budget.max_versions) == (10, 10)  # 20 MiB a worker
+    assert pools(RUNTIME_MAX_MEMORY_MB="100").max_workers == 5  # the old name
+    given = pools(RUNTIME_MEMORY_BUDGET_MB="200", RUNTIME_MAX_WORKERS="3")
+    assert (given.max_workers, given.max_versions) == (3, 3)
+    assert pools(RUNTIME_MAX_VERSIONS="7").max_versions == 7
+    assert pools().memory_budget_bytes > 0  # half the machine's memory
