@@ -38,9 +38,12 @@ def fetch(request, context):
                     filler.flush()
         except OSError as error:
             found["exhausted"] = error.strerror
-    elif exhaust == "memory":
-        HELD.append(bytearray(140 * 1024 * 1024))  # of the worker's 256 MiB address space
-        found["exhausted"] = "memory held"
+    elif exhaust == "memory":  # held, the MemoryError caught: the worker does not ask to go
+        try:
+            while True:
+                HELD.append(bytearray(8 * 1024 * 1024))
+        except MemoryError:
+            found["exhausted"] = "MemoryError"
     return Response.json(found)
 
 
