@@ -1,41 +1,45 @@
 """What the host's workers may take in all, and who gets a freed slot.
 
-Every worker alive or starting, spares included, holds one of ``max_workers`` slots; no
-worker starts while the workers' resident memory (the sum of ``VmRSS`` over each worker's
-process tree, read from ``/proc`` about once a second) is at ``max_memory_bytes``. When
-the host is full, a freed slot goes to the integration holding the fewest workers among
-those with a call waiting; an idle worker of another pool (none of its calls waiting) is
-stopped to make room; and when an integration waits holding none, or two fewer than
-another, a worker of that other one is stopped when its call ends rather than kept for its
-own next call.
+Every worker bound to a version, alive or starting, holds one of ``max_workers`` slots and
+counts its memory against ``memory_budget_bytes`` (what ``pool.PoolRegistry`` measures of it
+from outside about once a second, ``process_accounts.memory_of``; a worker not measured yet
+counts as ``WORKER_BYTES_ESTIMATE``). The spares (``spares.py``) hold no slot and count
+against neither: they are kept ready however full the host is. When a worker is wanted and
+the host is full (either cap), the least recently used idle worker of another pool is
+stopped to make room; a worker whose call is waiting holds its slot. When several
+integrations wait, a freed slot goes to the one holding the fewest workers; and when an
+integration waits holding none, or two fewer than another, a worker of that other one is
+stopped when its call ends rather than kept for its own next call.
 
 One condition (``Capacity.changed``) guards the state of the capacity, of every pool and
 of the spares: decisions that weigh them against each other see one consistent picture.
 """
 
-import contextlib
-import os
 import threading
 from collections import Counter
 from dataclasses import dataclass
 
 MEBIBYTE = 1024 * 1024
+#: What a worker holds, measured as ``process_accounts.memory_of`` does, with its code loaded
+#: (a small integration's: 16.4 MiB with bubblewrap), rounded up: how many workers a memory
+#: budget holds by default, and what a worker counts for until it is measured.
+WORKER_BYTES_ESTIMATE = 20 * MEBIBYTE
 
 
 @dataclass(frozen=True)
 class PoolSettings:
-    """How pools grow and shrink (the host's ``RUNTIME_*`` settings, ``host.py``)."""
+    """How pools grow and shrink (the host's ``RUNTIME_*`` settings, ``config.py``)."""
 
     workers_min: int = 0
     workers_max: int = 4
     worker_idle_seconds: float = 60
-    max_workers: int = 16
-    max_memory_bytes: int = 4096 * MEBIBYTE
+    max_workers: int = 256
+    memory_budget_bytes: int = 4096 * MEBIBYTE
     max_queued: int = 16
     spare_workers: int = 2
     queue_timeout: float = 10
     pool_idle_seconds: float = 300
-    max_pools: int = 64
+    max_versions: int = 256
 
 
 class Capacity:
@@ -44,19 +48,24 @@ class Capacity:
     def __init__(self, settings: PoolSettings):
         self.settings = settings
         self.changed = threading.Condition()
-        self.used = 0  # slots: workers alive or starting, spares included
-        self.memory = 0  # bytes, last sampled
+        self.used = 0  # slots: workers bound to a version, alive or starting
+        self.memory = 0  # bytes of those workers: measured, or estimated until measured
         self.held: Counter[str] = Counter()  # integration -> its workers alive or starting
         self.queued: Counter[str] = Counter()  # integration -> its calls waiting
         self.pools: set = set()  # the open pools (``pool.WorkerPool``)
+        self.loads = 0  # workers that loaded a version's code since the host started
 
     # All below: with ``changed`` held.
 
     def has_room(self) -> bool:
-        """Whether one more worker may start."""
+        """Whether one more worker may start without stopping another."""
         return (
-            self.used < self.settings.max_workers and self.memory < self.settings.max_memory_bytes
+            self.used < self.settings.max_workers
+            and self.memory < self.settings.memory_budget_bytes
         )
+
+    def over_budget(self) -> bool:
+        return self.memory > self.settings.memory_budget_bytes
 
     def wanting(self) -> list:
         """The pools with a call waiting that no starting worker will serve."""
@@ -78,36 +87,21 @@ class Capacity:
             for pool in self.wanting()
         )
 
-    def victim(self, wanting):
-        """Another pool with an idle worker to stop for pool ``wanting``, of the integration
-        holding the most workers; or None."""
+    def victim(self, wanting=None):
+        """The pool, other than ``wanting``, whose idle worker was used least recently (none
+        of its calls waiting); or None."""
         candidates = [pool for pool in self.pools if pool is not wanting and pool.has_idle()]
-        return max(candidates, key=lambda pool: self.held[pool.name], default=None)
+        return min(candidates, key=lambda pool: pool.idle_longest(), default=None)
 
-    def take(self, name: str, count: int = 1):
-        self.used += count
-        self.held[name] += count
+    def take(self, name: str, memory: int = WORKER_BYTES_ESTIMATE):
+        self.used += 1
+        self.memory += memory
+        self.held[name] += 1
 
-    def give_back(self, name: str, count: int = 1):
-        self.used -= count
-        self.held[name] -= count
+    def give_back(self, name: str, memory: int = WORKER_BYTES_ESTIMATE):
+        self.used -= 1
+        self.memory -= memory
+        self.held[name] -= 1
         if not self.held[name]:
             del self.held[name]
         self.changed.notify_all()
-
-
-def resident_bytes(pid: int) -> int:
-    """The resident memory of process ``pid`` and its descendants (0 when gone)."""
-    total, pending = 0, [pid]
-    while pending:
-        current = pending.pop()
-        with contextlib.suppress(OSError, ValueError):
-            with open(f"/proc/{current}/status", encoding="ascii", errors="replace") as status:
-                for line in status:
-                    if line.startswith("VmRSS:"):
-                        total += int(line.split()[1]) * 1024
-                        break
-            for task in os.listdir(f"/proc/{current}/task"):
-                with open(f"/proc/{current}/task/{task}/children", encoding="ascii") as children:
-                    pending += [int(child) for child in children.read().split()]
-    return total

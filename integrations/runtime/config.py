@@ -15,39 +15,51 @@ it), ``RUNTIME_WORKER_PROCESSES`` (32), ``RUNTIME_WORKER_OPEN_FILES`` (256),
 ``INSPECT_WAIT_SECONDS``, then is answered 503 ``busy``: publishing in a loop cannot take the
 host's processors from the integrations it runs).
 
-Workers (``pool.py``, ``capacity.py``, ``spares.py``): a version's pool grows with the calls
-waiting, one worker per waiting call, up to ``RUNTIME_WORKERS_MAX`` (4 per version; the old
-name ``RUNTIME_WORKERS_PER_VERSION`` is still read when it is not set), and a worker idle for
-``RUNTIME_WORKER_IDLE_SECONDS`` (60) is stopped, down to ``RUNTIME_WORKERS_MIN`` (0: a version
-not called for a minute holds no process). ``RUNTIME_SPARE_WORKERS`` (2) sandboxed
-interpreters are kept started ahead, bound to no version: a version that needs a worker takes
-one and loads its code into it (a few ms, where starting one takes about 300 ms). All workers
-together, spares included, are at most ``RUNTIME_MAX_WORKERS`` (16), and none starts while
-their resident memory (``VmRSS`` of each worker's processes, read from ``/proc`` about once a
-second; not their configured limit, which they seldom reach) is at ``RUNTIME_MAX_MEMORY_MB``
-(4096). When the host is full, a freed slot goes to the integration holding the fewest
-workers among those waiting: an idle worker of another version is stopped for it, and a
-worker of an integration holding two more than one waiting (or any, when that one has
-none) is stopped when its call ends. A call waits at most ``RUNTIME_QUEUE_TIMEOUT`` (10 s)
-for a worker, and at most ``RUNTIME_MAX_QUEUED`` (16) calls of one integration wait at once;
-beyond either, 503 ``busy`` with ``Retry-After: 1``. So one integration holds at most
-``RUNTIME_WORKERS_MAX`` request threads per version running plus ``RUNTIME_MAX_QUEUED``
-waiting, 20 by default, of the 48 that ``manage.py runtime_host --gunicorn`` gives each
-process (the development server makes one per connection). The limits are per host process:
-under gunicorn, each process keeps its own pools and spares. A version's pool unused for
-``RUNTIME_POOL_IDLE_SECONDS`` (300) is closed (the host forgets its bundle), and at most
-``RUNTIME_MAX_VERSIONS`` (64) are kept, the least recently used closed first.
+Workers (``pool.py``, ``capacity.py``, ``spares.py``): a worker serves one installation's
+calls (the organization's installation the signed environment names); a pool of one version
+and installation grows with the calls waiting, one worker per waiting call, up to
+``RUNTIME_WORKERS_MAX`` (4; the old name ``RUNTIME_WORKERS_PER_VERSION`` is still read when it
+is not set), and a worker idle for ``RUNTIME_WORKER_IDLE_SECONDS`` (60) is stopped, down to
+``RUNTIME_WORKERS_MIN`` (0: a pool not called for a minute holds no process).
+``RUNTIME_SPARE_WORKERS`` (2) sandboxed interpreters are kept started ahead, bound to no
+version, whatever the number of workers: a pool that needs a worker takes one and loads its
+code into it (a few ms, where starting one takes about 300 ms). The workers bound to a
+version are kept by least recent use within ``RUNTIME_MEMORY_BUDGET_MB`` (half the machine's
+memory, or of its cgroup's limit when lower; the old name ``RUNTIME_MAX_MEMORY_MB`` is still
+read when it is not set): what each holds, measured from outside about once a second
+(``process_accounts.memory_of``), in all, and at most ``RUNTIME_MAX_WORKERS`` of them (by
+default as many as the budget holds at ``capacity.WORKER_BYTES_ESTIMATE`` each, and as the
+host's open files allow, three pipes each); a worker wanted beyond either takes the place of
+the least recently used idle one, and a budget overrun found by a measure stops the least
+recently used idle ones. When several integrations wait, a freed slot goes to the one
+holding the fewest workers, and a worker of an integration holding two more than one
+waiting (or any, when that one has none) is stopped when its call ends. A call waits at most
+``RUNTIME_QUEUE_TIMEOUT`` (10 s) for a worker, and at most ``RUNTIME_MAX_QUEUED`` (16) calls
+of one integration wait at once; beyond either, 503 ``busy`` with ``Retry-After: 1``. So one
+integration holds at most ``RUNTIME_WORKERS_MAX`` request threads per version and
+installation running plus ``RUNTIME_MAX_QUEUED`` waiting, of the 48 that ``manage.py
+runtime_host --gunicorn`` gives each process (the development server makes one per
+connection). The limits are per host process: under gunicorn, each process keeps its own
+pools, spares and budget (with several host processes on a machine, give each its share in
+``RUNTIME_MEMORY_BUDGET_MB``). A pool unused for ``RUNTIME_POOL_IDLE_SECONDS`` (300) is
+closed, and the host forgets a version's bundle with its last pool; at most
+``RUNTIME_MAX_VERSIONS`` versions are kept (as many as ``RUNTIME_MAX_WORKERS`` by default),
+the least recently used closed first.
 """
 
 import os
+import resource
 from dataclasses import dataclass, field
 
 from docplatform_sdk import signing
 from docplatform_sdk.addresses import parse_networks
 
-from .capacity import PoolSettings
+from .capacity import WORKER_BYTES_ESTIMATE, PoolSettings
 
 MEBIBYTE = 1024 * 1024
+#: Open files the host keeps for itself (connections, its log, ``/proc`` reads) before three
+#: per worker (its pipes), when the number of workers is defaulted.
+RESERVED_OPEN_FILES = 256
 
 
 @dataclass(frozen=True)
@@ -88,6 +100,11 @@ class HostConfig:
                 raise RuntimeError(f"{name} must be {'at least 0' if zero else 'positive'}")
             return value
 
+        budget_mb = number(
+            "RUNTIME_MEMORY_BUDGET_MB",
+            number("RUNTIME_MAX_MEMORY_MB", machine_memory_bytes() // 2 // MEBIBYTE),
+        )
+        max_workers = number("RUNTIME_MAX_WORKERS", default_max_workers(budget_mb * MEBIBYTE))
         try:
             networks = parse_networks(environ.get("RUNTIME_ALLOWED_NETWORKS", "").split(","))
         except ValueError as error:
@@ -107,13 +124,13 @@ class HostConfig:
                 workers_min=number("RUNTIME_WORKERS_MIN", 0, zero=True),
                 workers_max=number("RUNTIME_WORKERS_MAX", number("RUNTIME_WORKERS_PER_VERSION", 4)),
                 worker_idle_seconds=number("RUNTIME_WORKER_IDLE_SECONDS", 60, float),
-                max_workers=number("RUNTIME_MAX_WORKERS", 16),
-                max_memory_bytes=number("RUNTIME_MAX_MEMORY_MB", 4096) * MEBIBYTE,
+                max_workers=max_workers,
+                memory_budget_bytes=budget_mb * MEBIBYTE,
                 max_queued=number("RUNTIME_MAX_QUEUED", 16),
                 spare_workers=number("RUNTIME_SPARE_WORKERS", 2, zero=True),
                 queue_timeout=number("RUNTIME_QUEUE_TIMEOUT", 10, float),
                 pool_idle_seconds=number("RUNTIME_POOL_IDLE_SECONDS", 300, float),
-                max_pools=number("RUNTIME_MAX_VERSIONS", 64),
+                max_versions=number("RUNTIME_MAX_VERSIONS", max_workers),
             ),
             max_envelope_bytes=int(number("RUNTIME_MAX_ENVELOPE_MB", 12, float) * MEBIBYTE),
             max_answer_mb=number("RUNTIME_MAX_ANSWER_MB", 10, float),
@@ -123,6 +140,30 @@ class HostConfig:
             fetch_timeout=number("RUNTIME_FETCH_TIMEOUT", 10, float),
             inspect_concurrency=number("RUNTIME_INSPECT_CONCURRENCY", 2),
         )
+
+
+def machine_memory_bytes() -> int:
+    """The machine's memory (``MemTotal``), or its cgroup's limit when lower (a container)."""
+    total = 0
+    with open("/proc/meminfo", encoding="ascii") as meminfo:
+        for line in meminfo:
+            if line.startswith("MemTotal:"):
+                total = int(line.split()[1]) * 1024
+                break
+    try:
+        with open("/sys/fs/cgroup/memory.max", encoding="ascii") as limit:
+            raw = limit.read().strip()
+    except OSError:
+        return total
+    return min(total, int(raw)) if raw.isdigit() else total
+
+
+def default_max_workers(budget_bytes: int) -> int:
+    """As many workers as ``budget_bytes`` holds at ``WORKER_BYTES_ESTIMATE`` each, and as
+    the host's open files allow (three pipes each), at least one."""
+    open_files = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    by_files = (open_files - RESERVED_OPEN_FILES) // 3 if open_files > 0 else budget_bytes
+    return max(1, min(budget_bytes // WORKER_BYTES_ESTIMATE, by_files))
 
 
 def _signing_keys(environ) -> str:

@@ -38,7 +38,7 @@ from .call_failures import (
 from .config import MEBIBYTE, HostConfig
 from .egress import Egress, EgressSettings
 from .inspection import inspect_bundle
-from .pool import RETRY_AFTER_SECONDS, PoolRegistry
+from .pool import RETRY_AFTER_SECONDS, PoolRegistry, installation_of
 from .replies import Reply, phrase, reply_from
 from .sandbox import SandboxUnavailable, make_sandbox
 from .serving import QuietRequestHandler, ThreadingWSGIServer, forbid_inspection, log_to_stderr
@@ -217,7 +217,9 @@ class RuntimeHost:
                         "computed": computed,
                     },
                 )
-        pool = self.pools.get(key)
+        # The pool: the version's workers for this installation alone (pool.py).
+        installation = installation_of(received.environment)
+        pool = self.pools.get(key, installation)
         if pool is None:
             if received.bundle is None:
                 return Reply.json(
@@ -230,7 +232,7 @@ class RuntimeHost:
                 return Reply.json(
                     400, {"error": "malformed_envelope", "part": "bundle", "message": str(error)}
                 )
-            pool = self.pools.create(key, bundle)
+            pool = self.pools.create(key, installation, bundle)
         message = {
             "call": {"event": received.event, "environment": received.environment},
             "body": received.fetch_body,  # carried raw (bytes), or None

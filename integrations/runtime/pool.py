@@ -1,28 +1,37 @@
-"""Pools of sandboxed worker processes (``worker_process.py``), one per integration bundle,
-sized to the demand.
+"""Pools of sandboxed worker processes (``worker_process.py``), one per integration bundle
+and installation, sized to the demand.
+
+A worker serves the calls of one installation, never another's: what a call leaves in the
+worker (a module's globals, a file in ``/tmp``) is seen by the same installation's next calls
+alone. The installation is the organization's installation the signed environment names (a
+space's or a site's installation is one of its); calls without one (the integration's own
+public endpoint) have a pool of their own. The host keeps each version's bundle once, for
+all of its installations' pools.
 
 A pool starts with no worker. A call that finds no worker free has one started for it (a
-spare, ``spares.py``, when there is one; the host-wide cap and fair share decide when there
-is none, ``capacity.py``), up to ``workers_max``, and takes whichever worker is free first;
-it waits at most ``queue_timeout``, and at most ``max_queued`` calls of one integration wait
-at once (beyond them: ``PoolBusy`` at once), so waiting calls cannot hold every request
-thread of the host. A worker idle for ``worker_idle_seconds`` is stopped, down to
-``workers_min``. A call over its time limit, a crash, a garbled answer, work left behind or
-half the CPU budget spent stops the worker and everything it started. A pool unused for
-``pool_idle_seconds`` is closed: the host forgets the bundle (the next call is answered 409
-``bundle_required``).
+spare, ``spares.py``, when there is one; the host-wide caps decide whose idle worker makes
+room, and the fair share who goes first, ``capacity.py``), up to ``workers_max``, and takes
+whichever worker is free first; it waits at most ``queue_timeout``, and at most
+``max_queued`` calls of one integration wait at once (beyond them: ``PoolBusy`` at once), so
+waiting calls cannot hold every request thread of the host. A worker idle for
+``worker_idle_seconds`` is stopped, down to ``workers_min``. A call over its time limit, a
+crash, a garbled answer, work left behind or half the CPU budget spent, or its open files,
+address space or ``/tmp`` all but used up, stops the worker and everything it started. A
+pool unused for ``pool_idle_seconds`` is closed; when a version has no pool left, the host
+forgets its bundle (the next call is answered 409 ``bundle_required``).
 """
 
 import logging
 import threading
 import time
 from collections import OrderedDict
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from docplatform_sdk.codebundle import CodeBundle
 
 from .call_failures import PoolBusy, ScriptLoadError, StaleAnswer, WorkerCrashed, WorkerTimeout
-from .capacity import Capacity, PoolSettings, resident_bytes
+from .capacity import WORKER_BYTES_ESTIMATE, Capacity, PoolSettings
 from .spares import Slot, Spares
 from .worker_process import LOAD_ERROR_MEMORY, Egress, WorkerSettings
 
@@ -32,8 +41,16 @@ logger = logging.getLogger("integrations.runtime")
 RETRY_AFTER_SECONDS = 1
 
 
+def installation_of(environment: dict) -> str | None:
+    """Whose calls a worker serves: the id of the organization's installation in the call's
+    signed environment (checked by ``envelope.parse``), or None for a call without one."""
+    installation = environment.get("installation")
+    return None if installation is None else str(installation.get("id"))
+
+
 class WorkerPool:
-    """The workers of one bundle. Its state is guarded by ``capacity.changed``."""
+    """The workers of one bundle for one installation. Its state is guarded by
+    ``capacity.changed``."""
 
     def __init__(self, name: str, bundle: CodeBundle, registry: "PoolRegistry"):
         self.name, self.bundle = name, bundle
@@ -83,7 +100,12 @@ class WorkerPool:
             logger.exception("integration %s: worker %s failed", self.name, worker.pid)
             self._checkin(slot, keep=False)
             raise
-        # ``retire``: the host's verdict (work left behind, half the CPU budget spent).
+        # ``retire``: the host's verdict (work left behind, half the CPU budget spent, open
+        # files, address space or /tmp all but used up).
+        if answer.get("retire"):
+            logger.info(
+                "integration %s: worker %s replaced: %s", self.name, worker.pid, answer["retire"]
+            )
         self._checkin(slot, keep=not answer.get("retire"))
         return answer
 
@@ -101,6 +123,10 @@ class WorkerPool:
     def has_idle(self) -> bool:
         """Whether a worker is idle that no call of this pool waits for."""
         return bool(self._idle) and not self._waiting
+
+    def idle_longest(self) -> float:
+        """Since when its least recently used idle worker has been idle."""
+        return self._idle[0][1]
 
     def idle_since(self) -> float | None:
         """When the pool was last used, or None while a call runs or waits."""
@@ -146,21 +172,19 @@ class WorkerPool:
             self._load_error = None
 
     def _grow(self):
-        """Start a worker in the background for a waiting call, when one may start: a spare;
-        else a new one in a free slot, or in the slot of an idle worker of another pool, if
-        this integration holds the fewest workers of those waiting."""
+        """Start a worker in the background for a waiting call, if this integration holds the
+        fewest workers of those waiting: in a free slot, or in the slot of the least recently
+        used idle worker of another pool; a spare when there is one, else a new one."""
         capacity = self.capacity
-        if not self.wants_worker():
+        if not self.wants_worker() or not capacity.first_in_line(self.name):
             return
-        slot, evicted = self.spares.take(), None
-        if slot is None:
-            if not capacity.first_in_line(self.name):
+        evicted = None
+        if not capacity.has_room():
+            victim = capacity.victim(self)
+            if victim is None:
                 return
-            if not capacity.has_room():
-                victim = capacity.victim(self)
-                if victim is None:
-                    return
-                evicted = victim._evict()
+            evicted = victim._evict()
+        slot = self.spares.take()
         capacity.take(self.name)
         self.count += 1
         self._starting += 1
@@ -175,7 +199,7 @@ class WorkerPool:
     def _forget(self, slot: Slot):
         self.slots.discard(slot)
         self.count -= 1
-        self.capacity.give_back(self.name)
+        self.capacity.give_back(self.name, slot.memory)
 
     def shrink(self, now: float) -> list[Slot]:
         """Give up the workers idle for ``worker_idle_seconds``, down to ``workers_min``;
@@ -212,12 +236,13 @@ class WorkerPool:
         with self.capacity.changed:
             self._starting -= 1
             if error is None and not self._closed:
+                self.capacity.loads += 1
                 self.slots.add(slot)
                 self._idle.append((slot, time.monotonic()))
                 self.capacity.changed.notify_all()
                 return
             self.count -= 1
-            self.capacity.give_back(self.name)
+            self.capacity.give_back(self.name, WORKER_BYTES_ESTIMATE)
             if isinstance(error, ScriptLoadError):
                 self._load_error, self._load_failed_at = error, time.monotonic()
             elif error is not None:
@@ -250,79 +275,114 @@ class WorkerPool:
             slot.stop()
 
 
+@dataclass(eq=False)
+class Version:
+    """A version's code, as the host keeps it, and its pools by installation."""
+
+    name: str
+    bundle: CodeBundle
+    pools: dict[str | None, WorkerPool] = field(default_factory=dict)
+
+
 class PoolRegistry:
-    """The pools of the bundles this host serves, keyed by (integration name, the SHA-256 the
-    host computed of the bundle); the least recently used one is closed beyond ``max_pools``.
-    A thread closes the pools unused for ``pool_idle_seconds``, stops the workers idle for
-    ``worker_idle_seconds`` and samples the workers' memory."""
+    """The versions this host serves, keyed by (integration name, the SHA-256 the host
+    computed of the bundle), each with a pool per installation; the least recently used
+    version is closed beyond ``max_versions``. A thread closes the pools unused for
+    ``pool_idle_seconds`` (and forgets a version with none left), stops the workers idle for
+    ``worker_idle_seconds``, measures the workers' memory and, over the budget, stops the
+    least recently used idle ones."""
 
     def __init__(self, settings: WorkerSettings, pool_settings: PoolSettings):
         self.settings, self.pool_settings = settings, pool_settings
         self.capacity = Capacity(pool_settings)
         self.bundles = Path(settings.sandbox.stage, "bundles")
         self.spares = Spares(self.capacity, settings, self.bundles)
-        self._pools: OrderedDict[tuple[str, str], WorkerPool] = OrderedDict()
+        self._versions: OrderedDict[tuple[str, str], Version] = OrderedDict()
         self._lock = threading.Lock()
         self._stopped = threading.Event()
         threading.Thread(target=self._maintain, name="pools", daemon=True).start()
 
-    def get(self, key: tuple[str, str]) -> WorkerPool | None:
+    def get(self, key: tuple[str, str], installation: str | None) -> WorkerPool | None:
+        """The pool of ``installation`` for version ``key``, or None when the host does not
+        have the version's code."""
         with self._lock:
-            pool = self._pools.get(key)
-            if pool is not None:
-                self._pools.move_to_end(key)
-                pool.last_used = time.monotonic()
-            return pool
+            version = self._versions.get(key)
+            if version is None:
+                return None
+            self._versions.move_to_end(key)
+            return self._pool_of(version, installation)
 
-    def create(self, key: tuple[str, str], bundle: CodeBundle) -> WorkerPool:
-        """The pool of ``key``, made from ``bundle`` when there is none yet."""
+    def create(
+        self, key: tuple[str, str], installation: str | None, bundle: CodeBundle
+    ) -> WorkerPool:
+        """The pool of ``installation`` for version ``key``, made from ``bundle`` when the
+        host does not have the version yet."""
         evicted = []
         with self._lock:
-            pool = self._pools.get(key)
-            if pool is not None:
-                return pool
-            pool = self._pools[key] = WorkerPool(key[0], bundle, self)
-            while len(self._pools) > self.pool_settings.max_pools:
-                evicted.append(self._pools.popitem(last=False)[1])
+            version = self._versions.get(key)
+            if version is None:
+                version = self._versions[key] = Version(key[0], bundle)
+                while len(self._versions) > self.pool_settings.max_versions:
+                    evicted += self._versions.popitem(last=False)[1].pools.values()
+            else:
+                self._versions.move_to_end(key)
+            pool = self._pool_of(version, installation)
         for old in evicted:
             old.close()
         return pool
 
+    def _pool_of(self, version: Version, installation: str | None) -> WorkerPool:
+        pool = version.pools.get(installation)
+        if pool is None:
+            pool = version.pools[installation] = WorkerPool(version.name, version.bundle, self)
+        pool.last_used = time.monotonic()
+        return pool
+
     def __len__(self):
         with self._lock:
-            return len(self._pools)
+            return len(self._versions)
 
     def workers(self) -> dict:
-        """The workers of each pool (alive or starting), as ``{"pools": [{"integration",
-        "bundle" (its SHA-256's first 12 digits), "workers", "busy"}], "spares": n}``."""
+        """The workers of each version (alive or starting), as ``{"pools": [{"integration",
+        "bundle" (its SHA-256's first 12 digits), "installations" (its pools), "workers",
+        "busy"}], "spares": n, "loads": n}``; ``loads``: how many workers have loaded a
+        version's code since the host started (each call that found no worker free)."""
         with self._lock:
-            pools = list(self._pools.items())
+            versions = [
+                (key, list(version.pools.values())) for key, version in self._versions.items()
+            ]
         with self.capacity.changed:
             return {
                 "pools": [
                     {
                         "integration": name,
                         "bundle": digest[:12],
-                        "workers": pool.count,
-                        "busy": pool._busy,
+                        "installations": len(pools),
+                        "workers": sum(pool.count for pool in pools),
+                        "busy": sum(pool._busy for pool in pools),
                     }
-                    for (name, digest), pool in pools
+                    for (name, digest), pools in versions
                 ],
                 "spares": len(self.spares.slots),
+                "loads": self.capacity.loads,
             }
 
     def retire_idle(self, now: float | None = None) -> int:
-        """Close the pools unused for ``pool_idle_seconds`` and stop the workers idle for
-        ``worker_idle_seconds``; returns how many pools were closed."""
+        """Close the pools unused for ``pool_idle_seconds`` (forgetting the versions left with
+        none) and stop the workers idle for ``worker_idle_seconds``; returns how many pools
+        were closed."""
         now = time.monotonic() if now is None else now
         retired, stopped = [], []
         with self._lock, self.capacity.changed:
-            for key, pool in list(self._pools.items()):
-                since = pool.idle_since()
-                if since is not None and now - since >= self.pool_settings.pool_idle_seconds:
-                    retired.append(self._pools.pop(key))
-                else:
-                    stopped += pool.shrink(now)
+            for key, version in list(self._versions.items()):
+                for installation, pool in list(version.pools.items()):
+                    since = pool.idle_since()
+                    if since is not None and now - since >= self.pool_settings.pool_idle_seconds:
+                        retired.append(version.pools.pop(installation))
+                    else:
+                        stopped += pool.shrink(now)
+                if not version.pools:
+                    del self._versions[key]
         for pool in retired:
             logger.info("integration %s: pool retired after being idle", pool.name)
             pool.close()
@@ -330,29 +390,41 @@ class PoolRegistry:
             slot.stop()
         return len(retired)
 
-    def sample_memory(self):
-        """Measure the resident memory of every worker, spares included."""
+    def measure(self):
+        """Measure what each worker bound to a version holds of the host's memory; over the
+        budget, stop the least recently used idle workers until it is not."""
         with self.capacity.changed:
-            slots = [
-                *self.spares.slots,
-                *(slot for pool in self.capacity.pools for slot in pool.slots),
-            ]
-        total = sum(resident_bytes(slot.worker.pid) for slot in slots)
+            slots = [slot for pool in self.capacity.pools for slot in pool.slots]
+        measured = [(slot, slot.worker.memory()) for slot in slots]
+        stopped = []
         with self.capacity.changed:
-            self.capacity.memory = total
-            self.capacity.changed.notify_all()
+            capacity = self.capacity
+            bound = {slot for pool in capacity.pools for slot in pool.slots}
+            for slot, memory in measured:
+                if slot in bound:  # not stopped meanwhile
+                    capacity.memory += memory - slot.memory
+                    slot.memory = memory
+            while capacity.over_budget() and (victim := capacity.victim()) is not None:
+                stopped.append(victim._evict())
+            capacity.changed.notify_all()
+        for slot in stopped:
+            logger.info(
+                "worker %s stopped: the workers' memory is over the budget", slot.worker.pid
+            )
+            slot.stop()
 
     def _maintain(self):
         limits = self.pool_settings
         interval = max(0.1, min(1.0, limits.worker_idle_seconds / 4, limits.pool_idle_seconds / 4))
         while not self._stopped.wait(interval):
             self.retire_idle()
-            self.sample_memory()
+            self.measure()
 
     def close(self):
         self._stopped.set()
         with self._lock:
-            pools, self._pools = list(self._pools.values()), OrderedDict()
-        for pool in pools:
-            pool.close()
+            versions, self._versions = list(self._versions.values()), OrderedDict()
+        for version in versions:
+            for pool in version.pools.values():
+                pool.close()
         self.spares.close()

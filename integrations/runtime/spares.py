@@ -4,8 +4,9 @@ Each spare has its own empty folder (read-only at ``/bundle`` inside its sandbox
 that needs a worker takes a spare, writes its bundle into the spare's folder from the host's
 side and has it load the code: a cold start costs that load, not an interpreter's start
 (bubblewrap and Python: about 300 ms). A new spare is started in the background in its
-place, when the host has a free slot and no call waits for one: spares hold slots of the
-host-wide cap like any worker.
+place at once, however full the host is: spares hold no slot of the host-wide cap and count
+against none of its memory (``capacity.py``), so a host whose workers fill the cap still
+answers a new version's first call, or the next of a worker it stopped, in milliseconds.
 """
 
 import itertools
@@ -16,21 +17,22 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .capacity import Capacity
+from .capacity import WORKER_BYTES_ESTIMATE, Capacity
 from .worker_process import Worker, WorkerSettings
 
 logger = logging.getLogger("integrations.runtime")
 
-SPARE = "(spare)"  # the name a spare's slot is held under
 _numbers = itertools.count()
 
 
 @dataclass(eq=False)
 class Slot:
-    """A started worker and the folder bound at its ``/bundle``."""
+    """A started worker and the folder bound at its ``/bundle``; once bound to a version,
+    what it holds of the host's memory (as last measured, ``capacity.py``)."""
 
     worker: Worker
     folder: Path
+    memory: int = WORKER_BYTES_ESTIMATE
 
     @classmethod
     def start(cls, settings: WorkerSettings, bundles: Path) -> "Slot":
@@ -58,10 +60,10 @@ class Spares:
         threading.Thread(target=self._keep, name="spares", daemon=True).start()
 
     def take(self) -> Slot | None:
-        """A spare (its slot moves to the caller), or None; with ``capacity.changed`` held."""
+        """A spare, or None; with ``capacity.changed`` held (the keeper starts another)."""
         while self.slots:
             slot = self.slots.pop(0)  # the oldest: the most likely to be done booting
-            self.capacity.give_back(SPARE)
+            self.capacity.changed.notify_all()
             if slot.worker.usable():
                 return slot
             slot.stop()  # it died while waiting
@@ -74,7 +76,6 @@ class Spares:
                 capacity.changed.wait_for(lambda: self._stopped or self._may_start())
                 if self._stopped:
                     return
-                capacity.take(SPARE)
                 self._starting += 1
             try:
                 slot = Slot.start(self.settings, self.bundles)
@@ -87,22 +88,18 @@ class Spares:
                     self.slots.append(slot)
                     capacity.changed.notify_all()
                     continue
-                capacity.give_back(SPARE)
             if slot is None:
                 time.sleep(1)  # a moment before trying again
             else:  # the host stopped meanwhile
                 slot.stop()
 
     def _may_start(self) -> bool:
-        wanted = self.capacity.settings.spare_workers - len(self.slots) - self._starting
-        return wanted > 0 and self.capacity.has_room() and not self.capacity.wanting()
+        return self.capacity.settings.spare_workers > len(self.slots) + self._starting
 
     def close(self):
         with self.capacity.changed:
             self._stopped = True
             ready, self.slots = self.slots, []
-            if ready:
-                self.capacity.give_back(SPARE, len(ready))
             self.capacity.changed.notify_all()
         for slot in ready:
             slot.stop()

@@ -36,7 +36,7 @@ from .call_failures import (
     WorkerTimeout,
 )
 from .egress import refusal_of
-from .process_accounts import Usage, idle_watch, usage_of
+from .process_accounts import Usage, exhausted, idle_watch, innermost, memory_of, usage_of
 from .sandbox import Sandbox
 
 logger = logging.getLogger("integrations.runtime")
@@ -160,6 +160,7 @@ class Worker:
         self._busy = False
         self._stopped: str | None = None  # why the host stopped it between calls
         self.calls = 0
+        self._interpreter: int | None = None  # the sandbox's interpreter, once loaded
 
     def load(self, name: str, script: str):
         """Load the integration's code (the bundle's files are in the folder by now); the
@@ -181,6 +182,7 @@ class Worker:
                 output=loaded.get("output", ""),
             )
         self._baseline = usage_of(self.pid)
+        self._interpreter = innermost(self.pid)
         idle_watch.watch(self)
         # What the code printed while loading goes with the first call this worker serves.
         self._keep_printed = True
@@ -238,8 +240,9 @@ class Worker:
 
     def retire_reason(self) -> str | None:
         """Why this worker must not serve another call (read by the host, never asked of the
-        worker), or None: its last call left work behind, it used half its CPU budget, or the
-        host stopped it."""
+        worker), or None: its last call left work behind, it used half its CPU budget, it
+        has all but run out of open files, address space or ``/tmp``, or the host stopped
+        it."""
         if self._stopped:
             return self._stopped
         usage = usage_of(self.pid)
@@ -249,7 +252,22 @@ class Worker:
             return f"it used {usage.cpu_seconds:.0f} s of CPU, half its budget"
         if self.left_work_behind(usage):
             return "its call left work behind"
-        return None
+        return exhausted(
+            self._interpreter or self.pid,
+            self.settings.limits(),
+            self._private_tmp(),
+            self.settings.sandbox.tmp_bytes,
+        )
+
+    def memory(self) -> int:
+        """What the worker holds of the host's memory (``process_accounts.memory_of``)."""
+        return memory_of(self.pid, self._private_tmp())
+
+    def _private_tmp(self) -> str | None:
+        """Where the host sees the worker's ``/tmp`` (None: unconfined, it has none)."""
+        if self._interpreter is None or self.settings.sandbox.mode == "off":
+            return None
+        return f"/proc/{self._interpreter}/root/tmp"
 
     def left_work_behind(self, usage: Usage | None = None) -> bool:
         """Whether the sandbox holds processes or threads beyond those it had once loaded, or

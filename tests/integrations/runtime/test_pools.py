@@ -9,6 +9,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+import requests
+
+from integrations.runtime.config import MEBIBYTE, HostConfig
 
 from .conftest import start_host
 from .support import EnvelopeClient
@@ -73,8 +76,18 @@ def workers(host) -> list[str]:
     return found
 
 
+def health(host) -> dict:
+    """What the host's ``/health`` says of its workers."""
+    return requests.get(f"{host.url}/health", timeout=5).json()["workers"]
+
+
+def bound(host) -> int:
+    """The workers bound to a version (alive or starting), by the host's ``/health``."""
+    return sum(pool["workers"] for pool in health(host)["pools"])
+
+
 class Sampler:
-    """The most worker processes seen at once, while the block runs."""
+    """The most workers bound to a version seen at once, while the block runs."""
 
     def __init__(self, host):
         self.host, self.most, self._done = host, 0, threading.Event()
@@ -82,7 +95,7 @@ class Sampler:
     def __enter__(self):
         def sample():
             while not self._done.wait(0.05):
-                self.most = max(self.most, len(workers(self.host)))
+                self.most = max(self.most, bound(self.host))
 
         self._thread = threading.Thread(target=sample, daemon=True)
         self._thread.start()
@@ -127,23 +140,69 @@ def test_a_pool_shrinks_to_no_worker_when_idle(host):
 @pytest.mark.parametrize(
     "host", [{"RUNTIME_MAX_WORKERS": "3", "RUNTIME_SPARE_WORKERS": "1"}], indirect=True
 )
-def test_the_host_wide_cap_holds_spares_included(host):
+def test_the_host_wide_cap_holds_and_a_spare_is_kept_beside_it(host):
     with Sampler(host) as sampler:
         answers = calls(host, ["capped-a"] * 4 + ["capped-b"] * 4, sleep=0.5)
     assert [answer.status_code for answer, _ in answers] == [200] * 8
     assert 1 < sampler.most <= 3
+    # The cap is full of idle workers, and a spare is ready all the same.
+    deadline = time.monotonic() + 10
+    while health(host)["spares"] < 1 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert health(host)["spares"] == 1
+    assert len(workers(host)) == bound(host) + 1
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    "host", [{"RUNTIME_MAX_MEMORY_MB": "1", "RUNTIME_SPARE_WORKERS": "0"}], indirect=True
+    "host",
+    [{"RUNTIME_MEMORY_BUDGET_MB": "1", "RUNTIME_MAX_WORKERS": "8", "RUNTIME_SPARE_WORKERS": "0"}],
+    indirect=True,
 )
-def test_no_worker_starts_while_the_workers_memory_is_at_the_cap(host):
+def test_over_the_memory_budget_idle_workers_stop_and_no_second_one_starts(host):
     first, _ = call(host, "memory")
-    time.sleep(2.5)  # the host reads its workers' memory about once a second
+    # The host measures its workers about once a second: this one is over the budget alone.
+    deadline = time.monotonic() + 10
+    while bound(host) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert bound(host) == 0
     answers = calls(host, ["memory"] * 3, sleep=0.3)
     assert [answer.status_code for answer, _ in answers] == [200] * 3
-    assert {answer.json()["worker"] for answer, _ in answers} == {first.json()["worker"]}
+    served_by = {answer.json()["worker"] for answer, _ in answers}
+    assert len(served_by) == 1
+    assert first.json()["worker"] not in served_by
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "host", [{"RUNTIME_MAX_WORKERS": "2", "RUNTIME_SPARE_WORKERS": "1"}], indirect=True
+)
+def test_the_least_recently_used_idle_worker_makes_room(host):
+    def worker_of(name):
+        answer, _ = call(host, name)
+        assert answer.status_code == 200, answer.text
+        return answer.json()["worker"]
+
+    a, b = worker_of("recent-a"), worker_of("recent-b")
+    assert worker_of("recent-a") == a  # b is now the least recently used
+    worker_of("recent-c")
+    assert worker_of("recent-a") == a
+    assert worker_of("recent-b") != b
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("host", [{"RUNTIME_SPARE_WORKERS": "2"}], indirect=True)
+def test_twenty_integrations_called_in_turn_stay_warm(host):
+    names = [f"breadth-{number}" for number in range(20)]
+    for name in names:  # each one's first call loads its code
+        assert call(host, name)[0].status_code == 200
+    loads = health(host)["loads"]
+    assert loads == 20
+    for _ in range(2):
+        for name in names:
+            assert call(host, name)[0].status_code == 200
+    assert health(host)["loads"] == loads  # no call started a worker
+    assert bound(host) == 20
 
 
 @pytest.mark.slow
@@ -212,3 +271,17 @@ def test_a_worker_dying_while_it_loads_fails_its_call_at_once(host):
     answer = EnvelopeClient(host).call("dies", "import os\nos._exit(1)\n", event())
     assert answer.status_code == 502, answer.text
     assert time.monotonic() - started < 5  # not after the queue timeout (10 s)
+
+
+def test_the_caps_default_from_the_memory_budget():
+    def pools(**environment):
+        return HostConfig.from_environ({"RUNTIME_SIGNING_KEY": "key", **environment}).pools
+
+    budget = pools(RUNTIME_MEMORY_BUDGET_MB="200")
+    assert budget.memory_budget_bytes == 200 * MEBIBYTE
+    assert (budget.max_workers, budget.max_versions) == (10, 10)  # 20 MiB a worker
+    assert pools(RUNTIME_MAX_MEMORY_MB="100").max_workers == 5  # the old name
+    given = pools(RUNTIME_MEMORY_BUDGET_MB="200", RUNTIME_MAX_WORKERS="3")
+    assert (given.max_workers, given.max_versions) == (3, 3)
+    assert pools(RUNTIME_MAX_VERSIONS="7").max_versions == 7
+    assert pools().memory_budget_bytes > 0  # half the machine's memory
