@@ -172,7 +172,7 @@ def key_first_on(url: str, urls: list[str]) -> str:
 
 
 def post(key: str) -> client.HostAnswer:
-    return client._post("/integrations/echo/v1", key, b"{}", "application/json")
+    return client._post("/integrations/echo/v1", key, client.Outgoing(body=b"{}"))
 
 
 @pytest.mark.slow

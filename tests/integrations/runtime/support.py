@@ -24,17 +24,21 @@ def free_port() -> int:
 
 
 class RunningHost:
-    """``python -m integrations.runtime.host`` on a free port; its log goes to ``log_path`` and
-    its temporary directories beside it."""
+    """``python -m integrations.runtime.host`` on a free port (``url``, HTTP) and a Unix
+    socket beside its log (``frames_url``, frames: the platform's default in the tests); its
+    log goes to ``log_path`` and its temporary directories beside it."""
 
     def __init__(self, signing_key: str, log_path: Path, **environment: str):
         self.signing_key = signing_key
         self.log_path = log_path
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
+        self.socket_path = log_path.parent / "host.sock"
+        self.frames_url = f"unix://{self.socket_path}"
         self._log = log_path.open("wb")
+        command = [sys.executable, "-m", "integrations.runtime.host", "--port", str(self.port)]
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "integrations.runtime.host", "--port", str(self.port)],
+            [*command, "--socket", str(self.socket_path)],
             cwd=PROJECT_ROOT,
             env={
                 **os.environ,
@@ -46,6 +50,10 @@ class RunningHost:
             stderr=subprocess.STDOUT,
         )
         wait_for_health(self.url, self.process)
+        deadline = time.monotonic() + 10
+        while not self.socket_path.exists():  # the event loop starts after the HTTP server
+            assert time.monotonic() < deadline, "the host did not open its socket"
+            time.sleep(0.02)
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")
