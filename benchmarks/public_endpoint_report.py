@@ -25,7 +25,7 @@ def report(args, results, serial, events, cold, fairness, started_at, load_befor
         f"{started_at}; {os.cpu_count()} cores, load average {load_before[0]:.2f} before, "
         f"{load_after[0]:.2f} after (a shared machine: figures move from run to run). "
         f"PostgreSQL, Redis, gunicorn web -w 2 gthread x8, DEBUG off, runtime host "
-        f"runtime_host --gunicorn 1 (bubblewrap or unconfined), Celery worker prefork x2"
+        f"runtime_host ({args.transport}; bubblewrap or unconfined), Celery worker prefork x2"
     )
     for sandbox, line in hosts.items():
         print(f"runtime host ({sandbox}): {line}")

@@ -300,6 +300,12 @@ class Connection:
     def close(self):
         self._break()
 
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+
     def _break(self):
         if self.broken:
             return
