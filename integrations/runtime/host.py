@@ -326,9 +326,10 @@ def main(argv=None):
     frames_tcp = None if options.frames_port is None else (options.host, options.frames_port)
     try:
         if options.socket or frames_tcp:
-            # HTTP (the fallback, and /health for operators) beside the frames' event loop.
-            threading.Thread(target=server.serve_forever, daemon=True).start()
-            serve_frames(app, options.socket, frames_tcp)
+            # HTTP (the fallback, and /health for operators) beside the frames' event loop,
+            # once the frames' sockets listen: a host that answers /health takes frames.
+            http = threading.Thread(target=server.serve_forever, daemon=True)
+            serve_frames(app, options.socket, frames_tcp, listening=http.start)
         else:
             signal.signal(signal.SIGTERM, _stop)
             server.serve_forever()

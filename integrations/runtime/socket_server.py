@@ -159,8 +159,9 @@ def _remove_stale_socket(path: str):
             os.unlink(path)
 
 
-def serve_frames(app, unix_path: str | None, tcp: tuple[str, int] | None):
-    """Serve frames until SIGTERM or Ctrl-C (the calling thread runs the event loop)."""
+def serve_frames(app, unix_path: str | None, tcp: tuple[str, int] | None, listening=None):
+    """Serve frames until SIGTERM or Ctrl-C (the calling thread runs the event loop);
+    ``listening`` is called once the sockets take connections."""
 
     async def run():
         stopping = asyncio.Event()
@@ -168,6 +169,8 @@ def serve_frames(app, unix_path: str | None, tcp: tuple[str, int] | None):
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, stopping.set)
         servers = await FrameServer(app).start(unix_path, tcp)
+        if listening is not None:
+            listening()
         await stopping.wait()
         for server in servers:
             server.close()
