@@ -20,6 +20,7 @@ threads at once, ``runtime/frames.py``), shared by the process's threads.
 """
 
 import hashlib
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -146,6 +147,17 @@ def connection(host: str) -> frames.Connection:
                     host, runtime_signing_key(), settings.RUNTIME_CONNECT_TIMEOUT
                 )
     return found
+
+
+def _forget_inherited_connections():
+    """A forked child (a Celery prefork worker, a preloading server's worker) opens its own:
+    frames of two processes on one connection would interleave."""
+    for inherited in _connections.values():
+        inherited.abandon()
+    _connections.clear()
+
+
+os.register_at_fork(after_in_child=_forget_inherited_connections)
 
 
 def health(host: str, timeout: float) -> tuple[int, bytes] | None:

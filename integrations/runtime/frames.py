@@ -300,6 +300,12 @@ class Connection:
     def close(self):
         self._break()
 
+    def abandon(self):
+        """In a forked child: let go of the parent's connection without ending it (its
+        descriptor closed here only; the parent's reader thread is not in this process)."""
+        self.broken = True
+        self._socket.close()
+
     def __enter__(self):
         return self
 
