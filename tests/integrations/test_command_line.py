@@ -103,14 +103,16 @@ def test_runtime_host_starts_the_host_with_the_platforms_key(tmp_path):
 
 
 @pytest.mark.slow
-def test_runtime_host_serves_frames_on_the_socket_runtime_url_names(tmp_path):
+@pytest.mark.parametrize("scheme", ["unix", "tcp"])
+def test_runtime_host_serves_frames_where_runtime_url_says(tmp_path, scheme):
     from integrations.runtime import frames
 
     port, socket_path = free_port(), tmp_path / "runtime.sock"
+    url = f"unix://{socket_path}" if scheme == "unix" else f"tcp://127.0.0.1:{free_port()}"
     host = subprocess.Popen(
         [sys.executable, str(REPO / "manage.py"), "runtime_host", "--port", str(port)],
         cwd=REPO,
-        env={**platform_env(RUNTIME_URL=f"unix://{socket_path}"), "TMPDIR": str(tmp_path)},
+        env={**platform_env(RUNTIME_URL=url), "TMPDIR": str(tmp_path)},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -119,7 +121,7 @@ def test_runtime_host_serves_frames_on_the_socket_runtime_url_names(tmp_path):
         fields = [None] * frames.REQUEST_FIELDS
         fields[frames.PATH] = b"/health"
         for key, status in ((runtime_signing_key(), 200), ("not-the-platforms-key", 401)):
-            with frames.Connection(f"unix://{socket_path}", key, 5) as connection:
+            with frames.Connection(url, key, 5) as connection:
                 assert connection.call(fields, timeout=10, answer_limit=65536).status == status
     finally:
         host.terminate()
