@@ -6,7 +6,10 @@ The platform runs as production does (the README's "Configuration"): gunicorn
 (``docplatform.wsgi -w 2 -k gthread --threads 8``), ``DEBUG`` off, PostgreSQL with persistent
 connections, Redis as the Celery broker, a Celery worker as the ``Procfile`` starts it
 (``celery -A docplatform worker --queues default,webhooks,runtime --concurrency 2``), and the
-runtime host as ``manage.py runtime_host --gunicorn 1`` (gthread, its own thread count), one
+runtime host as ``manage.py runtime_host --socket PATH`` (``--transport unix``, the default:
+the web servers' ``RUNTIME_URL`` is ``unix://PATH``, frames on one persistent connection per
+web process, the host's asyncio event loop) or ``manage.py runtime_host --gunicorn 1``
+(``--transport http``: gthread, its own thread count, as before issue 35), one
 process, because each host process keeps its own pools of integration workers
 (``RUNTIME_WORKERS_MAX`` per version: the host's default, 4, unless ``--workers`` is given):
 one process gives a known pool on this two-core machine. Integration code runs in
@@ -110,21 +113,36 @@ CELERY_WORKER = ["worker", "--queues", "default,webhooks,runtime", "--concurrenc
 
 
 def start_platform(
-    stack: ExitStack, scratch: Path, env: dict, sandbox: str, workers: int | None, ports: tuple
+    stack: ExitStack,
+    scratch: Path,
+    env: dict,
+    sandbox: str,
+    workers: int | None,
+    ports: tuple,
+    transport: str,
 ) -> dict:
-    """A web server (gunicorn) and its runtime host, whose workers run in ``sandbox``."""
+    """A web server (gunicorn) and its runtime host, whose workers run in ``sandbox``, spoken
+    to in frames on a Unix socket (``transport`` ``unix``) or over HTTP (``http``)."""
     web_port, runtime_port = ports
     web, runtime = f"http://127.0.0.1:{web_port}", f"http://127.0.0.1:{runtime_port}"
+    command = [sys.executable, "manage.py", "runtime_host", "--port", str(runtime_port)]
+    if transport == "unix":
+        socket_path = scratch / f"runtime-{sandbox}.sock"
+        runtime_url = f"unix://{socket_path}"
+        command += ["--socket", str(socket_path)]
+    else:
+        runtime_url = runtime
+        command += ["--gunicorn", "1"]
     env = {
         **env,
         "PLATFORM_URL": web,
         "INTEGRATIONS_URL": f"http://localhost:{web_port}",
-        "RUNTIME_URL": runtime,
+        "RUNTIME_URL": runtime_url,
     }
     pools = {"RUNTIME_WORKERS_MAX": str(workers)} if workers else {}
     host = start(
         stack,
-        [sys.executable, "manage.py", "runtime_host", "--gunicorn", "1"],
+        command,
         env={**env, **pools, "RUNTIME_SANDBOX": sandbox},
         log=scratch / f"runtime-{sandbox}.log",
     )
@@ -137,7 +155,8 @@ def start_platform(
 
     config = HostConfig.from_environ({**env, **pools, "RUNTIME_SANDBOX": sandbox})
     host_line = (
-        f"sandbox {health['sandbox']}, seccomp {health.get('seccomp')}, "
+        f"{runtime_url.split('://')[0]}, sandbox {health['sandbox']}, "
+        f"seccomp {health.get('seccomp')}, "
         f"{config.pools.workers_max} workers per version at most, "
         f"{config.pools.spare_workers} spare"
     )
@@ -203,7 +222,7 @@ def main():
     )
     parser.add_argument("--serial", type=int, default=500, help="serial requests of each kind")
     parser.add_argument("--serial-block", type=int, default=50, help="of one kind in a row")
-    parser.add_argument("--events", type=int, default=50, help="events dispatched")
+    parser.add_argument("--events", type=int, default=50, help="events dispatched (0: none)")
     parser.add_argument("--cold-starts", type=int, default=10, help="publishes and first calls")
     parser.add_argument("--cold-pause", type=float, default=2, help="seconds before each")
     parser.add_argument(
@@ -213,6 +232,14 @@ def main():
     )
     parser.add_argument("--breadth-calls", type=int, default=300, help="calls of each size")
     parser.add_argument("--timeout", type=float, help="give up after this many seconds")
+    parser.add_argument(
+        "--transport",
+        choices=("unix", "http"),
+        default="unix",
+        help="how the web servers reach the runtime host: frames on a Unix socket (the "
+        "host's event loop) or HTTP (the host under gunicorn)",
+    )
+    parser.add_argument("--database", default=DATABASE, help="its name (test_ is prefixed)")
     args = parser.parse_args()
     timeout = args.timeout or 3 * args.rounds * args.seconds + 720
     signal.signal(signal.SIGTERM, _stop)
@@ -254,7 +281,9 @@ def main():
                 "API_THROTTLE_USER": "1000000/minute",
             }
             platforms = {
-                sandbox: start_platform(stack, scratch, env, sandbox, args.workers, ports[sandbox])
+                sandbox: start_platform(
+                    stack, scratch, env, sandbox, args.workers, ports[sandbox], args.transport
+                )
                 for sandbox in ("bwrap", "off")
             }
             sandboxed = platforms["bwrap"]
@@ -292,16 +321,18 @@ def main():
             client.rounds(50, 50)  # warm-up; the component instances made
             serial = client.rounds(args.serial, args.serial_block)
             client.close()
-            print("events ...", file=sys.stderr)
-            try:  # warm-up: the worker up, its connections, the integration's pool
-                runtime_paths.dispatch_one(data, -1, timeout=60)
-            except RuntimeError:
-                if worker.poll() is not None:
-                    log = (scratch / "celery.log").read_text()[-3000:]
-                    raise RuntimeError(f"the Celery worker exited:\n{log}") from None
-                raise
-            runtime_paths.dispatch(data, 5, 0.05)
-            events = runtime_paths.dispatch(data, args.events, 0.05)
+            events = {}
+            if args.events:
+                print("events ...", file=sys.stderr)
+                try:  # warm-up: the worker up, its connections, the integration's pool
+                    runtime_paths.dispatch_one(data, -1, timeout=60)
+                except RuntimeError:
+                    if worker.poll() is not None:
+                        log = (scratch / "celery.log").read_text()[-3000:]
+                        raise RuntimeError(f"the Celery worker exited:\n{log}") from None
+                    raise
+                runtime_paths.dispatch(data, 5, 0.05)
+                events = runtime_paths.dispatch(data, args.events, 0.05)
             print("cold starts ...", file=sys.stderr)
             cold = runtime_paths.cold_starts(
                 data, sandboxed["integrations"], args.cold_starts, args.cold_pause

@@ -25,7 +25,7 @@ def report(args, results, serial, events, cold, fairness, started_at, load_befor
         f"{started_at}; {os.cpu_count()} cores, load average {load_before[0]:.2f} before, "
         f"{load_after[0]:.2f} after (a shared machine: figures move from run to run). "
         f"PostgreSQL, Redis, gunicorn web -w 2 gthread x8, DEBUG off, runtime host "
-        f"runtime_host --gunicorn 1 (bubblewrap or unconfined), Celery worker prefork x2"
+        f"runtime_host ({args.transport}; bubblewrap or unconfined), Celery worker prefork x2"
     )
     for sandbox, line in hosts.items():
         print(f"runtime host ({sandbox}): {line}")
@@ -69,22 +69,23 @@ def report(args, results, serial, events, cold, fairness, started_at, load_befor
             f"| {percentile(values, 0.9) * 1000:>7.2f} | {percentile(values, 0.99) * 1000:>7.2f} |"
         )
 
-    ms = {name: [value * 1000 for value in values] for name, values in events.items()}
-    ms["call"] = events["call"]
-    print(f"\nEvent dispatch: {args.events} space_content_updated, one at a time\n")
-    print(f"| {'from fire (ms)':<40} | {'median':>7} | {'p90':>7} | {'max':>7} |")
-    print(f"| {'-' * 40} | {'-' * 6}:| {'-' * 6}:| {'-' * 6}:|")
-    for name, label in (
-        ("commit", "to the commit (event, delivery, queued)"),
-        ("handler", "to the handler's run"),
-        ("logged", "to its log line seen (polled, 5 ms)"),
-        ("call", "the runtime call alone (log line, ms)"),
-    ):
-        values = ms[name]
-        print(
-            f"| {label:<40} | {statistics.median(values):>7.1f} "
-            f"| {percentile(values, 0.9):>7.1f} | {max(values):>7.1f} |"
-        )
+    if events:  # --events 0: not measured
+        ms = {name: [value * 1000 for value in values] for name, values in events.items()}
+        ms["call"] = events["call"]
+        print(f"\nEvent dispatch: {args.events} space_content_updated, one at a time\n")
+        print(f"| {'from fire (ms)':<40} | {'median':>7} | {'p90':>7} | {'max':>7} |")
+        print(f"| {'-' * 40} | {'-' * 6}:| {'-' * 6}:| {'-' * 6}:|")
+        for name, label in (
+            ("commit", "to the commit (event, delivery, queued)"),
+            ("handler", "to the handler's run"),
+            ("logged", "to its log line seen (polled, 5 ms)"),
+            ("call", "the runtime call alone (log line, ms)"),
+        ):
+            values = ms[name]
+            print(
+                f"| {label:<40} | {statistics.median(values):>7.1f} "
+                f"| {percentile(values, 0.9):>7.1f} | {max(values):>7.1f} |"
+            )
     cold_ms = [value * 1000 for value in cold]
     print(f"\nCold start, first call after a publish ({args.cold_starts}): ", end="")
     print(" ".join(f"{value:.1f}" for value in cold_ms))
@@ -105,7 +106,6 @@ def report(args, results, serial, events, cold, fairness, started_at, load_befor
     serial_over = median["endpoint"] - median["bare"]
     render_over, action_over = median["render"] - median["bare"], median["action"] - median["bare"]
     cold_median = statistics.median(cold_ms)
-    dispatched = statistics.median(ms["handler"])
     figures = [
         ("ratio (req/s, endpoint / bare)", f"{ratio:.2f}",
          f"{endpoint[1]:.0f} / {bare[1]:.0f} req/s", ">= 0.33", ratio >= 0.33),
@@ -124,9 +124,13 @@ def report(args, results, serial, events, cold, fairness, started_at, load_befor
          f"{median['action']:.2f} - {median['bare']:.2f} ms", "<= 5 ms", action_over <= 5),
         ("fairness (p50 hammered / quiet)", f"{fair:.2f}",
          f"{fairness['loaded_p50']:.2f} / {fairness['quiet_p50']:.2f} ms", "<= 2", fair <= 2),
-        ("event dispatch (fire -> handler, median)", f"{dispatched:.1f} ms",
-         f"runtime call {statistics.median(ms['call']):.1f} ms", "—", None),
     ]  # fmt: skip
+    if events:
+        figures.append(
+            ("event dispatch (fire -> handler, median)",
+             f"{statistics.median(ms['handler']):.1f} ms",
+             f"runtime call {statistics.median(ms['call']):.1f} ms", "—", None)
+        )  # fmt: skip
     print("\nIssue 19's figures (sandboxed, bubblewrap):\n")
     print(f"| {'figure':<42} | {'measured':>9} | {'from':<30} | {'goal':<11} | met    |")
     print(f"| {'-' * 42} | {'-' * 8}:| {'-' * 30} | {'-' * 11} | ------ |")

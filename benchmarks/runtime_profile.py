@@ -1,7 +1,7 @@
 """Where the time of one runtime call goes, on the platform's side and in the host.
 
-A real runtime host as production runs it (``manage.py runtime_host --gunicorn 1``, the
-sandbox on) and, in this
+A real runtime host as production runs it (``manage.py runtime_host --socket PATH``, frames
+on a Unix socket; ``--transport http``: ``--gunicorn 1``, HTTP; the sandbox on) and, in this
 process, the platform (PostgreSQL): an installation's public endpoint is requested through
 Django's test client ``--calls`` times in a row (``--path``: the public endpoint, a
 component render or action through the API, or an API read without a call). Printed: the
@@ -49,17 +49,30 @@ def main():
     parser.add_argument(
         "--path", choices=("endpoint", "render", "action", "api"), default="endpoint"
     )
+    parser.add_argument(
+        "--transport",
+        choices=("unix", "http"),
+        default="unix",
+        help="frames on a Unix socket (the host's event loop) or HTTP (the host under gunicorn)",
+    )
+    parser.add_argument("--database", default=DATABASE, help="its name (test_ is prefixed)")
     args = parser.parse_args()
 
     scratch = Path(tempfile.mkdtemp(prefix="bench-runtime-profile-"))
     port = free_port()
+    socket_path = scratch / "runtime.sock"
+    if args.transport == "unix":
+        runtime_url = f"unix://{socket_path}"
+        serving = ["--socket", str(socket_path)]
+    else:
+        runtime_url, serving = f"http://127.0.0.1:{port}", ["--gunicorn", "1"]
     os.environ.update(
         DJANGO_SETTINGS_MODULE="docplatform.settings",
-        DATABASE_URL=f"{args.postgres}/{DATABASE}?conn_max_age=60",
+        DATABASE_URL=f"{args.postgres}/{args.database}?conn_max_age=60",
         SECRET_KEY=secrets.token_urlsafe(32),
         ENCRYPTION_KEYS=base64.urlsafe_b64encode(secrets.token_bytes(32)).decode(),
         RUNTIME_SIGNING_KEY=secrets.token_urlsafe(32),
-        RUNTIME_URL=f"http://127.0.0.1:{port}",
+        RUNTIME_URL=runtime_url,
         INTEGRATIONS_URL="http://integrations.testserver",
         ALLOWED_HOSTS="integrations.testserver,testserver",
         VAR_DIR=str(scratch),
@@ -80,15 +93,7 @@ def main():
         with ExitStack() as stack:
             host = start(
                 stack,
-                [
-                    sys.executable,
-                    "manage.py",
-                    "runtime_host",
-                    "--gunicorn",
-                    "1",
-                    "--port",
-                    str(port),
-                ],
+                [sys.executable, "manage.py", "runtime_host", "--port", str(port), *serving],
                 env={**os.environ, "RUNTIME_SANDBOX": args.sandbox},
                 log=scratch / "runtime.log",
             )
@@ -111,7 +116,10 @@ def main():
                 call()
             profiler.disable()
         statements = " + ".join(f"{count} {kind}" for kind, count in kinds.items())
-        print(f"{args.calls} serial calls of {args.path}, sandbox {args.sandbox}")
+        print(
+            f"{args.calls} serial calls of {args.path}, sandbox {args.sandbox}, "
+            f"transport {args.transport}"
+        )
         print(f"wall {wall:.2f} ms per call; web side CPU {cpu:.2f} ms; SQL: {statements}")
         stats = pstats.Stats(profiler)
         stats.sort_stats("tottime").print_stats(args.top)

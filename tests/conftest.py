@@ -210,7 +210,7 @@ def code_checks_runtime(request, settings):
     """Publishing code asks the runtime host to load it (the checks that run the code), and
     refuses when it cannot: every test's platform reaches the session's real host unless the
     test points RUNTIME_URL elsewhere itself."""
-    settings.RUNTIME_URL = request.getfixturevalue("runtime_host").url
+    settings.RUNTIME_URL = request.getfixturevalue("runtime_host").frames_url
 
 
 @pytest.fixture
@@ -227,7 +227,7 @@ def origins(settings, live_server):
 def runtime(runtime_host, settings, origins):
     """The platform wired to the runtime host: envelopes go there, and the environment's
     API endpoint and public endpoints point at the live test server."""
-    settings.RUNTIME_URL = runtime_host.url
+    settings.RUNTIME_URL = runtime_host.frames_url
     return runtime_host
 
 

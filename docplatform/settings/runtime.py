@@ -2,18 +2,39 @@
 envelopes to them, timeouts and limits of calls, retries and per-integration concurrency,
 public endpoints, OAuth state, development versions kept and integration logs."""
 
+from urllib.parse import urlsplit
+
+from django.core.exceptions import ImproperlyConfigured
+
 from .celery import CELERY_BEAT_SCHEDULE
 from .environment import env, env_number, env_positive, origin_host
+
+
+def runtime_host_url(url: str) -> str:
+    """A runtime host's URL: ``unix:///path`` or ``tcp://host:port`` (frames on a persistent
+    connection, integrations/runtime/frames.py) or ``http(s)://host[:port]`` (HTTP, the
+    fallback); anything else stops start-up."""
+    parts = urlsplit(url)
+    if parts.scheme == "unix" and parts.path.startswith("/") and not parts.netloc:
+        return url
+    if parts.scheme == "tcp" and parts.hostname and parts.port and not parts.path:
+        return url
+    if parts.scheme not in ("http", "https"):
+        raise ImproperlyConfigured(
+            f"RUNTIME_URL must be unix:///path, tcp://host:port or http(s)://host[:port], "
+            f"not {url!r}"
+        )
+    origin_host("RUNTIME_URL", url)
+    return url
+
 
 # Where the runtime hosts listen: one URL, or several comma-separated (a version's calls go to
 # one of them, chosen by its bundle's hash: integrations/gateway/hosts.py).
 RUNTIME_URL = ",".join(
-    url.strip().rstrip("/")
+    runtime_host_url(url.strip().rstrip("/"))
     for url in env.str("RUNTIME_URL", default="http://127.0.0.1:8100").split(",")
     if url.strip()
 )
-for _url in RUNTIME_URL.split(","):
-    origin_host("RUNTIME_URL", _url)  # each http(s)://host[:port]
 # The key that signs every envelope to the runtime host (the host is started with the same
 # one: `manage.py runtime_host` passes it). Without one, it is derived from SECRET_KEY.
 RUNTIME_SIGNING_KEY = env.str("RUNTIME_SIGNING_KEY", default="")

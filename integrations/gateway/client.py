@@ -32,7 +32,7 @@ from docplatform.observability.tracing import context_now, span, trace_headers_n
 
 from ..environment import environment_for, runtime_signing_key
 from ..models import Installation, IntegrationLog, IntegrationVersion
-from ..runtime import protocol
+from ..runtime import frames, protocol
 from . import hosts
 from .call_log import CallLog
 from .failures import (
@@ -74,19 +74,62 @@ class HostAnswer:
         return json.loads(self.content)
 
 
+@dataclass(frozen=True)
+class Outgoing:
+    """What a call sends, encoded for the transport of the host that takes it: an envelope's
+    parts by name (``protocol.PARTS``), or a raw body (``/inspect``'s bundle)."""
+
+    parts: dict[str, bytes] | None = None
+    body: bytes | None = None
+
+    def http(self) -> tuple[bytes, str]:
+        """The HTTP body and its Content-Type: multipart/form-data for an envelope."""
+        if self.parts is None:
+            return self.body or b"", "application/json"
+        files = {
+            protocol.EVENT_PART: ("event.json", "application/json"),
+            protocol.ENVIRONMENT_PART: ("environment.json", "application/json"),
+            protocol.FETCH_BODY_PART: ("body", "application/octet-stream"),
+            protocol.BUNDLE_PART: ("bundle.json", "application/json"),
+        }
+        return encode_multipart_formdata(
+            [(name, (files[name][0], data, files[name][1])) for name, data in self.parts.items()]
+        )
+
+    def fields(self, path: str, trace: dict) -> list[bytes | None]:
+        """The request frame's fields (``frames.REQUEST_FIELDS``)."""
+        fields: list[bytes | None] = [None] * frames.REQUEST_FIELDS
+        fields[frames.PATH] = path.encode()
+        for name, position in (
+            ("traceparent", frames.TRACEPARENT),
+            ("tracestate", frames.TRACESTATE),
+        ):
+            if trace.get(name):
+                fields[position] = trace[name].encode()
+        for name, position in FRAME_PARTS:
+            fields[position] = (self.parts or {}).get(name)
+        fields[frames.BODY] = self.body
+        return fields
+
+
+FRAME_PARTS = (
+    (protocol.EVENT_PART, frames.EVENT),
+    (protocol.ENVIRONMENT_PART, frames.ENVIRONMENT),
+    (protocol.FETCH_BODY_PART, frames.FETCH_BODY),
+    (protocol.BUNDLE_PART, frames.BUNDLE),
+)
+
+
 def _envelope(event: dict, environment: dict, fetch_body: bytes | None, bundle: bytes | None):
-    fields = [
-        (protocol.EVENT_PART, ("event.json", json.dumps(event).encode(), "application/json")),
-        (
-            protocol.ENVIRONMENT_PART,
-            ("environment.json", json.dumps(environment).encode(), "application/json"),
-        ),
-    ]
+    parts = {
+        protocol.EVENT_PART: json.dumps(event).encode(),
+        protocol.ENVIRONMENT_PART: json.dumps(environment).encode(),
+    }
     if fetch_body is not None:
-        fields.append((protocol.FETCH_BODY_PART, ("body", fetch_body, "application/octet-stream")))
+        parts[protocol.FETCH_BODY_PART] = fetch_body
     if bundle is not None:
-        fields.append((protocol.BUNDLE_PART, ("bundle.json", bundle, "application/json")))
-    return encode_multipart_formdata(fields)
+        parts[protocol.BUNDLE_PART] = bundle
+    return Outgoing(parts=parts)
 
 
 def call_runtime(
@@ -221,7 +264,7 @@ class RuntimeCall:
     def _post(self, bundle: bytes | None) -> HostAnswer:
         """The envelope, with ``bundle`` when given, to this version's host (reads no
         database: ``send`` runs it in other threads)."""
-        body, content_type = _envelope(self.event, self.environment, self.fetch_body, bundle)
+        outgoing = _envelope(self.event, self.environment, self.fetch_body, bundle)
         # A span of the caller's trace (tracing on), carried to the host as ``traceparent``.
         with span(
             "runtime call",
@@ -232,7 +275,7 @@ class RuntimeCall:
                 "docplatform.runtime.kind": str(self.log.kind),
             },
         ) as traced:
-            answer = _post(self.path, self.key, body, content_type, traced.headers())
+            answer = _post(self.path, self.key, outgoing, traced.headers())
             traced.set("http.response.status_code", answer.status_code)
             return answer
 
@@ -260,44 +303,89 @@ def _message_of(answer: HostAnswer) -> str | None:
     return message if isinstance(message, str) else None
 
 
-def _post(
-    path: str, key: str, body: bytes, content_type: str, trace: dict | None = None
-) -> HostAnswer:
-    """``POST path`` with ``body``, signed, to the first of ``key``'s hosts that takes the
-    connection; PlatformFault when none does or the call broke, IntegrationFault when the
-    answer is over ``RUNTIME_MAX_ANSWER_MB``. ``trace``: the trace context headers (default:
-    the current span's; none while tracing is off)."""
+def _post(path: str, key: str, outgoing: Outgoing, trace: dict | None = None) -> HostAnswer:
+    """``POST path`` with ``outgoing``, signed, to the first of ``key``'s hosts that takes the
+    connection (over HTTP, or in frames: ``hosts.speaks_frames``); PlatformFault when none
+    does or the call broke, IntegrationFault when the answer is over
+    ``RUNTIME_MAX_ANSWER_MB``. ``trace``: the trace context headers (default: the current
+    span's; none while tracing is off)."""
+    trace = trace_headers_now() if trace is None else trace
+    refused: Exception | None = None
+    for host in hosts.marks.candidates(key, hosts.host_urls(settings.RUNTIME_URL)):
+        try:
+            if hosts.speaks_frames(host):
+                answer = _call_in_frames(host, path, outgoing, trace)
+            else:
+                answer = _post_http(host, path, outgoing, trace)
+        except (ConnectTimeoutError, frames.ConnectFailed) as error:  # nothing reached the host
+            hosts.marks.mark_down(host)
+            refused = error
+            continue
+        hosts.marks.answered(host)
+        return answer
+    raise _unreachable(refused)
+
+
+def _post_http(host: str, path: str, outgoing: Outgoing, trace: dict) -> HostAnswer:
+    """The call over HTTP; ConnectTimeoutError (and its NewConnectionError) when no
+    connection was made."""
+    body, content_type = outgoing.http()
     headers = {
         "Content-Type": content_type,
         signing.HEADER: signing.sign(body, runtime_signing_key()),
-        **(trace_headers_now() if trace is None else trace),
+        **trace,
     }
     timeout = Timeout(
         connect=settings.RUNTIME_CONNECT_TIMEOUT, read=settings.RUNTIME_RESPONSE_TIMEOUT
     )
-    refused: HTTPError | None = None
-    for host in hosts.marks.candidates(key, hosts.host_urls(settings.RUNTIME_URL)):
+    try:
+        response = hosts.pool(host).urlopen(
+            "POST",
+            path,
+            body=body,
+            headers=headers,
+            timeout=timeout,
+            retries=False,
+            redirect=False,
+            preload_content=False,
+            decode_content=False,
+        )
+    except ConnectTimeoutError:
+        raise
+    except HTTPError as error:
+        raise _unreachable(error) from error
+    return _read(host, response)
+
+
+def _call_in_frames(host: str, path: str, outgoing: Outgoing, trace: dict) -> HostAnswer:
+    """The call in a frame on the process's connection to ``host``; frames.ConnectFailed
+    when no connection could take it (nothing reached the host). A connection found ended
+    when the frame was sent is replaced once: the frame had not gone whole."""
+    limit = int(settings.RUNTIME_MAX_ANSWER_MB * MEBIBYTE)
+    fields = outgoing.fields(path, trace)
+    for fresh in (False, True):
+        connection = hosts.connection(host)
         try:
-            response = hosts.pool(host).urlopen(
-                "POST",
-                path,
-                body=body,
-                headers=headers,
-                timeout=timeout,
-                retries=False,
-                redirect=False,
-                preload_content=False,
-                decode_content=False,
+            answer = connection.call(
+                fields, timeout=settings.RUNTIME_RESPONSE_TIMEOUT, answer_limit=limit
             )
-        except ConnectTimeoutError as error:  # refused, or not connected in time: not sent
-            hosts.marks.mark_down(host)
-            refused = error
-            continue
-        except HTTPError as error:
+            break
+        except frames.ConnectFailed:
+            if fresh:
+                raise
+        except frames.AnswerTooLarge:
+            answer = None
+            break
+        except frames.AnswerTimeout as error:
+            raise _unreachable(ReadTimeoutError(None, path, str(error))) from error
+        except frames.ConnectionBroken as error:
             raise _unreachable(error) from error
-        hosts.marks.answered(host)
-        return _read(host, response)
-    raise _unreachable(refused)
+    if answer is None or len(answer.body) > limit:
+        raise IntegrationFault(
+            protocol.ANSWER_TOO_LARGE,
+            f"the integration's answer is over {settings.RUNTIME_MAX_ANSWER_MB:g} MB",
+        )
+    return HostAnswer(host, answer.status, HTTPHeaderDict(answer.headers), answer.body)
 
 
 def _read(host: str, response: BaseHTTPResponse) -> HostAnswer:
@@ -326,10 +414,12 @@ def _read(host: str, response: BaseHTTPResponse) -> HostAnswer:
     return HostAnswer(host, response.status, response.headers, b"".join(chunks))
 
 
-def _unreachable(error: HTTPError | None) -> PlatformFault:
+def _unreachable(error: Exception | None) -> PlatformFault:
     """The failure of a call that got no answer, named as it always was (the names of
     ``requests``' errors)."""
-    if isinstance(error, NewConnectionError) or error is None:
+    if isinstance(error, frames.ConnectFailed) and isinstance(error.__cause__, TimeoutError):
+        reason = "ConnectTimeout"
+    elif isinstance(error, NewConnectionError | frames.FrameError) or error is None:
         reason = "ConnectionError"  # refused, or the host's name does not resolve
     elif isinstance(error, ConnectTimeoutError):
         reason = "ConnectTimeout"
@@ -370,7 +460,7 @@ def inspect_code(bundle: bytes) -> dict:
 
 def _inspect(bundle: bytes) -> dict:
     try:
-        answer = _post(protocol.INSPECT_PATH, codebundle.digest(bundle), bundle, "application/json")
+        answer = _post(protocol.INSPECT_PATH, codebundle.digest(bundle), Outgoing(body=bundle))
     except RuntimeFailure as failure:
         raise CodeChecksUnavailable(failure.message) from failure
     try:

@@ -13,16 +13,24 @@ A host that refused a connection is marked down in this process and skipped unti
 While every host is marked down they are all tried anyway, in order: a mark is a hint, never
 a reason to fail a call without trying.
 
-One keep-alive connection pool per host (urllib3), shared by the process's threads.
+A host is spoken to over HTTP (``http://``: one keep-alive connection pool per host,
+urllib3) or in frames (``unix:///path`` on one machine, ``tcp://host:port`` across
+machines: one persistent connection per host that carries every call of the process's
+threads at once, ``runtime/frames.py``), shared by the process's threads.
 """
 
 import hashlib
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 
+from django.conf import settings
 from urllib3 import HTTPConnectionPool, Timeout, connection_from_url
 from urllib3.exceptions import HTTPError
+
+from ..environment import runtime_signing_key
+from ..runtime import frames, protocol
 
 #: Seconds between two probes of a host marked down, and a probe's whole time limit.
 PROBE_INTERVAL = 2.0
@@ -118,15 +126,70 @@ def pool(host: str) -> HTTPConnectionPool:
     return found
 
 
-def healthy(host: str) -> bool:
-    """Whether ``host`` answers ``GET /health`` with 200 within ``PROBE_TIMEOUT``."""
+def speaks_frames(host: str) -> bool:
+    """Whether ``host``'s URL is one of the frames' (``unix://``, ``tcp://``), not HTTP."""
+    return host.partition("://")[0] in frames.SCHEMES
+
+
+_connections: dict[str, frames.Connection] = {}
+_connections_lock = threading.Lock()
+
+
+def connection(host: str) -> frames.Connection:
+    """The process's connection to ``host`` (frames), made again once it has ended;
+    frames.ConnectFailed when it cannot be made within ``RUNTIME_CONNECT_TIMEOUT``."""
+    found = _connections.get(host)
+    if found is None or found.broken:
+        with _connections_lock:
+            found = _connections.get(host)
+            if found is None or found.broken:
+                found = _connections[host] = frames.Connection(
+                    host, runtime_signing_key(), settings.RUNTIME_CONNECT_TIMEOUT
+                )
+    return found
+
+
+def _forget_inherited_connections():
+    """A forked child (a Celery prefork worker, a preloading server's worker) opens its own:
+    frames of two processes on one connection would interleave."""
+    for inherited in _connections.values():
+        inherited.abandon()
+    _connections.clear()
+
+
+os.register_at_fork(after_in_child=_forget_inherited_connections)
+
+
+def health(host: str, timeout: float) -> tuple[int, bytes] | None:
+    """``host``'s answer to ``GET /health`` within ``timeout`` s (status, body); None when
+    it gives none."""
+    if speaks_frames(host):
+        fields: list[bytes | None] = [None] * frames.REQUEST_FIELDS
+        fields[frames.PATH] = protocol.HEALTH_PATH.encode()
+        try:
+            answer = connection(host).call(
+                fields, timeout=timeout, answer_limit=frames.ANSWER_HEADROOM
+            )
+        except (frames.FrameError, frames.AnswerTooLarge):
+            return None
+        return answer.status, answer.body
     try:
-        answer = pool(host).urlopen(
-            "GET", "/health", timeout=Timeout(total=PROBE_TIMEOUT), retries=False, redirect=False
+        response = pool(host).urlopen(
+            "GET",
+            protocol.HEALTH_PATH,
+            timeout=Timeout(total=timeout),
+            retries=False,
+            redirect=False,
         )
     except HTTPError:
-        return False
-    return answer.status == 200
+        return None
+    return response.status, response.data
+
+
+def healthy(host: str) -> bool:
+    """Whether ``host`` answers ``GET /health`` with 200 within ``PROBE_TIMEOUT``."""
+    answer = health(host, PROBE_TIMEOUT)
+    return answer is not None and answer[0] == 200
 
 
 #: This process's marks, probed with ``healthy``.

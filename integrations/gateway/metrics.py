@@ -1,16 +1,14 @@
 """The runtime hosts' workers per pool, on the platform's ``/metrics``: at each scrape, each
-host of ``RUNTIME_URL`` is asked ``GET /health`` (which lists its pools' workers) within
-``HEALTH_TIMEOUT``; a host that does not answer is ``docplatform_runtime_host_up 0`` and
-reports no pools. Registered by the integrations app's ``ready()``."""
+host of ``RUNTIME_URL`` is asked ``GET /health`` (over HTTP or in frames; it lists its pools'
+workers) within ``HEALTH_TIMEOUT``; a host that does not answer is
+``docplatform_runtime_host_up 0`` and reports no pools. Registered by the integrations
+app's ``ready()``."""
 
 import json
 
 from django.conf import settings
 from prometheus_client.core import GaugeMetricFamily
-from urllib3 import Timeout
-from urllib3.exceptions import HTTPError
 
-from ..runtime import protocol
 from . import hosts
 
 #: Seconds a scrape waits for each runtime host's health.
@@ -18,20 +16,11 @@ HEALTH_TIMEOUT = 1.0
 
 
 def _health(host: str) -> dict | None:
-    try:
-        response = hosts.pool(host).urlopen(
-            "GET",
-            protocol.HEALTH_PATH,
-            timeout=Timeout(total=HEALTH_TIMEOUT),
-            retries=False,
-            redirect=False,
-        )
-    except HTTPError:
-        return None
-    if response.status != 200:
+    answered = hosts.health(host, HEALTH_TIMEOUT)
+    if answered is None or answered[0] != 200:
         return None
     try:
-        answer = json.loads(response.data)
+        answer = json.loads(answered[1])
     except ValueError:
         return None
     return answer if isinstance(answer, dict) else None

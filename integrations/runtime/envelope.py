@@ -1,5 +1,6 @@
 """The envelope the platform sends (``POST /integrations/{name}/v1``): read, authenticate,
-parse and check it. Every refusal is an EnvelopeError carrying the HTTP answer."""
+parse and check it, from an HTTP request (``HttpRequest``) or from a frame's fields
+(``check_parts``, ``socket_server``). Every refusal is an EnvelopeError carrying the answer."""
 
 import json
 import re
@@ -106,9 +107,6 @@ def _read_parts(body: bytes, content_type: str) -> dict[str, bytes]:
             parts[part.name] = part.raw
     except multipart.MultipartError as error:
         raise _malformed(None, f"the multipart body is malformed: {error}") from error
-    for name in REQUIRED_PARTS:
-        if name not in parts:
-            raise _malformed(name, f"the {name} part is missing")
     return parts
 
 
@@ -171,9 +169,38 @@ def _check_environment(environment: dict, integration_name: str):
 
 def parse(body: bytes, content_type: str, integration_name: str) -> Envelope:
     """The envelope in ``body``; 400 naming the part at fault."""
-    parts = _read_parts(body, content_type)
+    return check_parts(_read_parts(body, content_type), integration_name)
+
+
+def check_parts(parts: dict[str, bytes], integration_name: str) -> Envelope:
+    """The envelope of ``parts`` (by name, as multipart's); 400 naming the part at fault."""
+    for name in REQUIRED_PARTS:
+        if parts.get(name) is None:
+            raise _malformed(name, f"the {name} part is missing")
     event = _json_object(parts, EVENT_PART)
     _check_event(event)
     environment = _json_object(parts, ENVIRONMENT_PART)
     _check_environment(environment, integration_name)
     return Envelope(event, environment, parts.get(FETCH_BODY_PART), parts.get(BUNDLE_PART))
+
+
+class HttpRequest:
+    """An HTTP request's body or envelope, read and authenticated on demand (``host.route``
+    asks for the one its path wants)."""
+
+    def __init__(self, environ: dict, config):
+        self.environ, self.config = environ, config
+
+    def body(self) -> bytes:
+        """The body, within the envelope size limit, signed with one of the host's keys."""
+        body = read_body(self.environ, self.config.max_envelope_bytes)
+        authenticate(
+            body,
+            self.environ.get(SIGNATURE_ENVIRON),
+            self.config.signing_keys,
+            self.config.signature_tolerance,
+        )
+        return body
+
+    def envelope(self, integration_name: str) -> Envelope:
+        return parse(self.body(), self.environ.get("CONTENT_TYPE", ""), integration_name)

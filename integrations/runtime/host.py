@@ -1,4 +1,5 @@
-"""The runtime host: a WSGI application serving the envelope protocol (DESIGN.md).
+"""The runtime host: the envelope protocol (DESIGN.md), served over HTTP (a WSGI application)
+and in frames on persistent connections (``frames.py``, ``socket_server.py``).
 
 ``POST /integrations/{name}/v1`` takes a signed envelope and answers with what the integration
 answered; ``POST /inspect`` takes a signed bundle and describes its code loaded once in the
@@ -7,7 +8,10 @@ how it confines integration code. Integration code runs in sandboxed worker proc
 (``pool.py``, ``sandbox.py``), never here, and reaches the network only through this host
 (``egress.py``). Production: ``gunicorn --worker-class gthread --threads 48
 'integrations.runtime.host:create_app()'``; development and tests: ``python -m
-integrations.runtime.host --port 8100``.
+integrations.runtime.host --port 8100``; with frames (the platform's ``RUNTIME_URL``
+``unix:///path`` or ``tcp://host:port``): ``python -m integrations.runtime.host --socket
+/path [--frames-port N]``, HTTP still served on ``--port`` beside them. Either transport
+reaches the same ``serve``.
 
 Its settings, from the environment: ``config.py``; the protocol's names (paths, parts,
 headers, outcomes), shared with the platform's gateway: ``protocol.py``; its answers:
@@ -42,6 +46,7 @@ from .pool import RETRY_AFTER_SECONDS, PoolRegistry, installation_of
 from .replies import Reply, phrase, reply_from
 from .sandbox import SandboxUnavailable, make_sandbox
 from .serving import QuietRequestHandler, ThreadingWSGIServer, forbid_inspection, log_to_stderr
+from .socket_server import serve_frames
 from .worker_process import WorkerSettings
 
 logger = logging.getLogger("integrations.runtime")
@@ -101,11 +106,35 @@ class RuntimeHost:
         return answer
 
     def __call__(self, environ, start_response):
+        """The WSGI application: HTTP's side of ``serve``."""
+        carrier = {
+            name: environ[key]
+            for name, key in (
+                ("traceparent", "HTTP_TRACEPARENT"),
+                ("tracestate", "HTTP_TRACESTATE"),
+            )
+            if key in environ
+        }
+        method, path = environ["REQUEST_METHOD"], environ.get("PATH_INFO", "")
+        reply = self.serve(method, path, envelope.HttpRequest(environ, self.config), carrier)
+        headers = [
+            *reply.headers,
+            ("Content-Length", str(len(reply.body))),
+            (protocol.OUTCOME_HEADER, reply.outcome),
+            *reply.log_headers(),
+        ]
+        start_response(f"{reply.status} {phrase(reply.status)}", headers)
+        return [reply.body]
+
+    def serve(self, method: str, path: str, received, carrier: dict) -> Reply:
+        """One request, whichever transport brought it (HTTP, or a frame: ``socket_server``):
+        ``received`` gives its authenticated body or envelope (``envelope.HttpRequest``,
+        ``socket_server.FrameRequest``); ``carrier``: the caller's trace context."""
         started = time.monotonic()
         described = {"event": "-", "integration": "-", "version": "-"}
-        with tracing.server_span(environ) as span:  # the gateway's trace, continued
+        with tracing.server_span(method, path, carrier) as span:  # the gateway's trace
             try:
-                reply = self.route(environ, described)
+                reply = self.route(method, path, received, described)
             except Exception:
                 logger.exception("runtime host: unexpected error")
                 reply = Reply.json(500, {"error": protocol.RUNTIME_ERROR})
@@ -122,17 +151,9 @@ class RuntimeHost:
                 reply.outcome,
                 (time.monotonic() - started) * 1000,
             )
-        headers = [
-            *reply.headers,
-            ("Content-Length", str(len(reply.body))),
-            (protocol.OUTCOME_HEADER, reply.outcome),
-            *reply.log_headers(),
-        ]
-        start_response(f"{reply.status} {phrase(reply.status)}", headers)
-        return [reply.body]
+        return reply
 
-    def route(self, environ, described: dict) -> Reply:
-        path, method = environ.get("PATH_INFO", ""), environ["REQUEST_METHOD"]
+    def route(self, method: str, path: str, received, described: dict) -> Reply:
         if path == protocol.HEALTH_PATH and method in ("GET", "HEAD"):
             return Reply.json(200, self.health(), outcome=protocol.OK)
         if path == protocol.INSPECT_PATH:
@@ -140,7 +161,7 @@ class RuntimeHost:
                 reply = Reply.json(405, {"error": "method_not_allowed"})
                 reply.headers.append(("Allow", "POST"))
                 return reply
-            return self.inspect(environ)
+            return self.inspect(received)
         match = protocol.ENVELOPE_PATH.match(path)
         if match is None:
             return Reply.json(404, {"error": "not_found"})
@@ -154,21 +175,15 @@ class RuntimeHost:
             return reply
         described["integration"] = match["name"]
         try:
-            return self.run(match["name"], environ, described)
+            return self.run(match["name"], received, described)
         except envelope.EnvelopeError as error:
             return Reply.json(error.status, error.body)
 
-    def inspect(self, environ) -> Reply:
+    def inspect(self, received) -> Reply:
         """``POST /inspect``: a signed bundle (the body) loaded once in the sandbox, and
         described (``inspection``) for the platform's publish to check against the manifest."""
         try:
-            body = envelope.read_body(environ, self.config.max_envelope_bytes)
-            envelope.authenticate(
-                body,
-                environ.get(envelope.SIGNATURE_ENVIRON),
-                self.config.signing_keys,
-                self.config.signature_tolerance,
-            )
+            body = received.body()
         except envelope.EnvelopeError as error:
             return Reply.json(error.status, error.body)
         try:
@@ -193,15 +208,8 @@ class RuntimeHost:
             self.inspections.release()
         return Reply.json(200, {protocol.DESCRIPTION: description}, outcome=protocol.OK)
 
-    def run(self, name: str, environ, described: dict) -> Reply:
-        body = envelope.read_body(environ, self.config.max_envelope_bytes)
-        envelope.authenticate(
-            body,
-            environ.get(envelope.SIGNATURE_ENVIRON),
-            self.config.signing_keys,
-            self.config.signature_tolerance,
-        )
-        received = envelope.parse(body, environ.get("CONTENT_TYPE", ""), name)
+    def run(self, name: str, request, described: dict) -> Reply:
+        received = request.envelope(name)
         described["event"] = received.event["type"]
         described["version"] = received.environment["integration"].get("version", "-")
         key = (name, received.bundle_hash)
@@ -305,6 +313,8 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description="Serve the integration runtime host.")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8100)
+    parser.add_argument("--socket", help="also serve frames on this Unix socket (unix://)")
+    parser.add_argument("--frames-port", type=int, help="also serve frames on this TCP port")
     options = parser.parse_args(argv)
     app = create_app()
     server = make_server(
@@ -314,19 +324,26 @@ def main(argv=None):
         server_class=ThreadingWSGIServer,
         handler_class=QuietRequestHandler,
     )
-
-    def stop(signum, frame):
-        raise SystemExit(0)
-
-    signal.signal(signal.SIGTERM, stop)
     logger.info("listening on http://%s:%s", options.host, server.server_port)
+    frames_tcp = None if options.frames_port is None else (options.host, options.frames_port)
     try:
-        server.serve_forever()
+        if options.socket or frames_tcp:
+            # HTTP (the fallback, and /health for operators) beside the frames' event loop,
+            # once the frames' sockets listen: a host that answers /health takes frames.
+            http = threading.Thread(target=server.serve_forever, daemon=True)
+            serve_frames(app, options.socket, frames_tcp, listening=http.start)
+        else:
+            signal.signal(signal.SIGTERM, _stop)
+            server.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
         server.server_close()
         app.close()
+
+
+def _stop(signum, frame):
+    raise SystemExit(0)
 
 
 if __name__ == "__main__":

@@ -63,9 +63,10 @@ def tracing_start(environ=os.environ) -> bool:
 
 
 @contextmanager
-def server_span(environ):
-    """The span of one request the host serves (WSGI ``environ``), continuing the caller's
-    trace from its ``traceparent`` header; nothing while tracing is off."""
+def server_span(method: str, path: str, carrier: dict):
+    """The span of one request the host serves, continuing the caller's trace from its
+    ``traceparent`` (``carrier``: the trace context's headers, by lower-case name); nothing
+    while tracing is off."""
     if not _state["on"]:
         yield None
         return
@@ -73,13 +74,7 @@ def server_span(environ):
     from opentelemetry.trace import SpanKind
     from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
-    carrier = {
-        name: environ[key]
-        for name, key in (("traceparent", "HTTP_TRACEPARENT"), ("tracestate", "HTTP_TRACESTATE"))
-        if key in environ
-    }
     parent = TraceContextTextMapPropagator().extract(carrier)
-    method, path = environ.get("REQUEST_METHOD", ""), environ.get("PATH_INFO", "")
     tracer = trace.get_tracer("docplatform.runtime")
     with tracer.start_as_current_span(
         f"{method} {path}",

@@ -505,7 +505,7 @@ def test_code_checks_at_once_are_bounded_and_the_rest_refused_as_busy(tmp_path, 
         RUNTIME_CALL_TIMEOUT="8",
         RUNTIME_STAGE_DIR=str(stage),
     )
-    settings.RUNTIME_URL = host.url
+    settings.RUNTIME_URL = host.frames_url
     slow = CodeBundle(
         script="main.py", files={"main.py": "import time\ntime.sleep(5)\nintegration = 1\n"}
     ).encode()

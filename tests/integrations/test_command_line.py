@@ -102,6 +102,33 @@ def test_runtime_host_starts_the_host_with_the_platforms_key(tmp_path):
         host.wait(timeout=10)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("scheme", ["unix", "tcp"])
+def test_runtime_host_serves_frames_where_runtime_url_says(tmp_path, scheme):
+    from integrations.runtime import frames
+
+    port, socket_path = free_port(), tmp_path / "runtime.sock"
+    url = f"unix://{socket_path}" if scheme == "unix" else f"tcp://127.0.0.1:{free_port()}"
+    host = subprocess.Popen(
+        [sys.executable, str(REPO / "manage.py"), "runtime_host", "--port", str(port)],
+        cwd=REPO,
+        env={**platform_env(RUNTIME_URL=url), "TMPDIR": str(tmp_path)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        wait_for_health(f"http://127.0.0.1:{port}", host)  # HTTP beside the frames
+        fields = [None] * frames.REQUEST_FIELDS
+        fields[frames.PATH] = b"/health"
+        for key, status in ((runtime_signing_key(), 200), ("not-the-platforms-key", 401)):
+            with frames.Connection(url, key, 5) as connection:
+                assert connection.call(fields, timeout=10, answer_limit=65536).status == status
+    finally:
+        host.terminate()
+        host.wait(timeout=10)
+    assert not socket_path.exists()  # removed on the way out
+
+
 def test_the_console_script_new_scaffolds_what_check_accepts(tmp_path):
     console = str(BIN / "docplatform-integration")
     # an author's shell: no platform settings, no login yet; the SDK under test

@@ -87,7 +87,7 @@ def configurations(properties: dict) -> dict:
 @pytest.fixture
 def completing_runtime(runtime_host, settings):
     """Envelopes go to the real runtime host; nothing here calls the platform back."""
-    settings.RUNTIME_URL = runtime_host.url
+    settings.RUNTIME_URL = runtime_host.frames_url
     return runtime_host
 
 

@@ -158,7 +158,7 @@ def test_a_runtime_host_killed_mid_stream_loses_no_event_and_no_later_call(
             host = RunningHost(key, tmp_path / f"host-{name}.log", **environment)
             stack.callback(host.stop)
             runtime_hosts.append(host)
-        runtime_url = ",".join(host.url for host in runtime_hosts)
+        runtime_url = ",".join(host.frames_url for host in runtime_hosts)
         settings.RUNTIME_URL = runtime_url
 
         manifest = minimal_manifest(
@@ -174,8 +174,9 @@ def test_a_runtime_host_killed_mid_stream_loses_no_event_and_no_later_call(
             space=space,
         )  # fmt: skip
         path = urlsplit(installation_public_endpoint(installation)).path + "/ping"
-        serving = rendezvous_order(version.bundle_hash, [host.url for host in runtime_hosts])[0]
-        victim = next(host for host in runtime_hosts if host.url == serving)
+        urls = [host.frames_url for host in runtime_hosts]
+        serving = rendezvous_order(version.bundle_hash, urls)[0]
+        victim = next(host for host in runtime_hosts if host.frames_url == serving)
 
         origins = [stack.enter_context(web_server(tmp_path, runtime_url)) for _ in range(2)]
         for name in ("worker-1", "worker-2"):

@@ -2,6 +2,7 @@
 probed again, and the client's transport (the next host only when nothing was sent, answers
 read to RUNTIME_MAX_ANSWER_MB at most)."""
 
+import os
 import socket
 import threading
 from collections import Counter
@@ -172,7 +173,7 @@ def key_first_on(url: str, urls: list[str]) -> str:
 
 
 def post(key: str) -> client.HostAnswer:
-    return client._post("/integrations/echo/v1", key, b"{}", "application/json")
+    return client._post("/integrations/echo/v1", key, client.Outgoing(body=b"{}"))
 
 
 @pytest.mark.slow
@@ -242,3 +243,36 @@ def test_the_default_limit_is_10_mb(settings, fresh_marks):
         assert failed.value.message == "the integration's answer is over 10 MB"
     finally:
         server.stop()
+
+
+@pytest.mark.slow
+def test_a_frames_host_that_refuses_is_skipped_and_the_call_goes_to_the_next(
+    settings, fresh_marks, runtime_host, tmp_path
+):
+    missing = f"unix://{tmp_path / 'no-host.sock'}"  # no socket: nothing reached it
+    settings.RUNTIME_URL = f"{missing},{runtime_host.frames_url}"
+    key = key_first_on(missing, [missing, runtime_host.frames_url])
+    answer = client._post("/health", key, client.Outgoing(body=b""))
+    assert (answer.host, answer.status_code) == (runtime_host.frames_url, 200)
+    assert fresh_marks.is_down(missing)
+
+
+@pytest.mark.slow
+def test_a_forked_child_opens_a_connection_of_its_own_and_leaves_its_parents(
+    settings, runtime_host
+):
+    settings.RUNTIME_URL = runtime_host.frames_url
+    parent = hosts.connection(runtime_host.frames_url)
+    assert hosts.healthy(runtime_host.frames_url)
+    child = os.fork()
+    if child == 0:  # the child: no pytest from here on
+        code = 1
+        try:
+            own = hosts.connection(runtime_host.frames_url)
+            code = 0 if own is not parent and hosts.healthy(runtime_host.frames_url) else 1
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert hosts.connection(runtime_host.frames_url) is parent and not parent.broken
+    assert hosts.healthy(runtime_host.frames_url)

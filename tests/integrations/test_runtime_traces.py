@@ -74,7 +74,7 @@ def host_spans(log: str) -> list[dict]:
 def test_an_events_trace_reaches_the_runtime_host(
     spans, tracing_host, settings, origins, publish, write_integration, org_admin, organization
 ):
-    settings.RUNTIME_URL = tracing_host.url
+    settings.RUNTIME_URL = tracing_host.frames_url
     root = write_integration(
         minimal_manifest(name="traced", script="main.py", scopes=["space:content:read"]),
         files={"main.py": SCRIPT},

@@ -208,7 +208,7 @@ def roomy_host(tmp_path_factory, settings, runtime):
         RUNTIME_CALL_TIMEOUT="10",
         RUNTIME_WORKERS_PER_VERSION="3",
     )
-    settings.RUNTIME_URL = host.url
+    settings.RUNTIME_URL = host.frames_url
     yield host
     host.stop()
 

@@ -24,17 +24,21 @@ def free_port() -> int:
 
 
 class RunningHost:
-    """``python -m integrations.runtime.host`` on a free port; its log goes to ``log_path`` and
-    its temporary directories beside it."""
+    """``python -m integrations.runtime.host`` on a free port (``url``, HTTP) and a Unix
+    socket beside its log (``frames_url``, frames: the platform's default in the tests); its
+    log goes to ``log_path`` and its temporary directories beside it."""
 
     def __init__(self, signing_key: str, log_path: Path, **environment: str):
         self.signing_key = signing_key
         self.log_path = log_path
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
+        self.socket_path = log_path.parent / "host.sock"
+        self.frames_url = f"unix://{self.socket_path}"
         self._log = log_path.open("wb")
+        command = [sys.executable, "-m", "integrations.runtime.host", "--port", str(self.port)]
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "integrations.runtime.host", "--port", str(self.port)],
+            [*command, "--socket", str(self.socket_path)],
             cwd=PROJECT_ROOT,
             env={
                 **os.environ,
@@ -45,7 +49,7 @@ class RunningHost:
             stdout=self._log,
             stderr=subprocess.STDOUT,
         )
-        wait_for_health(self.url, self.process)
+        wait_for_health(self.url, self.process)  # its socket listens by then
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")

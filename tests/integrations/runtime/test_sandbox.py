@@ -187,7 +187,7 @@ def sandboxed_host(request, tmp_path_factory):
 def intruder(sandboxed_host, origins, transactional_db, tmp_path):
     """The hostile integration, published and installed by another tenant's admin; and
     the secrets of the platform and of a victim tenant it must never see."""
-    settings.RUNTIME_URL = sandboxed_host.url
+    settings.RUNTIME_URL = sandboxed_host.frames_url
     attacker = MembershipFactory(
         organization=OrganizationFactory(subdomain="attackers"), role="admin"
     )

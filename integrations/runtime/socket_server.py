@@ -1,0 +1,180 @@
+"""The runtime host's frame server: the platform's persistent connections (``frames.py``) on a
+Unix socket and/or a TCP port, served by one asyncio event loop that reads and checks each
+frame and hands the request to the host's own ``serve`` (the one its HTTP application calls)
+on a thread of its pool; each answer goes back on its connection as it comes, so calls
+on one connection never wait for one another.
+
+A connection's requests are trusted as ``frames.Verifier`` says; one that is not (a forged,
+stale or replayed frame, a malformed one) is answered and the connection closed, and the
+calls of that connection still running are answered to no one. A frame over the envelope
+size limit is answered 413 and its bytes skipped, the connection kept.
+"""
+
+import asyncio
+import contextlib
+import functools
+import logging
+import os
+import signal
+import stat
+from concurrent.futures import Future, ThreadPoolExecutor
+
+from . import frames, protocol
+from .envelope import check_parts
+from .replies import Reply
+
+logger = logging.getLogger("integrations.runtime")
+
+#: Calls served at once per host process (threads waiting on workers): as the HTTP server's.
+THREADS = 48
+#: Bytes of a frame beyond its parts (its head, the fields' lengths, the path and trace).
+FRAME_OVERHEAD = 64 * 1024
+#: Bytes skipped at a time from a frame over the limit.
+SKIP_CHUNK = 256 * 1024
+
+PARTS = (
+    (protocol.EVENT_PART, frames.EVENT),
+    (protocol.ENVIRONMENT_PART, frames.ENVIRONMENT),
+    (protocol.FETCH_BODY_PART, frames.FETCH_BODY),
+    (protocol.BUNDLE_PART, frames.BUNDLE),
+)
+
+
+class FrameRequest:
+    """A verified frame's body or envelope (``host.route`` asks for the one its path wants)."""
+
+    def __init__(self, request: frames.Request):
+        self.request = request
+
+    def body(self) -> bytes:
+        return self.request.fields[frames.BODY] or b""
+
+    def envelope(self, integration_name: str):
+        fields = self.request.fields
+        parts = {name: fields[position] for name, position in PARTS if fields[position] is not None}
+        return check_parts(parts, integration_name)
+
+
+def answer_frame(call_id: int, reply: Reply) -> bytes:
+    headers = [*reply.headers, (protocol.OUTCOME_HEADER, reply.outcome), *reply.log_headers()]
+    return frames.encode_answer(call_id, reply.status, headers, reply.body)
+
+
+class FrameServer:
+    """Serves ``app`` (a ``host.RuntimeHost``) to frame connections."""
+
+    def __init__(self, app, threads: int = THREADS):
+        self.app = app
+        self.limit = app.config.max_envelope_bytes + FRAME_OVERHEAD
+        self.executor = ThreadPoolExecutor(threads, thread_name_prefix="runtime-frames")
+
+    def serve(self, request: frames.Request) -> bytes:
+        """One verified request, on a thread of the pool: its answer frame."""
+        path = request.text(frames.PATH)
+        method = "GET" if path == protocol.HEALTH_PATH else "POST"
+        carrier = {
+            name: request.text(position)
+            for name, position in (
+                ("traceparent", frames.TRACEPARENT),
+                ("tracestate", frames.TRACESTATE),
+            )
+            if request.fields[position] is not None
+        }
+        reply = self.app.serve(method, path, FrameRequest(request), carrier)
+        return answer_frame(request.call_id, reply)
+
+    async def connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
+        nonce = frames.new_nonce()
+        writer.write(frames.HELLO + nonce)
+        config = self.app.config
+        verifier = frames.Verifier(config.signing_keys, config.signature_tolerance, nonce)
+        loop = asyncio.get_running_loop()
+        try:
+            while True:
+                try:
+                    head = await reader.readexactly(8)  # the length and the call id
+                except (asyncio.IncompleteReadError, ConnectionError):
+                    break  # closed, between frames or within one: nothing of it runs
+                (length,) = frames.LENGTH.unpack_from(head)
+                if length > self.limit:
+                    too_large = Reply.json(413, frames.too_large(config.max_envelope_bytes))
+                    writer.write(answer_frame(frames.call_id_of(head[4:]), too_large))
+                    await _skip(reader, length - 4)
+                    continue
+                try:
+                    frame = head[4:] + await reader.readexactly(max(length - 4, 0))
+                    request = verifier.open(frame)
+                except (asyncio.IncompleteReadError, ConnectionError):
+                    break
+                except frames.Refused as refused:
+                    reply = Reply.json(refused.status, refused.body)
+                    writer.write(answer_frame(refused.call_id, reply))
+                    logger.warning("frames: a request refused (%s)", refused)
+                    break
+                served = loop.run_in_executor(self.executor, self.serve, request)
+                served.add_done_callback(functools.partial(_send, writer, request.call_id))
+        finally:
+            with contextlib.suppress(ConnectionError):
+                await writer.drain()
+            writer.close()
+
+    async def start(self, unix_path: str | None, tcp: tuple[str, int] | None) -> list:
+        servers = []
+        if unix_path:
+            _remove_stale_socket(unix_path)
+            server = await asyncio.start_unix_server(self.connection, path=unix_path)
+            os.chmod(unix_path, 0o660)
+            servers.append(server)
+            logger.info("frames on unix://%s", unix_path)
+        if tcp:
+            server = await asyncio.start_server(self.connection, tcp[0], tcp[1])
+            servers.append(server)
+            logger.info("frames on tcp://%s:%s", tcp[0], server.sockets[0].getsockname()[1])
+        return servers
+
+
+def _send(writer: asyncio.StreamWriter, call_id: int, served: Future):
+    if writer.is_closing():
+        return  # the connection ended while the call ran: its caller has failed it
+    try:
+        frame = served.result()
+    except Exception:
+        logger.exception("runtime host: unexpected error")
+        frame = answer_frame(call_id, Reply.json(500, {"error": protocol.RUNTIME_ERROR}))
+    writer.write(frame)
+
+
+async def _skip(reader: asyncio.StreamReader, remaining: int):
+    while remaining > 0:
+        data = await reader.read(min(remaining, SKIP_CHUNK))
+        if not data:
+            return
+        remaining -= len(data)
+
+
+def _remove_stale_socket(path: str):
+    """A socket file left by an earlier host (a bind over it fails); anything else stays."""
+    with contextlib.suppress(FileNotFoundError):
+        if stat.S_ISSOCK(os.stat(path).st_mode):
+            os.unlink(path)
+
+
+def serve_frames(app, unix_path: str | None, tcp: tuple[str, int] | None, listening=None):
+    """Serve frames until SIGTERM or Ctrl-C (the calling thread runs the event loop);
+    ``listening`` is called once the sockets take connections."""
+
+    async def run():
+        stopping = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, stopping.set)
+        servers = await FrameServer(app).start(unix_path, tcp)
+        if listening is not None:
+            listening()
+        await stopping.wait()
+        for server in servers:
+            server.close()
+        if unix_path:
+            _remove_stale_socket(unix_path)
+
+    asyncio.run(run())
