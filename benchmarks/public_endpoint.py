@@ -239,7 +239,6 @@ def main():
         help="how the web servers reach the runtime host: frames on a Unix socket (the "
         "host's event loop) or HTTP (the host under gunicorn)",
     )
-    parser.add_argument("--database", default=DATABASE, help="its name (test_ is prefixed)")
     args = parser.parse_args()
     timeout = args.timeout or 3 * args.rounds * args.seconds + 720
     signal.signal(signal.SIGTERM, _stop)
