@@ -174,32 +174,11 @@ class Schedule:
 
     # --- ended attempts in ----------------------------------------------------------------
 
-    def attempt_ended(
-        self, entry: Entry, slot: Any, attempt: Any, *, passable: bool, room: Callable
-    ) -> Entry | None:
-        """``entry``'s attempt ended (``attempt`` None: a fault of ours). When its slot may
-        be passed on, the job it goes to, now in flight (``next_waiting``); else the slot
-        ends with the attempt."""
+    def attempt_ended(self, entry: Entry, slot: Any, attempt: Any) -> None:
+        """``entry``'s attempt ended (``attempt`` None: a fault of ours); its slot goes back
+        with it to the drain's thread."""
         self.in_flight.pop(id(entry), None)
-        following = self.next_waiting(entry, room) if passable else None
-        self.finished.append((entry, None if following is not None else slot, attempt))
-        return following
-
-    def next_waiting(self, ended: Entry, room: Callable[[str], bool]) -> Entry | None:
-        """The first job waiting for the ended job's receiver, now in flight, if it is one of
-        the same endpoint and the receiver has ``room``. One of another endpoint, waiting for
-        that receiver's room (not for its endpoint's limits), goes first, at the next
-        dispatch: the receiver's room goes in claim order."""
-        for index, entry in enumerate(self.waiting):
-            same = entry.endpoint == ended.endpoint
-            if entry.receiver != ended.receiver or (not same and entry.key in self.holds):
-                continue
-            if not same or not room(entry.receiver):
-                return None
-            del self.waiting[index]
-            self._sent(entry)
-            return entry
-        return None
+        self.finished.append((entry, slot, attempt))
 
     def take_finished(self) -> list[tuple[Entry, Any, Any]]:
         finished, self.finished = self.finished, []

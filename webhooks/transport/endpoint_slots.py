@@ -2,16 +2,15 @@
 store (``limit_stores``), which never stops a drain: a store that does not answer holds
 deliveries back (``STORE_DOWN``) rather than break a limit.
 
-**Passing a slot on.** A slot whose attempt ended goes straight to the drain's next delivery
-to the same endpoint, without asking the store (in the sender thread that made the POST, or
-at the drain's next dispatch: ``webhooks.services.drain``), while its lease outlives another
-attempt (taken less than ``PASS_SECONDS`` ago), the endpoint has no rate limit (each POST
-spends a token of the bucket) and the drain holds no more than its share (all of
-``max_in_flight`` when its last acquisition found nobody else waiting; its fair share
-otherwise: ``limits.fair_count``); otherwise it is given back. A fast receiver's POSTs then
-cost the store nothing: asking for a slot again for each one kept the slot idle for a round
-trip and a turn of the drain each time (benchmarks/RESULTS.md, "Issue 23"). While the drain
-holds its share, the store is asked for more only every ``REFRESH_SECONDS``.
+**Passing a slot on.** A slot whose attempt ended goes to the drain's next delivery to the
+same endpoint at its next dispatch (``webhooks.services.drain``), without asking the store,
+while its lease outlives another attempt (taken less than ``PASS_SECONDS`` ago), the endpoint
+has no rate limit (each POST spends a token of the bucket) and the drain holds no more than
+its share (all of ``max_in_flight`` when its last acquisition found nobody else waiting; its
+fair share otherwise: ``limits.fair_count``); otherwise it is given back. A fast receiver's
+POSTs then cost the store nothing: asking for a slot again for each one kept the slot idle
+for a round trip each time (benchmarks/RESULTS.md, "Issue 23"). While the drain holds its
+share, the store is asked for more only every ``REFRESH_SECONDS``.
 """
 
 import logging
@@ -82,9 +81,8 @@ class Slot:
 
 class DrainSlots:
     """The slots one drain holds, by endpoint: ``take`` them for deliveries, ``ended`` when
-    an attempt ends, ``give_back_unused`` after each turn (the drain's thread); ``may_pass``,
-    ``passed`` and ``pause`` (its sender threads too). ``clock``: the drain's monotonic
-    clock."""
+    an attempt ends, ``give_back_unused`` after each turn (the drain's thread); ``pause`` (its
+    sender threads too). ``clock``: the drain's monotonic clock."""
 
     def __init__(self, clock=time.monotonic):
         self.clock = clock
@@ -134,10 +132,6 @@ class DrainSlots:
             paused_until=self.paused_until.get(endpoint, -math.inf),
             young_for=PASS_SECONDS,
         )
-
-    def passed(self, endpoint) -> None:
-        """A slot of ``endpoint`` went straight to the drain's next POST to it."""
-        self.granted_at[endpoint] = self.clock()
 
     def ended(self, endpoint, slot: Slot) -> None:
         self.returned[endpoint].append(slot)
