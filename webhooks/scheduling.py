@@ -24,13 +24,11 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Timing:
-    """The drain's waits (seconds) and its window (deliveries)."""
+    """The drain's waits (seconds)."""
 
     poll: float  # how long it waits for an attempt to end before it claims again
-    settle_linger: float  # how long an ended attempt waits to be settled with others
     slot_wait: float  # how long a job waits for a slot before it is postponed
     held_poll: float  # how often it asks again for what the limits held back
-    batch: int  # ended attempts settled at once, at most before the linger
 
 
 @dataclass(eq=False)
@@ -89,8 +87,7 @@ class Schedule:
         self.in_flight: dict[int, Entry] = {}  # by id(entry)
         self.holds: dict[Hashable, Hold] = {}  # held back by their endpoint's limits, by key
         self.finished: list[tuple[Entry, Any, Any]] = []  # (entry, slot to end, attempt)
-        self.ended: list = []  # the caller's ended attempts, to settle together
-        self.ended_since = 0.0
+        self.ended: list = []  # the caller's ended attempts, to settle
         self.postponed_until = -math.inf  # when the last job postponed comes due
 
     # --- what the drain holds -----------------------------------------------------------
@@ -116,8 +113,6 @@ class Schedule:
         if not self.busy(now) and not postponed:
             return 0.0
         wakes = [now + self.timing.poll]
-        if self.ended:
-            wakes.append(self.ended_since + self.timing.settle_linger)
         if self.waiting:
             wakes.append(min(entry.since for entry in self.waiting) + self.timing.slot_wait)
         if self.holds:
@@ -184,19 +179,9 @@ class Schedule:
         finished, self.finished = self.finished, []
         return finished
 
-    def ended_now(self, result: Any, now: float) -> None:
-        """An attempt ended (``result`` is the caller's), to settle with those that follow."""
-        if not self.ended:
-            self.ended_since = now
+    def ended_now(self, result: Any) -> None:
+        """An attempt ended (``result`` is the caller's), to settle at the drain's turn."""
         self.ended.append(result)
-
-    def settle_due(self, now: float) -> bool:
-        """Whether to settle what ended: a batch, the linger past, or nothing in flight."""
-        return bool(self.ended) and (
-            len(self.ended) >= self.timing.batch
-            or self.ended_since + self.timing.settle_linger <= now
-            or not self.in_flight
-        )
 
     def take_ended(self) -> list:
         ended, self.ended = self.ended, []

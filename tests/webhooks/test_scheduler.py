@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from webhooks.scheduling import Entry, Hold, Schedule, Timing, assign, may_pass
 from webhooks.transport.limits import WAITER_SECONDS, Grant, fair_count
 
-TIMING = Timing(poll=0.05, settle_linger=0.05, slot_wait=0.1, held_poll=0.005, batch=25)
+TIMING = Timing(poll=0.05, slot_wait=0.1, held_poll=0.005)
 FAST, SLOW = "fast.example:443", "slow.example:443"
 
 
@@ -117,15 +117,14 @@ class Play:
         for entry, slot, _ in self.schedule.take_finished():
             if slot is not None:
                 self.store.release(self.name, entry.endpoint)
-            self.schedule.ended_now(entry.key, self.now)
+            self.schedule.ended_now(entry.key)
         self.dispatch()
         for entry, hold in self.schedule.overdue(self.now):
             self.postponed.append((self.now, entry.key, hold))
             delay = max(hold.wait if hold else 0.0, self.durations[entry.receiver])
             self.comeback.append((self.now + delay, entry.key, entry.endpoint, entry.receiver))
             self.schedule.postponed(self.now, delay)
-        if self.schedule.settle_due(self.now):
-            self.settled += [(self.now, key) for key in self.schedule.take_ended()]
+        self.settled += [(self.now, key) for key in self.schedule.take_ended()]
 
     def next_event(self) -> float:
         wake = self.now + self.schedule.idle_wait(self.now, postponed=bool(self.comeback))
@@ -285,24 +284,16 @@ def test_two_drains_share_an_endpoint_fairly():
     assert rounds[0] == rounds[1] == {round(0.05 * n, 3): 2 for n in range(1, 11)}
 
 
-def test_settling_waits_for_a_batch_the_linger_or_nothing_in_flight():
-    schedule = Schedule(
-        Timing(poll=0.05, settle_linger=0.05, slot_wait=0.1, held_poll=0.005, batch=3)
-    )
-    schedule.arrive(0.0, [(None, key, "a", FAST) for key in range(4)])
+def test_an_ended_attempt_is_held_until_the_drains_turn_settles_it():
+    schedule = Schedule(TIMING)
+    schedule.arrive(0.0, [(None, key, "a", FAST) for key in range(3)])
     schedule.dispatched(schedule.take_ready(lambda receiver: True)["a"], [], {})
-    first, second, third, _ = list(schedule.in_flight.values())
+    first, second, _ = list(schedule.in_flight.values())
     for entry in (first, second):
         schedule.attempt_ended(entry, None, "ok")
+    assert sorted(schedule.attempting()) == [0, 1, 2]  # ended, not settled: not claimed again
     for entry, _, _ in schedule.take_finished():
-        schedule.ended_now(entry.key, 1.0)
-    assert sorted(schedule.attempting()) == [2, 3]  # in flight; the ended are the caller's
-    assert not schedule.settle_due(1.04)  # two in flight still: wait for more
-    assert math.isclose(schedule.idle_wait(1.0, postponed=False), 0.05)
-    assert schedule.settle_due(1.05)  # the linger is past
-    schedule.attempt_ended(third, None, "ok")
-    schedule.take_finished()
-    schedule.ended_now(third.key, 1.01)
-    assert schedule.settle_due(1.01)  # a batch
-    assert schedule.take_ended() == [0, 1, 2]
-    assert not schedule.settle_due(2.0) and schedule.busy(2.0)  # one still in flight
+        schedule.ended_now(entry.key)
+    assert sorted(schedule.attempting()) == [2]  # in flight; the ended are the caller's
+    assert schedule.take_ended() == [0, 1]
+    assert schedule.busy(2.0)  # one still in flight

@@ -36,8 +36,6 @@ logger = logging.getLogger(__name__)
 #: How long a drain with POSTs in flight and nothing more to claim waits for one to end
 #: before it claims again (what committed meanwhile joins it within this time).
 DRAIN_POLL_SECONDS = 0.05
-#: How long an ended attempt may wait to be settled with others that end about together.
-SETTLE_LINGER_SECONDS = 0.05
 #: How long a claimed delivery waits in the drain for a slot of its receiver before it is
 #: postponed (its receiver is slow: it must not take the room of others).
 SLOT_WAIT_SECONDS = 0.1
@@ -47,9 +45,9 @@ HELD_POLL_SECONDS = 0.005
 
 
 def longest_hold() -> float:
-    """The longest a drain holds a delivery it claimed: a wait for its receiver's slot, the
-    attempt to its deadline (connecting included), then the wait to settle with others."""
-    return SLOT_WAIT_SECONDS + settings.WEBHOOK_RESPONSE_TIMEOUT + SETTLE_LINGER_SECONDS
+    """The longest a drain holds a delivery it claimed: a wait for its receiver's slot, then
+    the attempt to its deadline (connecting included)."""
+    return SLOT_WAIT_SECONDS + settings.WEBHOOK_RESPONSE_TIMEOUT
 
 
 def request_body(delivery: Delivery) -> bytes:
@@ -92,11 +90,7 @@ class Drain:
         self.lock = threading.Lock()
         self.reported = threading.Event()  # set when an attempt ended
         timing = Timing(
-            poll=DRAIN_POLL_SECONDS,
-            settle_linger=SETTLE_LINGER_SECONDS,
-            slot_wait=SLOT_WAIT_SECONDS,
-            held_poll=HELD_POLL_SECONDS,
-            batch=settings.WEBHOOK_BATCH_SIZE,
+            poll=DRAIN_POLL_SECONDS, slot_wait=SLOT_WAIT_SECONDS, held_poll=HELD_POLL_SECONDS
         )
         self.schedule = Schedule(timing)  # shared with the sender threads, under ``lock``
         self.postponed: list[Delivery] = []
@@ -152,7 +146,7 @@ class Drain:
         arrived = []
         for job in _jobs(deliveries, self.targets):
             if job.receiver is None:
-                self.schedule.ended_now((job.delivery, job.run()), now)
+                self.schedule.ended_now((job.delivery, job.run()))
             else:
                 arrived.append((job, job.delivery.pk, _endpoint(job), job.receiver))
         with self.lock:
@@ -162,7 +156,7 @@ class Drain:
     def step(self, *, wait: float) -> None:
         """Take the attempts that ended (waiting up to ``wait`` seconds for one), give their
         slots to waiting deliveries, postpone those that waited too long, and settle what
-        ended once enough did, or a moment after the first."""
+        ended (those that ended together, together)."""
         if wait > 0:
             if self.schedule.in_flight:
                 self.reported.wait(wait)
@@ -176,11 +170,10 @@ class Drain:
             if slot is not None:
                 self.endpoint_slots.ended(entry.endpoint, slot)
             if attempt is not None:
-                self.schedule.ended_now((entry.job.delivery, attempt), now)
+                self.schedule.ended_now((entry.job.delivery, attempt))
         self._dispatch()
         self._postpone_overdue(now)
-        if self.schedule.settle_due(now):
-            outcomes.settle(self.schedule.take_ended())
+        outcomes.settle(self.schedule.take_ended())
 
     def idle_wait(self) -> float:
         """How long the drain may wait for an attempt to end before it has to act (claim,
