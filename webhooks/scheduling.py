@@ -28,7 +28,6 @@ class Timing:
 
     poll: float  # how long it waits for an attempt to end before it claims again
     slot_wait: float  # how long a job waits for a slot before it is postponed
-    held_poll: float  # how often it asks again for what the limits held back
 
 
 @dataclass(eq=False)
@@ -115,8 +114,6 @@ class Schedule:
         wakes = [now + self.timing.poll]
         if self.waiting:
             wakes.append(min(entry.since for entry in self.waiting) + self.timing.slot_wait)
-        if self.holds:
-            wakes.append(now + self.timing.held_poll)
         return max(0.0, min(wakes) - now)
 
     # --- claimed jobs in, jobs to send out ----------------------------------------------

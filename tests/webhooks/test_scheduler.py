@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from webhooks.scheduling import Entry, Hold, Schedule, Timing, assign, may_pass
 from webhooks.transport.limits import WAITER_SECONDS, Grant, fair_count
 
-TIMING = Timing(poll=0.05, slot_wait=0.1, held_poll=0.005)
+TIMING = Timing(poll=0.05, slot_wait=0.1)
 FAST, SLOW = "fast.example:443", "slow.example:443"
 
 
@@ -218,7 +218,7 @@ def test_a_long_hold_is_postponed_at_once_and_a_short_one_waits_from_the_last_gr
     schedule.dispatched([], held, granted_at={"full": 0.08})
     assert schedule.idle_wait(0.0, postponed=False) == 0.0  # the long hold: at once
     assert [(entry.key, hold.wait) for entry, hold in schedule.overdue(0.0)] == [(1, 30.0)]
-    assert schedule.idle_wait(0.0, postponed=False) == TIMING.held_poll  # asks again soon
+    assert schedule.idle_wait(0.0, postponed=False) == TIMING.poll  # asks again at its poll
     assert schedule.overdue(0.17) == []  # 0.1 s from the grant at 0.08, not from 0.0
     assert [entry.key for entry, _ in schedule.overdue(0.18)] == [2]
 

@@ -39,9 +39,6 @@ DRAIN_POLL_SECONDS = 0.05
 #: How long a claimed delivery waits in the drain for a slot of its receiver before it is
 #: postponed (its receiver is slow: it must not take the room of others).
 SLOT_WAIT_SECONDS = 0.1
-#: How often a drain holding deliveries its endpoints' limits held back asks again: slots
-#: other workers give back are taken within this time, not a poll later.
-HELD_POLL_SECONDS = 0.005
 
 
 def longest_hold() -> float:
@@ -89,9 +86,7 @@ class Drain:
         self.endpoint_slots = DrainSlots(clock=clock)  # of its endpoints' limits
         self.lock = threading.Lock()
         self.reported = threading.Event()  # set when an attempt ended
-        timing = Timing(
-            poll=DRAIN_POLL_SECONDS, slot_wait=SLOT_WAIT_SECONDS, held_poll=HELD_POLL_SECONDS
-        )
+        timing = Timing(poll=DRAIN_POLL_SECONDS, slot_wait=SLOT_WAIT_SECONDS)
         self.schedule = Schedule(timing)  # shared with the sender threads, under ``lock``
         self.postponed: list[Delivery] = []
         self.reclaimed = 0  # claims of deliveries it had postponed
