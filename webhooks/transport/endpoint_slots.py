@@ -9,8 +9,7 @@ has no rate limit (each POST spends a token of the bucket) and the drain holds n
 its share (all of ``max_in_flight`` when its last acquisition found nobody else waiting; its
 fair share otherwise: ``limits.fair_count``); otherwise it is given back. A fast receiver's
 POSTs then cost the store nothing: asking for a slot again for each one kept the slot idle
-for a round trip each time (benchmarks/RESULTS.md, "Issue 23"). While the drain holds its
-share, the store is asked for more only every ``REFRESH_SECONDS``.
+for a round trip each time (benchmarks/RESULTS.md, "Issue 23").
 """
 
 import logging
@@ -22,7 +21,6 @@ from dataclasses import dataclass
 from ..scheduling import may_pass
 from .limit_stores import store
 from .limits import (
-    IN_FLIGHT,
     LEASE_MARGIN,
     PAUSED,
     STORE_DOWN,
@@ -37,10 +35,6 @@ logger = logging.getLogger(__name__)
 #: A slot is passed on while younger than this (seconds): its lease, taken for one attempt
 #: and ``LEASE_MARGIN``, still outlives another whole attempt.
 PASS_SECONDS = LEASE_MARGIN / 2
-#: How often a drain that holds its share of an endpoint's slots asks the store for more,
-#: which tells it whether other drains wait (seconds): it holds more than its new share no
-#: longer than this and its POSTs then.
-REFRESH_SECONDS = 0.1
 
 
 def acquire(endpoint: str, limits: Limits, count: int, *, holder: str) -> Grant:
@@ -91,25 +85,18 @@ class DrainSlots:
         self.held: dict[str, int] = defaultdict(int)  # slots taken and not given back
         self.shares: dict[str, int] = {}  # the most it may hold, as its last grant said
         self.granted_at: dict[str, float] = {}  # when it last got a slot of the endpoint
-        self.asked_at: dict[str, float] = defaultdict(lambda: -math.inf)  # the store, last
         self.paused_until: dict[str, float] = {}  # as its receiver asked (429 Retry-After)
 
     def take(self, endpoint, limits: Limits, count: int) -> tuple[list[Slot], Grant]:
-        """Up to ``count`` slots of ``endpoint``: those passed on first, then the store's;
-        the grant says why the rest are held back. While the drain holds its share the store
-        would grant nothing: it is asked only every ``REFRESH_SECONDS``, to learn whether
-        others wait (its share, then, is less)."""
+        """Up to ``count`` slots of ``endpoint``: those passed on first, then the store's
+        (which also tells whether other drains wait: the drain's share); the grant says why
+        the rest are held back."""
         now = self.clock()
         returned = self.returned.pop(endpoint, [])
         passed = [slot for slot in returned if self.may_pass(endpoint, limits, slot)][:count]
         self.returned[endpoint] = [slot for slot in returned if slot not in passed]
-        share = min(self.shares.get(endpoint, limits.max_in_flight), limits.max_in_flight)
-        at_share = share <= self.held[endpoint]
         grant = Grant([])
-        if count > len(passed) and at_share and now < self.asked_at[endpoint] + REFRESH_SECONDS:
-            grant = Grant([], IN_FLIGHT)
-        elif count > len(passed):
-            self.asked_at[endpoint] = now
+        if count > len(passed):
             grant = acquire(endpoint, limits, count - len(passed), holder=self.holder)
             self.held[endpoint] += len(grant.leases)
             self.shares[endpoint] = grant.share(limits)
