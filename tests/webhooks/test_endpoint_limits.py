@@ -393,7 +393,7 @@ def test_a_drain_passes_its_slots_on_within_its_share(store):
     assert not a.may_pass(endpoint, ten, taken[5])
     assert b.take(endpoint, ten, 1)[1].held == limits.PAUSED
     assert not any(b.may_pass(endpoint, ten, slot) for slot in b_taken)
-    time.sleep(0.2)
+    time.sleep(0.3)  # the pause is over
     assert a.may_pass(endpoint, ten, taken[5])
 
 
