@@ -36,9 +36,11 @@ phases 1 and 2. ``--profile DIR`` records each worker with py-spy during those p
         [--concurrency 8] [--steady-events 400] [--steady-rate 20] [--contenders bare,ours,peer]
 
 Needs PostgreSQL (``--postgres``, trust auth) and Redis (``--redis``) on 127.0.0.1. It creates
-and drops its databases (``test_bench_webhook_ours``, ``bench_webhook_peer``), uses two Redis
-database numbers that must be empty (``--redis-dbs``) and empties them at the end, and stops
-every process it started, also on Ctrl-C or an error. Requests go only to 127.0.0.1.
+and drops its databases (``test_bench_webhook_ours``, ``bench_webhook_peer``; each name after
+``--database-prefix``, so that runs beside others keep apart), uses two Redis database numbers
+that must be empty (``--redis-dbs``) and empties them at the end, and stops every process it
+started, also on Ctrl-C or an error. Requests go only to 127.0.0.1. The Celery workers are
+those of the Python that runs it (``.venv/bin/celery`` for ``.venv/bin/python``).
 """
 
 import argparse
@@ -72,7 +74,7 @@ from firing import fire_schedule
 PEER_DIR = HERE / "peer_django_webhook"
 PEER_VENV = HERE / ".venv-peer"
 PEER_REQUIREMENTS = ["django<6", "celery[redis]", "psycopg[binary]", "django-webhook==0.0.15"]
-OURS_DATABASE = "bench_webhook_ours"  # create_test_db() makes test_bench_webhook_ours
+OURS_DATABASE = "test_bench_webhook_ours"  # made by create_test_db(), after the prefix
 PEER_DATABASE = "bench_webhook_peer"
 TOOLS_VENV = HERE / ".venv-tools"  # py-spy, for --profile
 #: The share of the bare client's delivery rate ours must reach, per Celery pool (issue 12).
@@ -343,7 +345,7 @@ class Ours(Contender):
             "DATABASE_URL": _database_url(self.args.postgres, connection.settings_dict["NAME"]),
             "CELERY_BROKER_URL": self.broker_url,
         }
-        command = [str(ROOT / ".venv" / "bin" / "celery"), "-A", "docplatform", "worker"]
+        command = [str(Path(sys.executable).parent / "celery"), "-A", "docplatform", "worker"]
         command += ["-Q", OUR_QUEUES, *_worker_options(self.args, self.pool)]
         self.worker = start_process(
             self.stack, command, name="ours-worker", logs=self.logs, env=env, cwd=ROOT
@@ -494,9 +496,10 @@ class Peer(Contender):
         self.stack, self.logs, self.args = stack, logs, args
         self.receiver, self.payload = receiver, payload
         self.python = str(PEER_VENV / "bin" / "python")
+        self.database = args.database_prefix + PEER_DATABASE
         self.env = {
             "PATH": os.environ.get("PATH", ""),
-            "PEER_DATABASE_URL": _database_url(args.postgres, PEER_DATABASE),
+            "PEER_DATABASE_URL": _database_url(args.postgres, self.database),
             "CELERY_BROKER_URL": _redis_url(args.redis, args.redis_dbs[1]),
             "PYTHONUNBUFFERED": "1",
         }
@@ -504,8 +507,8 @@ class Peer(Contender):
         self.queue = "celery"
 
     def start(self) -> None:
-        recreate_database(self.args.postgres, PEER_DATABASE)
-        self.stack.callback(recreate_database, self.args.postgres, PEER_DATABASE, drop_only=True)
+        recreate_database(self.args.postgres, self.database)
+        self.stack.callback(recreate_database, self.args.postgres, self.database, drop_only=True)
         self._run("manage.py", "migrate", "--no-input")
         self._run("bench_driver.py", "setup", f"--url={self.receiver.url}", "--secret=" + "k" * 43)
         command = [str(PEER_VENV / "bin" / "celery"), "-A", "peer_project", "worker"]
@@ -849,7 +852,8 @@ def production_keys() -> None:
 
 def setup_django(stack: ExitStack, args) -> None:
     """Our settings from the environment, then a database of the benchmark's own."""
-    os.environ["DATABASE_URL"] = _database_url(args.postgres, OURS_DATABASE)
+    database = args.database_prefix + OURS_DATABASE
+    os.environ["DATABASE_URL"] = _database_url(args.postgres, database)
     os.environ["CELERY_BROKER_URL"] = _redis_url(args.redis, args.redis_dbs[0])
     os.environ["WEBHOOK_ALLOWED_NETWORKS"] = "127.0.0.0/8"
     os.environ["LOG_LEVEL"] = "WARNING"
@@ -862,8 +866,8 @@ def setup_django(stack: ExitStack, args) -> None:
     del os.environ["CELERY_BROKER_URL"]
     from django.db import connection, connections
 
-    test_name = connection.creation._get_test_db_name()
-    stack.callback(recreate_database, args.postgres, test_name, drop_only=True)
+    connection.settings_dict["TEST"]["NAME"] = database
+    stack.callback(recreate_database, args.postgres, database, drop_only=True)
     stack.callback(connections.close_all)
     connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
 
@@ -894,6 +898,11 @@ def parse_args(argv=None):
         type=lambda value: [int(n) for n in value.split(",")],
         default=[12, 13],
         help="two empty Redis database numbers: ours,peer",
+    )
+    parser.add_argument(
+        "--database-prefix",
+        default="",
+        help="before the names of the PostgreSQL databases it creates and drops",
     )
     parser.add_argument("--keep-logs", action="store_true", help="keep the processes' logs")
     parser.add_argument(

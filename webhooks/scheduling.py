@@ -24,13 +24,10 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Timing:
-    """The drain's waits (seconds) and its window (deliveries)."""
+    """The drain's waits (seconds)."""
 
     poll: float  # how long it waits for an attempt to end before it claims again
-    settle_linger: float  # how long an ended attempt waits to be settled with others
     slot_wait: float  # how long a job waits for a slot before it is postponed
-    held_poll: float  # how often it asks again for what the limits held back
-    batch: int  # ended attempts settled at once, at most before the linger
 
 
 @dataclass(eq=False)
@@ -89,8 +86,7 @@ class Schedule:
         self.in_flight: dict[int, Entry] = {}  # by id(entry)
         self.holds: dict[Hashable, Hold] = {}  # held back by their endpoint's limits, by key
         self.finished: list[tuple[Entry, Any, Any]] = []  # (entry, slot to end, attempt)
-        self.ended: list = []  # the caller's ended attempts, to settle together
-        self.ended_since = 0.0
+        self.ended: list = []  # the caller's ended attempts, to settle
         self.postponed_until = -math.inf  # when the last job postponed comes due
 
     # --- what the drain holds -----------------------------------------------------------
@@ -116,12 +112,8 @@ class Schedule:
         if not self.busy(now) and not postponed:
             return 0.0
         wakes = [now + self.timing.poll]
-        if self.ended:
-            wakes.append(self.ended_since + self.timing.settle_linger)
         if self.waiting:
             wakes.append(min(entry.since for entry in self.waiting) + self.timing.slot_wait)
-        if self.holds:
-            wakes.append(now + self.timing.held_poll)
         return max(0.0, min(wakes) - now)
 
     # --- claimed jobs in, jobs to send out ----------------------------------------------
@@ -174,50 +166,19 @@ class Schedule:
 
     # --- ended attempts in ----------------------------------------------------------------
 
-    def attempt_ended(
-        self, entry: Entry, slot: Any, attempt: Any, *, passable: bool, room: Callable
-    ) -> Entry | None:
-        """``entry``'s attempt ended (``attempt`` None: a fault of ours). When its slot may
-        be passed on, the job it goes to, now in flight (``next_waiting``); else the slot
-        ends with the attempt."""
+    def attempt_ended(self, entry: Entry, slot: Any, attempt: Any) -> None:
+        """``entry``'s attempt ended (``attempt`` None: a fault of ours); its slot goes back
+        with it to the drain's thread."""
         self.in_flight.pop(id(entry), None)
-        following = self.next_waiting(entry, room) if passable else None
-        self.finished.append((entry, None if following is not None else slot, attempt))
-        return following
-
-    def next_waiting(self, ended: Entry, room: Callable[[str], bool]) -> Entry | None:
-        """The first job waiting for the ended job's receiver, now in flight, if it is one of
-        the same endpoint and the receiver has ``room``. One of another endpoint, waiting for
-        that receiver's room (not for its endpoint's limits), goes first, at the next
-        dispatch: the receiver's room goes in claim order."""
-        for index, entry in enumerate(self.waiting):
-            same = entry.endpoint == ended.endpoint
-            if entry.receiver != ended.receiver or (not same and entry.key in self.holds):
-                continue
-            if not same or not room(entry.receiver):
-                return None
-            del self.waiting[index]
-            self._sent(entry)
-            return entry
-        return None
+        self.finished.append((entry, slot, attempt))
 
     def take_finished(self) -> list[tuple[Entry, Any, Any]]:
         finished, self.finished = self.finished, []
         return finished
 
-    def ended_now(self, result: Any, now: float) -> None:
-        """An attempt ended (``result`` is the caller's), to settle with those that follow."""
-        if not self.ended:
-            self.ended_since = now
+    def ended_now(self, result: Any) -> None:
+        """An attempt ended (``result`` is the caller's), to settle at the drain's turn."""
         self.ended.append(result)
-
-    def settle_due(self, now: float) -> bool:
-        """Whether to settle what ended: a batch, the linger past, or nothing in flight."""
-        return bool(self.ended) and (
-            len(self.ended) >= self.timing.batch
-            or self.ended_since + self.timing.settle_linger <= now
-            or not self.in_flight
-        )
 
     def take_ended(self) -> list:
         ended, self.ended = self.ended, []

@@ -8,11 +8,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from webhooks.scheduling import Entry, Hold, Schedule, Timing, assign, may_pass
-from webhooks.transport.limits import WAITER_SECONDS, Grant, Limits, fair_count
+from webhooks.transport.limits import WAITER_SECONDS, Grant, fair_count
 
-TIMING = Timing(poll=0.05, settle_linger=0.05, slot_wait=0.1, held_poll=0.005, batch=25)
+TIMING = Timing(poll=0.05, slot_wait=0.1)
 FAST, SLOW = "fast.example:443", "slow.example:443"
-PASS_SECONDS = 1.0
 
 
 @dataclass
@@ -56,7 +55,7 @@ class Slot:
 
 class Play:
     """One drain on fake time: its thread's turns (claim, dispatch, postpone, settle) and its
-    sender threads' (an attempt ends, its slot passed on), each moving data in and out of a
+    sender threads' (an attempt ends), each moving data in and out of a
     ``Schedule`` as ``webhooks.services.drain.Drain`` does. A postponed job is claimed again
     when due (a typical attempt later, or when its hold ends)."""
 
@@ -66,7 +65,6 @@ class Play:
         self.schedule = Schedule(TIMING)
         self.now = 0.0
         self.room_used: Counter = Counter()  # POSTs in flight by receiver, this process
-        self.share: dict = {}
         self.granted_at: dict = {}
         self.running: list = []  # (ends at, entry, slot)
         self.sent: list = []  # (at, key, endpoint)
@@ -88,8 +86,7 @@ class Play:
     def dispatch(self) -> None:
         sent, held = [], []
         for endpoint, entries in self.schedule.take_ready(self.room).items():
-            got, grant, limit = self.store.acquire(self.name, endpoint, len(entries), self.now)
-            self.share[endpoint] = grant.share(Limits(limit, None))
+            got, grant, _ = self.store.acquire(self.name, endpoint, len(entries), self.now)
             if got:
                 self.granted_at[endpoint] = self.now
             going, back = assign(entries, [Slot(self.now) for _ in range(got)])
@@ -106,23 +103,10 @@ class Play:
         self.running.append((self.now + self.durations[entry.receiver], entry, slot))
 
     def attempt_ends(self, entry: Entry, slot: Slot) -> None:
-        """A sender thread: its POST ended; the slot goes on to the next job if it may."""
+        """A sender thread: its POST ended; the attempt and the slot go to the drain's
+        thread."""
         self.room_used[entry.receiver] -= 1
-        passable = may_pass(
-            self.now,
-            rate_limited=False,
-            held=self.store.held[self.name, entry.endpoint],
-            share=self.share.get(entry.endpoint, math.inf),
-            taken_at=slot.taken_at,
-            paused_until=self.store.paused_until.get(entry.endpoint, -math.inf),
-            young_for=PASS_SECONDS,
-        )
-        following = self.schedule.attempt_ended(
-            entry, slot, "ok", passable=passable, room=self.room
-        )
-        if following is not None:
-            self.granted_at[entry.endpoint] = self.now
-            self.post(following, slot)
+        self.schedule.attempt_ended(entry, slot, "ok")
 
     def step(self) -> None:
         """The drain's thread: what ended, a dispatch, what waited too long, a settle."""
@@ -133,15 +117,14 @@ class Play:
         for entry, slot, _ in self.schedule.take_finished():
             if slot is not None:
                 self.store.release(self.name, entry.endpoint)
-            self.schedule.ended_now(entry.key, self.now)
+            self.schedule.ended_now(entry.key)
         self.dispatch()
         for entry, hold in self.schedule.overdue(self.now):
             self.postponed.append((self.now, entry.key, hold))
             delay = max(hold.wait if hold else 0.0, self.durations[entry.receiver])
             self.comeback.append((self.now + delay, entry.key, entry.endpoint, entry.receiver))
             self.schedule.postponed(self.now, delay)
-        if self.schedule.settle_due(self.now):
-            self.settled += [(self.now, key) for key in self.schedule.take_ended()]
+        self.settled += [(self.now, key) for key in self.schedule.take_ended()]
 
     def next_event(self) -> float:
         wake = self.now + self.schedule.idle_wait(self.now, postponed=bool(self.comeback))
@@ -182,10 +165,10 @@ def test_the_receivers_room_goes_in_claim_order():
     assert [key for _, key in play_.settled] == [1, 2, 3]
 
 
-def test_an_endpoints_limit_is_never_exceeded_and_its_slots_are_passed_on():
+def test_an_endpoints_limit_is_never_exceeded_and_its_slots_go_to_the_next_jobs():
     """An endpoint limited to 3 in flight, 12 jobs claimed at once: never more than 3 POSTs
-    at a time, and each slot, its POST ended, goes straight to the next job (4 rounds, one
-    per attempt's time, no job postponed while the slots keep coming)."""
+    at a time, and each slot, its POST ended, goes to the next job at the drain's next turn
+    (4 rounds, one per attempt's time, no job postponed while the slots keep coming)."""
     store = Store(max_in_flight={"a": 3})
     play_ = Play(store, {FAST: 0.05})
     play_.claim([(key, "a", FAST) for key in range(12)])
@@ -235,7 +218,7 @@ def test_a_long_hold_is_postponed_at_once_and_a_short_one_waits_from_the_last_gr
     schedule.dispatched([], held, granted_at={"full": 0.08})
     assert schedule.idle_wait(0.0, postponed=False) == 0.0  # the long hold: at once
     assert [(entry.key, hold.wait) for entry, hold in schedule.overdue(0.0)] == [(1, 30.0)]
-    assert schedule.idle_wait(0.0, postponed=False) == TIMING.held_poll  # asks again soon
+    assert schedule.idle_wait(0.0, postponed=False) == TIMING.poll  # asks again at its poll
     assert schedule.overdue(0.17) == []  # 0.1 s from the grant at 0.08, not from 0.0
     assert [entry.key for entry, _ in schedule.overdue(0.18)] == [2]
 
@@ -268,10 +251,9 @@ def test_a_slot_is_passed_on_only_young_unrated_and_within_the_share():
     assert not may_pass(**{**PASSABLE, "taken_at": 0.0})  # its lease may not outlive a POST
 
 
-def test_an_endpoints_slot_is_not_passed_over_another_endpoint_waiting_for_the_receiver():
+def test_a_receivers_room_goes_in_claim_order_across_its_endpoints():
     """A and B share a receiver with room for one; B's job was claimed before A's second.
-    A's ended POST does not pass its slot to A's second job: B's goes first at the next
-    dispatch (the receiver's room in claim order)."""
+    When A's first POST ends, B's job goes first, then A's second."""
     play_ = Play(Store(), {FAST: 1.0}, receiver_bound=1)
     play_.claim([(1, "a", FAST), (2, "b", FAST), (3, "a", FAST)])
     play([play_], until=10)
@@ -302,24 +284,16 @@ def test_two_drains_share_an_endpoint_fairly():
     assert rounds[0] == rounds[1] == {round(0.05 * n, 3): 2 for n in range(1, 11)}
 
 
-def test_settling_waits_for_a_batch_the_linger_or_nothing_in_flight():
-    schedule = Schedule(
-        Timing(poll=0.05, settle_linger=0.05, slot_wait=0.1, held_poll=0.005, batch=3)
-    )
-    schedule.arrive(0.0, [(None, key, "a", FAST) for key in range(4)])
+def test_an_ended_attempt_is_held_until_the_drains_turn_settles_it():
+    schedule = Schedule(TIMING)
+    schedule.arrive(0.0, [(None, key, "a", FAST) for key in range(3)])
     schedule.dispatched(schedule.take_ready(lambda receiver: True)["a"], [], {})
-    first, second, third, _ = list(schedule.in_flight.values())
+    first, second, _ = list(schedule.in_flight.values())
     for entry in (first, second):
-        schedule.attempt_ended(entry, None, "ok", passable=False, room=lambda r: True)
+        schedule.attempt_ended(entry, None, "ok")
+    assert sorted(schedule.attempting()) == [0, 1, 2]  # ended, not settled: not claimed again
     for entry, _, _ in schedule.take_finished():
-        schedule.ended_now(entry.key, 1.0)
-    assert sorted(schedule.attempting()) == [2, 3]  # in flight; the ended are the caller's
-    assert not schedule.settle_due(1.04)  # two in flight still: wait for more
-    assert math.isclose(schedule.idle_wait(1.0, postponed=False), 0.05)
-    assert schedule.settle_due(1.05)  # the linger is past
-    schedule.attempt_ended(third, None, "ok", passable=False, room=lambda r: True)
-    schedule.take_finished()
-    schedule.ended_now(third.key, 1.01)
-    assert schedule.settle_due(1.01)  # a batch
-    assert schedule.take_ended() == [0, 1, 2]
-    assert not schedule.settle_due(2.0) and schedule.busy(2.0)  # one still in flight
+        schedule.ended_now(entry.key)
+    assert sorted(schedule.attempting()) == [2]  # in flight; the ended are the caller's
+    assert schedule.take_ended() == [0, 1]
+    assert schedule.busy(2.0)  # one still in flight

@@ -3,7 +3,6 @@ once, within each receiver's bound and each endpoint's limits: ``drain``, ``webh
 and settled as their attempts end (``outcomes``: the outbox's one retry policy,
 ``docplatform.events.retries``); a retry's task; purging finished deliveries."""
 
-import math
 import time
 from datetime import timedelta
 
@@ -34,11 +33,6 @@ CLAIM_READS = ClaimReads(
 
 #: Settled deliveries deleted per statement by the retention purge.
 PURGE_BATCH = 1000
-#: A drain that caught up and still holds deliveries claims again at most this often
-#: (seconds), so what commits meanwhile is claimed together: under a steady stream, a claim
-#: after each attempt that ended took one or two deliveries at a time, and cost about as much
-#: as sending them (benchmarks/RESULTS.md, "Issue 23"). One that holds nothing claims at once.
-CAUGHT_UP_CLAIM_SECONDS = 0.01
 #: The drains that share a backlog that its endpoints' limits hold back (``_parallel_drains``):
 #: two share an endpoint's slots, each passing its own on, in two worker processes (the one
 #: drain's process was the bound); more would split them into shares too small to keep busy.
@@ -66,24 +60,17 @@ def webhook_deliver_due(rank: int = 0) -> int:
     caught up, its drain request stays set, so what commits meanwhile joins it (within
     ``DRAIN_POLL_SECONDS``) instead of queueing another task. A drain whose first claim is
     full asks another worker slot to share the backlog (``rank`` counts the drains before it,
-    up to ``_parallel_drains``). Once caught up, it claims what committed since every
-    ``CAUGHT_UP_CLAIM_SECONDS`` while it holds deliveries.
+    up to ``_parallel_drains``). Once caught up, it claims what committed since at each turn.
     Returns how many deliveries it claimed to attempt (a delivery postponed and claimed again
     counts once)."""
     size = settings.WEBHOOK_BATCH_SIZE
     deadline = time.monotonic() + settings.WEBHOOK_DRAIN_SECONDS
     drain = Drain()
-    claimed_so_far, caught_up, released, last_claim = 0, True, False, -math.inf
+    claimed_so_far, caught_up, released = 0, True, False
     while True:
-        now = time.monotonic()
         free = size - drain.holding
-        if caught_up:  # what committed since: at once when idle, else with what follows it
-            may_claim = not drain.busy or now >= last_claim + CAUGHT_UP_CLAIM_SECONDS
-        else:
-            may_claim = 2 * free >= size
         claimed = 0
-        if free > 0 and may_claim:
-            last_claim = now
+        if free > 0 and (caught_up or 2 * free >= size):
             claimed, deliveries = deliveries_start_due(
                 WEBHOOK_CONSUMER, limit=free, reads=CLAIM_READS, skip=drain.attempting
             )
@@ -98,10 +85,7 @@ def webhook_deliver_due(rank: int = 0) -> int:
             drain_release(WEBHOOK_CONSUMER)
             drain_request(WEBHOOK_CONSUMER)  # the next drain takes over
             return claimed_so_far - drain.reclaimed
-        wait = 0.0 if claimed and not caught_up else drain.idle_wait()
-        if caught_up and drain.busy:
-            wait = min(wait, max(0.0, last_claim + CAUGHT_UP_CLAIM_SECONDS - time.monotonic()))
-        drain.step(wait=wait)
+        drain.step(wait=0.0 if claimed and not caught_up else drain.idle_wait())
         if claimed or drain.busy or drain.postponed_pending():
             continue
         if released:

@@ -3,16 +3,9 @@ flight in the sender threads, those waiting for a slot of their receiver (a whil
 postponed, and the drain comes back to them when they are due), and the attempts that ended,
 to settle. What to send, hold back or postpone, and when, is decided by its schedule
 (``webhooks.scheduling``, pure and clock-injected); the drain moves data in and out of it:
-claims, grants of the endpoints' limits, attempts, settling and postponing.
-
-**Lanes.** The sender thread whose POST ended hands its endpoint's slot straight to the
-drain's next delivery waiting for that endpoint, when the slot may be passed on
-(``scheduling.may_pass``: young, no rate limit, the receiver has not asked to wait, the drain
-within its share) and no older delivery of another endpoint waits for the same receiver's room
-in this process, and POSTs it: a fast receiver's POSTs follow each other while the drain's
-thread claims and settles, instead of each slot waiting for that thread's next turn (half of
-which it spends waiting on PostgreSQL: benchmarks/RESULTS.md, "Issue 23"). Each attempt is
-reported to the drain's thread as it ends, which settles it with the others.
+claims, grants of the endpoints' limits, attempts, settling and postponing. A sender thread
+POSTs one delivery and reports the attempt as it ends; the drain's thread settles it with the
+others and gives its endpoint's slot to the next delivery waiting (``endpoint_slots``).
 """
 
 import json
@@ -29,7 +22,6 @@ from docplatform import events
 from docplatform.events.leases import Result
 from docplatform.events.models import Delivery
 
-from ..models import DeliveryAttempt
 from ..scheduling import Entry, Hold, Schedule, Timing, assign
 from ..transport import limits
 from ..transport.endpoint_slots import DrainSlots, Slot
@@ -44,20 +36,15 @@ logger = logging.getLogger(__name__)
 #: How long a drain with POSTs in flight and nothing more to claim waits for one to end
 #: before it claims again (what committed meanwhile joins it within this time).
 DRAIN_POLL_SECONDS = 0.05
-#: How long an ended attempt may wait to be settled with others that end about together.
-SETTLE_LINGER_SECONDS = 0.05
 #: How long a claimed delivery waits in the drain for a slot of its receiver before it is
 #: postponed (its receiver is slow: it must not take the room of others).
 SLOT_WAIT_SECONDS = 0.1
-#: How often a drain holding deliveries its endpoints' limits held back asks again: slots
-#: other workers give back are taken within this time, not a poll later.
-HELD_POLL_SECONDS = 0.005
 
 
 def longest_hold() -> float:
-    """The longest a drain holds a delivery it claimed: a wait for its receiver's slot, the
-    attempt to its deadline (connecting included), then the wait to settle with others."""
-    return SLOT_WAIT_SECONDS + settings.WEBHOOK_RESPONSE_TIMEOUT + SETTLE_LINGER_SECONDS
+    """The longest a drain holds a delivery it claimed: a wait for its receiver's slot, then
+    the attempt to its deadline (connecting included)."""
+    return SLOT_WAIT_SECONDS + settings.WEBHOOK_RESPONSE_TIMEOUT
 
 
 def request_body(delivery: Delivery) -> bytes:
@@ -99,13 +86,7 @@ class Drain:
         self.endpoint_slots = DrainSlots(clock=clock)  # of its endpoints' limits
         self.lock = threading.Lock()
         self.reported = threading.Event()  # set when an attempt ended
-        timing = Timing(
-            poll=DRAIN_POLL_SECONDS,
-            settle_linger=SETTLE_LINGER_SECONDS,
-            slot_wait=SLOT_WAIT_SECONDS,
-            held_poll=HELD_POLL_SECONDS,
-            batch=settings.WEBHOOK_BATCH_SIZE,
-        )
+        timing = Timing(poll=DRAIN_POLL_SECONDS, slot_wait=SLOT_WAIT_SECONDS)
         self.schedule = Schedule(timing)  # shared with the sender threads, under ``lock``
         self.postponed: list[Delivery] = []
         self.reclaimed = 0  # claims of deliveries it had postponed
@@ -160,7 +141,7 @@ class Drain:
         arrived = []
         for job in _jobs(deliveries, self.targets):
             if job.receiver is None:
-                self.schedule.ended_now((job.delivery, job.run()), now)
+                self.schedule.ended_now((job.delivery, job.run()))
             else:
                 arrived.append((job, job.delivery.pk, _endpoint(job), job.receiver))
         with self.lock:
@@ -170,7 +151,7 @@ class Drain:
     def step(self, *, wait: float) -> None:
         """Take the attempts that ended (waiting up to ``wait`` seconds for one), give their
         slots to waiting deliveries, postpone those that waited too long, and settle what
-        ended once enough did, or a moment after the first."""
+        ended (those that ended together, together)."""
         if wait > 0:
             if self.schedule.in_flight:
                 self.reported.wait(wait)
@@ -184,11 +165,10 @@ class Drain:
             if slot is not None:
                 self.endpoint_slots.ended(entry.endpoint, slot)
             if attempt is not None:
-                self.schedule.ended_now((entry.job.delivery, attempt), now)
+                self.schedule.ended_now((entry.job.delivery, attempt))
         self._dispatch()
         self._postpone_overdue(now)
-        if self.schedule.settle_due(now):
-            outcomes.settle(self.schedule.take_ended())
+        outcomes.settle(self.schedule.take_ended())
 
     def idle_wait(self) -> float:
         """How long the drain may wait for an attempt to end before it has to act (claim,
@@ -214,45 +194,21 @@ class Drain:
 
     # --- in the sender threads ------------------------------------------------------------
 
-    def _lane(self, entry: Entry, slot: Slot) -> None:
-        """POST ``entry``'s job within ``slot``, then the endpoint's next waiting job while
-        the slot may be passed on (see the module's docstring)."""
-        while entry is not None:
-            try:
-                attempt = entry.job.run()
-            except Exception:  # a fault of ours: the delivery is left to its lease
-                logger.exception("webhook delivery %s: the attempt failed", entry.key)
-                attempt = None
-            try:
-                entry, slot = self._report(entry, slot, attempt)
-            except Exception:  # a fault of ours: the job is not left counted in flight
-                logger.exception("webhook delivery %s: not reported", entry.key)
-                with self.lock:
-                    self.schedule.attempt_ended(
-                        entry, slot, attempt, passable=False, room=slots.take
-                    )
-                self.reported.set()
-                return
-
-    def _report(self, entry: Entry, slot: Slot, attempt: DeliveryAttempt | None):
-        """Report the ended attempt; the job its slot passes to, if any, and the slot."""
-        wait = outcomes.retry_after(attempt) if attempt is not None else None
-        if wait:  # the receiver is waited for: nothing more is sent to it until then
-            self.endpoint_slots.pause(entry.endpoint, wait)
-        configuration = entry.job.delivery.installation.configuration
-        passable = (
-            attempt is not None
-            and not wait
-            and self.endpoint_slots.may_pass(entry.endpoint, limits.limits_of(configuration), slot)
-        )
-        with self.lock:
-            following = self.schedule.attempt_ended(
-                entry, slot, attempt, passable=passable, room=slots.take
-            )
-            if following is not None:
-                self.endpoint_slots.passed(following.endpoint)
-        self.reported.set()
-        return following, slot
+    def _send(self, entry: Entry, slot: Slot) -> None:
+        """POST ``entry``'s job within ``slot`` and report the attempt to the drain's thread
+        (a 429's Retry-After pauses its endpoint first)."""
+        attempt = None
+        try:
+            attempt = entry.job.run()
+            wait = outcomes.retry_after(attempt)
+            if wait:  # the receiver is waited for: nothing more is sent to it until then
+                self.endpoint_slots.pause(entry.endpoint, wait)
+        except Exception:  # a fault of ours: without an attempt, left to its lease
+            logger.exception("webhook delivery %s: the attempt failed", entry.key)
+        finally:  # never left counted in flight
+            with self.lock:
+                self.schedule.attempt_ended(entry, slot, attempt)
+            self.reported.set()
 
     # --- in the drain's thread ------------------------------------------------------------
 
@@ -262,7 +218,7 @@ class Drain:
         (``transport.endpoint_slots``: slots passed on, then one acquisition per endpoint).
         What a limit held back waits (a pause or a long wait: postponed at once); the slots
         not passed on are given back. The store is asked without ``lock``: what is being
-        dispatched is out of the schedule's waiting jobs meanwhile, so no lane takes it too."""
+        dispatched is out of the schedule's waiting jobs meanwhile."""
         with self.lock:
             ready = self.schedule.take_ready(slots.take)
         sent, held = [], []
@@ -280,7 +236,7 @@ class Drain:
                 [entry for entry, _ in sent], held, self.endpoint_slots.granted_at
             )
         for entry, slot in sent:
-            senders().submit(self._lane, entry, slot)
+            senders().submit(self._send, entry, slot)
 
     def _postpone_overdue(self, now: float) -> None:
         """Postpone the deliveries that waited ``SLOT_WAIT_SECONDS`` for a slot: their

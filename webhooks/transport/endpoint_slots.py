@@ -2,16 +2,14 @@
 store (``limit_stores``), which never stops a drain: a store that does not answer holds
 deliveries back (``STORE_DOWN``) rather than break a limit.
 
-**Passing a slot on.** A slot whose attempt ended goes straight to the drain's next delivery
-to the same endpoint, without asking the store (in the sender thread that made the POST, or
-at the drain's next dispatch: ``webhooks.services.drain``), while its lease outlives another
-attempt (taken less than ``PASS_SECONDS`` ago), the endpoint has no rate limit (each POST
-spends a token of the bucket) and the drain holds no more than its share (all of
-``max_in_flight`` when its last acquisition found nobody else waiting; its fair share
-otherwise: ``limits.fair_count``); otherwise it is given back. A fast receiver's POSTs then
-cost the store nothing: asking for a slot again for each one kept the slot idle for a round
-trip and a turn of the drain each time (benchmarks/RESULTS.md, "Issue 23"). While the drain
-holds its share, the store is asked for more only every ``REFRESH_SECONDS``.
+**Passing a slot on.** A slot whose attempt ended goes to the drain's next delivery to the
+same endpoint at its next dispatch (``webhooks.services.drain``), without asking the store,
+while its lease outlives another attempt (taken less than ``PASS_SECONDS`` ago), the endpoint
+has no rate limit (each POST spends a token of the bucket) and the drain holds no more than
+its share (all of ``max_in_flight`` when its last acquisition found nobody else waiting; its
+fair share otherwise: ``limits.fair_count``); otherwise it is given back. A fast receiver's
+POSTs then cost the store nothing: asking for a slot again for each one kept the slot idle
+for a round trip each time (benchmarks/RESULTS.md, "Issue 23").
 """
 
 import logging
@@ -23,7 +21,6 @@ from dataclasses import dataclass
 from ..scheduling import may_pass
 from .limit_stores import store
 from .limits import (
-    IN_FLIGHT,
     LEASE_MARGIN,
     PAUSED,
     STORE_DOWN,
@@ -38,10 +35,6 @@ logger = logging.getLogger(__name__)
 #: A slot is passed on while younger than this (seconds): its lease, taken for one attempt
 #: and ``LEASE_MARGIN``, still outlives another whole attempt.
 PASS_SECONDS = LEASE_MARGIN / 2
-#: How often a drain that holds its share of an endpoint's slots asks the store for more,
-#: which tells it whether other drains wait (seconds): it holds more than its new share no
-#: longer than this and its POSTs then.
-REFRESH_SECONDS = 0.1
 
 
 def acquire(endpoint: str, limits: Limits, count: int, *, holder: str) -> Grant:
@@ -82,9 +75,8 @@ class Slot:
 
 class DrainSlots:
     """The slots one drain holds, by endpoint: ``take`` them for deliveries, ``ended`` when
-    an attempt ends, ``give_back_unused`` after each turn (the drain's thread); ``may_pass``,
-    ``passed`` and ``pause`` (its sender threads too). ``clock``: the drain's monotonic
-    clock."""
+    an attempt ends, ``give_back_unused`` after each turn (the drain's thread); ``pause`` (its
+    sender threads too). ``clock``: the drain's monotonic clock."""
 
     def __init__(self, clock=time.monotonic):
         self.clock = clock
@@ -93,25 +85,18 @@ class DrainSlots:
         self.held: dict[str, int] = defaultdict(int)  # slots taken and not given back
         self.shares: dict[str, int] = {}  # the most it may hold, as its last grant said
         self.granted_at: dict[str, float] = {}  # when it last got a slot of the endpoint
-        self.asked_at: dict[str, float] = defaultdict(lambda: -math.inf)  # the store, last
         self.paused_until: dict[str, float] = {}  # as its receiver asked (429 Retry-After)
 
     def take(self, endpoint, limits: Limits, count: int) -> tuple[list[Slot], Grant]:
-        """Up to ``count`` slots of ``endpoint``: those passed on first, then the store's;
-        the grant says why the rest are held back. While the drain holds its share the store
-        would grant nothing: it is asked only every ``REFRESH_SECONDS``, to learn whether
-        others wait (its share, then, is less)."""
+        """Up to ``count`` slots of ``endpoint``: those passed on first, then the store's
+        (which also tells whether other drains wait: the drain's share); the grant says why
+        the rest are held back."""
         now = self.clock()
         returned = self.returned.pop(endpoint, [])
         passed = [slot for slot in returned if self.may_pass(endpoint, limits, slot)][:count]
         self.returned[endpoint] = [slot for slot in returned if slot not in passed]
-        share = min(self.shares.get(endpoint, limits.max_in_flight), limits.max_in_flight)
-        at_share = share <= self.held[endpoint]
         grant = Grant([])
-        if count > len(passed) and at_share and now < self.asked_at[endpoint] + REFRESH_SECONDS:
-            grant = Grant([], IN_FLIGHT)
-        elif count > len(passed):
-            self.asked_at[endpoint] = now
+        if count > len(passed):
             grant = acquire(endpoint, limits, count - len(passed), holder=self.holder)
             self.held[endpoint] += len(grant.leases)
             self.shares[endpoint] = grant.share(limits)
@@ -134,10 +119,6 @@ class DrainSlots:
             paused_until=self.paused_until.get(endpoint, -math.inf),
             young_for=PASS_SECONDS,
         )
-
-    def passed(self, endpoint) -> None:
-        """A slot of ``endpoint`` went straight to the drain's next POST to it."""
-        self.granted_at[endpoint] = self.clock()
 
     def ended(self, endpoint, slot: Slot) -> None:
         self.returned[endpoint].append(slot)
