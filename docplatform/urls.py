@@ -7,7 +7,7 @@ from django.views.generic import RedirectView
 from .observability.views import metrics
 
 api_v1 = [
-    path("", include("docplatform.api.urls")),
+    path("", include("docplatform.api_urls")),
     path("", include("integrations.api.urls")),
     path("", include("webhooks.api_urls")),
 ]
@@ -25,7 +25,7 @@ urlpatterns = [
     path("orgs/", include("docplatform.organizations.urls")),
     path("orgs/", include("docplatform.sites.organization_urls")),
     path("api/v1/", include((api_v1, "api"))),
-    path("api/", include("docplatform.api.docs_urls")),
+    path("api/", include("docplatform.api_docs_urls")),
     path("metrics", metrics, name="metrics"),
 ]
 

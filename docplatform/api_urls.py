@@ -4,17 +4,17 @@ converters they share are registered in ``DocplatformConfig.ready``."""
 
 from django.urls import path
 
-from ..audit import api as audit_api
-from ..conversations import api as conversations_api
-from ..documents.api import page_restore, pages, revisions, spaces
-from ..documents.changes import api as changes_api
-from ..documents.comments import api as comments_api
-from ..gitsync import api as git_api
-from ..openapi import api as openapi_api
-from ..sites import adaptive_api as adaptive
-from ..sites import api as sites
-from ..teams import api as teams_api
-from . import event_types, organizations, tokens
+from .api import event_types, organizations, tokens
+from .audit import api as audit_api
+from .conversations import api as conversations_api
+from .documents.api import page_restore, pages, revisions, spaces
+from .documents.changes import api as changes_api
+from .documents.comments import api as comments_api
+from .gitsync import api as git_api
+from .openapi import api as openapi_api
+from .sites import adaptive_api as adaptive
+from .sites import api as sites
+from .teams import api as teams_api
 
 urlpatterns = [
     path("me/", organizations.MeApi.as_view(), name="me"),
