@@ -166,7 +166,7 @@ def test_a_lease_shorter_than_an_attempt_fails_the_checks():
     assert "Traceback" not in done.stderr
     assert (
         "(docplatform.E100) DELIVERY_LEASE_SECONDS (15 s) is shorter than a delivery of the "
-        "webhook consumer may be held (14.15 s, its timeouts) plus 2 s" in done.stderr
+        "webhook consumer may be held (14.1 s, its timeouts) plus 2 s" in done.stderr
     )
     assert "Set DELIVERY_LEASE_SECONDS to 17 or more" in done.stderr
     assert "runtime consumer" in done.stderr  # 18 s: 3 to connect, 15 to answer
