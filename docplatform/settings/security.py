@@ -48,7 +48,7 @@ if TRUSTED_PROXY_COUNT > 0:
 # frames from the platform's own origin only, no inline script or style, no plugins, and no
 # page may frame it. The integrations host (INTEGRATIONS_URL) never gets it: its answers are
 # the integrations' own. The pages of spaces add images from https addresses
-# (docplatform.documents.views.SpaceView); the marketplace does not, so an integration's
+# (docplatform.spaces.views.SpaceView); the marketplace does not, so an integration's
 # summary cannot learn who reads it through an image.
 CONTENT_SECURITY_POLICY = {
     "DIRECTIVES": {
