@@ -18,15 +18,16 @@ install: $(STAMP)
 # `make run` is development: DEBUG on (development keys derived from the development
 # SECRET_KEY) unless the environment says otherwise. WEB_PORT moves the platform, the
 # integrations origin and the sites origin together (127.0.0.1, localhost and 127.0.0.2 on that
-# port); RUNTIME_PORT the runtime host: `make run WEB_PORT=9000 RUNTIME_PORT=9100`. An URL set
-# in the environment (PLATFORM_URL, ...) wins.
+# port); RUNTIME_PORT the runtime host's HTTP port (its /health): `make run WEB_PORT=9000
+# RUNTIME_PORT=9100`. The platform calls the runtime host in frames on a Unix socket in var/
+# (README, "Runtime host: transports"). An URL set in the environment (PLATFORM_URL, ...) wins.
 WEB_PORT ?= 8000
 RUNTIME_PORT ?= 8100
-DEV := DEBUG=$${DEBUG:-true} WEB_PORT=$(WEB_PORT) \
+DEV := DEBUG=$${DEBUG:-true} WEB_PORT=$(WEB_PORT) RUNTIME_PORT=$(RUNTIME_PORT) \
 	PLATFORM_URL=$${PLATFORM_URL:-http://127.0.0.1:$(WEB_PORT)} \
 	INTEGRATIONS_URL=$${INTEGRATIONS_URL:-http://localhost:$(WEB_PORT)} \
 	SITES_URL=$${SITES_URL:-http://127.0.0.2:$(WEB_PORT)} \
-	RUNTIME_URL=$${RUNTIME_URL:-http://127.0.0.1:$(RUNTIME_PORT)}
+	RUNTIME_URL=$${RUNTIME_URL:-unix://$(abspath var)/runtime.sock}
 
 migrate: install
 	$(DEV) $(BIN)/python manage.py migrate --no-input

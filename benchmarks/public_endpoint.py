@@ -13,10 +13,11 @@ web process, the host's asyncio event loop) or ``manage.py runtime_host --gunico
 process, because each host process keeps its own pools of integration workers
 (``RUNTIME_WORKERS_MAX`` per version: the host's default, 4, unless ``--workers`` is given):
 one process gives a known pool on this two-core machine. Integration code runs in
-bubblewrap's sandbox. One setting differs: ``API_THROTTLE_USER`` is raised (1,200 a minute
-by default), or the serial component calls would be throttled. The integrations are published
-and installed through the services (``integration_publish_folder``, ``installation_create``), by an
-organization's admin.
+bubblewrap's sandbox; the shared cache (the API's throttles, sessions) is Redis
+(``CACHE_URL``, the ``--redis`` database). One setting differs: ``API_THROTTLE_USER`` is
+raised (1,200 a minute by default), or the serial component calls would be throttled. The
+integrations are published and installed through the services
+(``integration_publish_folder``, ``installation_create``), by an organization's admin.
 
 Under load, ``--concurrency`` HTTP/1.1 keep-alive connections (one thread each), in
 alternating rounds (bare, endpoint, unconfined, bare, ...) after a warm-up; requests per
@@ -278,6 +279,10 @@ def main():
                 "DJANGO_SETTINGS_MODULE": "public_endpoint_settings",
                 "DATABASE_URL": database_url,
                 "API_THROTTLE_USER": "1000000/minute",
+                # the cache every web process shares is Redis, as the README's production
+                # configuration says (the embedded default's is the database)
+                "CACHE_URL": args.redis,
+                "CACHE_KEY_PREFIX": "bench-cache",
             }
             platforms = {
                 sandbox: start_platform(

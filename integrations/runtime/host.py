@@ -46,7 +46,7 @@ from .pool import RETRY_AFTER_SECONDS, PoolRegistry, installation_of
 from .replies import Reply, phrase, reply_from
 from .sandbox import SandboxUnavailable, make_sandbox
 from .serving import QuietRequestHandler, ThreadingWSGIServer, forbid_inspection, log_to_stderr
-from .socket_server import serve_frames
+from .socket_server import SocketInUse, serve_frames
 from .worker_process import WorkerSettings
 
 logger = logging.getLogger("integrations.runtime")
@@ -337,6 +337,9 @@ def main(argv=None):
             server.serve_forever()
     except KeyboardInterrupt:
         pass
+    except SocketInUse as error:
+        print(f"runtime host: {error}", file=sys.stderr, flush=True)
+        raise SystemExit(1) from None
     finally:
         server.server_close()
         app.close()

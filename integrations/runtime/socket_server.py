@@ -16,6 +16,7 @@ import functools
 import logging
 import os
 import signal
+import socket
 import stat
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -65,6 +66,7 @@ class FrameServer:
 
     def __init__(self, app, threads: int = THREADS):
         self.app = app
+        self.socket_inode: int | None = None  # the Unix socket file this server made
         self.limit = app.config.max_envelope_bytes + FRAME_OVERHEAD
         self.executor = ThreadPoolExecutor(threads, thread_name_prefix="runtime-frames")
 
@@ -119,11 +121,13 @@ class FrameServer:
             writer.close()
 
     async def start(self, unix_path: str | None, tcp: tuple[str, int] | None) -> list:
+        """The listening servers; SocketInUse when another host answers on ``unix_path``."""
         servers = []
         if unix_path:
-            _remove_stale_socket(unix_path)
+            _claim_socket_path(unix_path)
             server = await asyncio.start_unix_server(self.connection, path=unix_path)
             os.chmod(unix_path, 0o660)
+            self.socket_inode = os.stat(unix_path).st_ino
             servers.append(server)
             logger.info("frames on unix://%s", unix_path)
         if tcp:
@@ -152,29 +156,59 @@ async def _skip(reader: asyncio.StreamReader, remaining: int):
         remaining -= len(data)
 
 
-def _remove_stale_socket(path: str):
-    """A socket file left by an earlier host (a bind over it fails); anything else stays."""
+class SocketInUse(Exception):
+    """Another runtime host answers on the Unix socket this one was to listen on."""
+
+
+def _claim_socket_path(path: str):
+    """Clear ``path`` for this host's socket: a socket file no process listens on any more
+    (left by a host that died) is removed, one that a host still answers on is never taken
+    from it (SocketInUse: removing it would cut that host off from every new connection
+    while it goes on running); anything else stays, for the bind to refuse."""
+    try:
+        if not stat.S_ISSOCK(os.stat(path).st_mode):
+            return
+    except FileNotFoundError:
+        return
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        probe.settimeout(1)
+        try:
+            probe.connect(path)
+        except (ConnectionRefusedError, FileNotFoundError):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)  # nobody listens: a dead host's
+            return
+        except OSError:
+            pass  # a full backlog or no answer in time: a host is there, and busy
+    raise SocketInUse(f"another runtime host answers on {path}; stop it, or give another --socket")
+
+
+def _remove_own_socket(path: str, inode: int | None):
+    """The socket file this server made, on the way out; not another host's made since."""
     with contextlib.suppress(FileNotFoundError):
-        if stat.S_ISSOCK(os.stat(path).st_mode):
+        found = os.stat(path)
+        if stat.S_ISSOCK(found.st_mode) and found.st_ino == inode:
             os.unlink(path)
 
 
 def serve_frames(app, unix_path: str | None, tcp: tuple[str, int] | None, listening=None):
     """Serve frames until SIGTERM or Ctrl-C (the calling thread runs the event loop);
-    ``listening`` is called once the sockets take connections."""
+    ``listening`` is called once the sockets take connections. SocketInUse when another
+    host answers on ``unix_path``."""
 
     async def run():
         stopping = asyncio.Event()
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, stopping.set)
-        servers = await FrameServer(app).start(unix_path, tcp)
+        frame_server = FrameServer(app)
+        servers = await frame_server.start(unix_path, tcp)
         if listening is not None:
             listening()
         await stopping.wait()
         for server in servers:
             server.close()
         if unix_path:
-            _remove_stale_socket(unix_path)
+            _remove_own_socket(unix_path, frame_server.socket_inode)
 
     asyncio.run(run())

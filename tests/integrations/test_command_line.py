@@ -3,6 +3,7 @@ own: ``manage.py integration install|configure|pause|resume|uninstall`` (with ``
 ``call_command`` never parsed as the shell does), ``manage.py runtime_host`` and the console
 script's ``new``."""
 
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +14,12 @@ import pytest
 from integrations.environment import runtime_signing_key
 from integrations.models import Installation
 from tests.factories import SiteFactory
-from tests.integrations.runtime.support import EnvelopeClient, free_port, wait_for_health
+from tests.integrations.runtime.support import (
+    EnvelopeClient,
+    RunningHost,
+    free_port,
+    wait_for_health,
+)
 from tests.integrations.runtime.test_host_protocol import ECHO, FETCH_EVENT
 from tests.integrations.test_cli_installations import SITE_CONFIG
 from tests.processes import BIN, REPO, manage_py, platform_env, run
@@ -84,7 +90,8 @@ def test_runtime_host_starts_the_host_with_the_platforms_key(tmp_path):
     host = subprocess.Popen(
         [sys.executable, str(REPO / "manage.py"), "runtime_host", "--port", str(port)],
         cwd=REPO,
-        env={**platform_env(), "TMPDIR": str(tmp_path)},
+        # HTTP alone: the session's host keeps the test platform's RUNTIME_URL
+        env={**platform_env(RUNTIME_URL=f"http://127.0.0.1:{port}"), "TMPDIR": str(tmp_path)},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -127,6 +134,39 @@ def test_runtime_host_serves_frames_where_runtime_url_says(tmp_path, scheme):
         host.terminate()
         host.wait(timeout=10)
     assert not socket_path.exists()  # removed on the way out
+
+
+@pytest.mark.slow
+def test_a_host_never_takes_the_socket_another_host_answers_on_but_replaces_a_dead_ones(
+    tmp_path,
+):
+    from integrations.runtime import frames
+
+    key, fields = runtime_signing_key(), [None] * frames.REQUEST_FIELDS
+    fields[frames.PATH] = b"/health"
+    first = RunningHost(key, tmp_path / "first.log")
+    try:
+        port, path = str(free_port()), str(first.socket_path)
+        command = ["-m", "integrations.runtime.host", "--port", port, "--socket", path]
+        env = {**platform_env(RUNTIME_SIGNING_KEY=key), "TMPDIR": str(tmp_path)}
+        second = run([sys.executable, *command], env)
+        assert second.returncode == 1, second.stderr
+        assert f"another runtime host answers on {first.socket_path}" in second.stderr
+        assert "Traceback" not in second.stderr
+        with frames.Connection(first.frames_url, key, 5) as connection:  # still the first's
+            assert connection.call(fields, timeout=10, answer_limit=65536).status == 200
+    finally:
+        first.stop()
+    assert not first.socket_path.exists()  # its own, removed on the way out
+    # a host that died (SIGKILL) leaves its socket file, with nobody listening on it
+    with socket.socket(socket.AF_UNIX) as dead:
+        dead.bind(str(first.socket_path))
+    after = RunningHost(key, tmp_path / "first.log")  # the same socket path
+    try:
+        with frames.Connection(after.frames_url, key, 5) as connection:
+            assert connection.call(fields, timeout=10, answer_limit=65536).status == 200
+    finally:
+        after.stop()
 
 
 def test_the_console_script_new_scaffolds_what_check_accepts(tmp_path):

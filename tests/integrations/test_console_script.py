@@ -95,7 +95,7 @@ def test_check_prints_and_exits_as_manage_py_does(write_integration, case, manif
     folder = write_integration(manifest, files={"main.py": SCRIPT})
     ours = console("check", str(folder), **env)
     theirs = manage_py("check", str(folder), **env)
-    assert (ours.returncode, ours.stdout) == (theirs.returncode, theirs.stdout)
+    assert (ours.returncode, ours.stdout) == (theirs.returncode, theirs.stdout), theirs.stderr
     expected_code = {"valid": 0, "invalid": 1, "empty secret warns": 0, "missing secret": 1}
     assert ours.returncode == expected_code[case]
 

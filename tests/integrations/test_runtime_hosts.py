@@ -5,6 +5,7 @@ read to RUNTIME_MAX_ANSWER_MB at most)."""
 import os
 import socket
 import threading
+import traceback
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from unittest.mock import ANY
@@ -264,16 +265,20 @@ def test_a_forked_child_opens_a_connection_of_its_own_and_leaves_its_parents(
 ):
     url = runtime_host.frames_url
     settings.RUNTIME_URL = url
+    # a connection and the host's answer within 10 s: the 3 s and the probe's 1 s are short
+    # for the session's host while a full run keeps it busy
+    settings.RUNTIME_CONNECT_TIMEOUT = 10
     parent = hosts.connection(url)
-    # the host's answer within 10 s (the probe's 1 s is short for a host busy in a full run)
     assert hosts.health(url, 10) == (200, ANY)
     child = os.fork()
     if child == 0:  # the child: no pytest from here on
-        code = 1  # an exception
+        code = 1  # an exception (its traceback on the captured stderr)
         try:
             own = hosts.connection(url)
             answered = hosts.health(url, 10)
             code = 2 if own is parent else 0 if answered and answered[0] == 200 else 3
+        except BaseException:
+            os.write(2, traceback.format_exc().encode())
         finally:
             os._exit(code)
     _, status = os.waitpid(child, 0)
