@@ -67,6 +67,7 @@ class FrameServer:
     def __init__(self, app, threads: int = THREADS):
         self.app = app
         self.socket_inode: int | None = None  # the Unix socket file this server made
+        self.open_connections: dict[asyncio.StreamWriter, asyncio.Task] = {}
         self.limit = app.config.max_envelope_bytes + FRAME_OVERHEAD
         self.executor = ThreadPoolExecutor(threads, thread_name_prefix="runtime-frames")
 
@@ -91,6 +92,7 @@ class FrameServer:
         config = self.app.config
         verifier = frames.Verifier(config.signing_keys, config.signature_tolerance, nonce)
         loop = asyncio.get_running_loop()
+        self.open_connections[writer] = asyncio.current_task()
         try:
             while True:
                 try:
@@ -116,9 +118,18 @@ class FrameServer:
                 served = loop.run_in_executor(self.executor, self.serve, request)
                 served.add_done_callback(functools.partial(_send, writer, request.call_id))
         finally:
+            self.open_connections.pop(writer, None)
             with contextlib.suppress(ConnectionError):
                 await writer.drain()
             writer.close()
+
+    async def close_connections(self, timeout: float = 2):
+        """On the way out: each open connection closed, its reading ended as a peer's close
+        ends it (never cancelled, which asyncio reports as an error of each connection)."""
+        for writer in list(self.open_connections):
+            writer.close()
+        if self.open_connections:
+            await asyncio.wait(list(self.open_connections.values()), timeout=timeout)
 
     async def start(self, unix_path: str | None, tcp: tuple[str, int] | None) -> list:
         """The listening servers; SocketInUse when another host answers on ``unix_path``."""
@@ -208,6 +219,7 @@ def serve_frames(app, unix_path: str | None, tcp: tuple[str, int] | None, listen
         await stopping.wait()
         for server in servers:
             server.close()
+        await frame_server.close_connections()
         if unix_path:
             _remove_own_socket(unix_path, frame_server.socket_inode)
 

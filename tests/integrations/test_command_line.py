@@ -153,11 +153,13 @@ def test_a_host_never_takes_the_socket_another_host_answers_on_but_replaces_a_de
         assert second.returncode == 1, second.stderr
         assert f"another runtime host answers on {first.socket_path}" in second.stderr
         assert "Traceback" not in second.stderr
-        with frames.Connection(first.frames_url, key, 5) as connection:  # still the first's
-            assert connection.call(fields, timeout=10, answer_limit=65536).status == 200
+        lingering = frames.Connection(first.frames_url, key, 5)  # still the first's
+        assert lingering.call(fields, timeout=10, answer_limit=65536).status == 200
     finally:
-        first.stop()
+        first.stop()  # with a connection open
     assert not first.socket_path.exists()  # its own, removed on the way out
+    assert "Traceback" not in first.log() and "Exception" not in first.log(), first.log()
+    lingering.close()
     # a host that died (SIGKILL) leaves its socket file, with nobody listening on it
     with socket.socket(socket.AF_UNIX) as dead:
         dead.bind(str(first.socket_path))
