@@ -98,3 +98,8 @@ DATABASES["default"]["CONN_MAX_AGE"] = 0  # noqa: F405
 # product never depends on it.
 INSTALLED_APPS = [*INSTALLED_APPS, "oauth2_provider"]  # noqa: F405
 OAUTH2_PROVIDER = {"SCOPES": {"projects:read": "Read your projects"}, "PKCE_REQUIRED": False}
+
+# Each call's log line written once its answer is sent, in the request's own transaction
+# rules (tests read it at once); the batches' writer is tested on its own
+# (tests/integrations/test_log_batches.py).
+RUNTIME_LOG_BATCH_SECONDS = 0

@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from ..models import Installation, IntegrationLog, IntegrationVersion
 from ..runtime.protocol import ERROR_HEADER, OUTPUT_HEADER
+from . import log_batches
 from .failures import HOST_OUTCOMES, RuntimeFailure
 from .log_store import CallRecord, integration_log_record
 
@@ -164,9 +165,11 @@ def lines_held():
 def write_after(response, lines: list[CallRecord]):
     """Write ``lines`` when ``response`` has been sent: among its closers, which Django runs
     when the server closes it, before ``request_finished`` (and its closing of the database
-    connection)."""
+    connection); handed to the process's writer of batches when it batches
+    (``log_batches``)."""
     if lines:
-        response._resource_closers.append(functools.partial(_write_lines, lines))
+        write = log_batches.writer.add if log_batches.batching() else _write_lines
+        response._resource_closers.append(functools.partial(write, lines))
     return response
 
 

@@ -52,9 +52,9 @@ class CallRecord:
     test: bool = False  # the event was a sample one (``"test": true``)
 
 
-def integration_log_record(record: CallRecord) -> IntegrationLog | None:
-    """Store one call's log line; None when the database refused it (logged, not raised)."""
-    line = IntegrationLog(
+def line_of(record: CallRecord) -> IntegrationLog:
+    """The log line of ``record``, not saved: each text as the database stores it."""
+    return IntegrationLog(
         time=record.started_at,
         kind=record.kind,
         integration_id=record.version.integration_id,
@@ -69,12 +69,17 @@ def integration_log_record(record: CallRecord) -> IntegrationLog | None:
         output=_storable(record.output, IntegrationLog.OUTPUT_LIMIT + 200),
         error=_storable(record.error, IntegrationLog.ERROR_LIMIT),
     )
+
+
+def integration_log_record(record: CallRecord) -> IntegrationLog | None:
+    """Store one call's log line; None when the database refused it (logged, not raised)."""
+    line = line_of(record)
     connection = transaction.get_connection()
     own_transaction = not connection.in_atomic_block
     try:
         with transaction.atomic():  # a savepoint in a caller's transaction: its own otherwise
-            if own_transaction and connection.vendor == "postgresql":
-                _commit_without_waiting(connection)
+            if own_transaction:
+                synchronous_commit_off(connection)
             _insert(line)
     except DatabaseError:
         logger.exception("integration %s: the call's log line was not stored", line.integration_id)
@@ -82,11 +87,13 @@ def integration_log_record(record: CallRecord) -> IntegrationLog | None:
     return line
 
 
-def _commit_without_waiting(connection) -> None:
+def synchronous_commit_off(connection) -> None:
     """This transaction's commit does not wait for PostgreSQL to flush it to disk (2 ms of a
     call here): a log line is a diagnostic, and a database crash loses at most the lines of
-    its last moments, never corrupts. Only in a transaction of the log line's own, never in
-    a caller's, whose writes must be durable."""
+    its last moments, never corrupts. Only in a transaction of the log lines' own, never in
+    a caller's, whose writes must be durable; nothing on other databases."""
+    if connection.vendor != "postgresql":
+        return
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL synchronous_commit TO OFF")
 

@@ -1,0 +1,102 @@
+"""The log lines of a web process's calls, written in batches by a thread of their own.
+
+A public endpoint's or a component's request has its call's log line written once its answer
+is sent (``call_log.write_after``). Written there, each line costs the request's thread a
+transaction of its own (four statements), which holds up the next request on the same
+keep-alive connection and, under load, a share of the process's CPU. With
+``RUNTIME_LOG_BATCH_SECONDS`` above 0 on PostgreSQL, the lines are handed to this process's
+writer instead, which writes what came in the last interval (or sooner, ``BATCH_LINES`` at a
+time) in one INSERT and one transaction: a line shows in the Logs page that much later.
+
+What a line costs the call is unchanged: it never fails the request. A batch the database
+refuses is written again line by line, so only a line the database refuses on its own (an
+installation deleted meanwhile) is lost, logged. A process that stops writes what it holds
+(``atexit``); one killed loses at most its last interval's lines. A forked child (a
+preloading server's worker) starts with nothing of its parent's, which writes its own.
+"""
+
+import atexit
+import logging
+import os
+import threading
+
+from django.conf import settings
+from django.db import DatabaseError, connection, transaction
+
+from ..models import IntegrationLog
+from .log_store import CallRecord, integration_log_record, line_of, synchronous_commit_off
+
+logger = logging.getLogger("integrations.services.logs")
+
+#: Lines written at once at most; a writer holding as many writes before its interval ends.
+BATCH_LINES = 500
+
+
+def batching() -> bool:
+    """Whether this process's lines go to the writer: on PostgreSQL, with an interval set
+    (SQLite, the embedded default, has one writer at a time: a thread of its own would
+    contend with the requests' own writes)."""
+    return settings.RUNTIME_LOG_BATCH_SECONDS > 0 and connection.vendor == "postgresql"
+
+
+class LogWriter:
+    """The process's writer: ``add`` hands it lines; its thread starts at the first."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._lines: list[CallRecord] = []
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def add(self, records: list[CallRecord]):
+        with self._lock:
+            self._lines.extend(records)
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._run, name="integration log writer", daemon=True
+                )
+                self._thread.start()
+            if len(self._lines) >= BATCH_LINES:
+                self._wake.set()
+
+    def flush(self):
+        """Write every line held now (the writer's thread, and a stopping process)."""
+        while True:
+            with self._lock:
+                batch, self._lines = self._lines[:BATCH_LINES], self._lines[BATCH_LINES:]
+            if not batch:
+                return
+            _write_batch(batch)
+
+    def forget(self):
+        """In a forked child: the parent's lines and thread are the parent's."""
+        self._lock = threading.Lock()
+        self._lines, self._thread = [], None
+        self._wake = threading.Event()
+
+    def _run(self):
+        while True:
+            self._wake.wait(settings.RUNTIME_LOG_BATCH_SECONDS)
+            self._wake.clear()
+            try:
+                self.flush()
+            finally:
+                connection.close_if_unusable_or_obsolete()
+
+
+def _write_batch(batch: list[CallRecord]):
+    lines = [line_of(record) for record in batch]
+    try:
+        with transaction.atomic():
+            synchronous_commit_off(connection)
+            IntegrationLog.objects.bulk_create(lines)
+    except DatabaseError:
+        # One refused line (its installation deleted meanwhile) refuses the whole INSERT:
+        # the others are written on their own, each refused one logged.
+        for record in batch:
+            integration_log_record(record)
+
+
+writer = LogWriter()
+atexit.register(writer.flush)
+os.register_at_fork(after_in_child=writer.forget)

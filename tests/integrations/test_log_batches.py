@@ -1,0 +1,103 @@
+"""A web process's log lines written in batches (``RUNTIME_LOG_BATCH_SECONDS``, PostgreSQL):
+the public endpoint's calls through a real runtime host and the live server each show in the
+log once the interval has passed, several in one transaction; a line the database refuses
+loses no other line of its batch; on SQLite each line is written once its answer is sent."""
+
+import textwrap
+
+import pytest
+import requests
+from django.db import connection
+
+from integrations.environment import installation_public_endpoint
+from integrations.gateway import log_batches
+from integrations.gateway.log_store import CallRecord
+from integrations.models import Installation, IntegrationLog
+from integrations.services import integration_publish_folder
+from integrations.services.installations import installation_create
+from tests.conftest import wait_until
+from tests.factories import SpaceFactory
+from tests.integrations.conftest import minimal_manifest
+
+SCRIPT = """
+from docplatform_sdk import Response, create_integration
+
+def fetch(request, context):
+    return Response.json({"route": request.route})
+
+integration = create_integration(fetch=fetch)
+"""
+on_postgresql = pytest.mark.skipif(
+    connection.vendor != "postgresql", reason="lines are batched on PostgreSQL only"
+)
+
+
+@pytest.fixture
+def installed(write_integration, organization, org_admin):
+    root = write_integration(
+        minimal_manifest(name="batched", script="main.py"),
+        files={"main.py": textwrap.dedent(SCRIPT)},
+    )
+    integration = integration_publish_folder(path=root, publisher=org_admin).version.integration
+    space = SpaceFactory(organization=organization)
+    return installation_create(
+        user=org_admin, integration=integration, organization=organization, space=space
+    )
+
+
+def fetch_lines(installation):
+    return IntegrationLog.objects.filter(installation=installation, kind="fetch")
+
+
+@on_postgresql
+@pytest.mark.slow
+@pytest.mark.django_db(transaction=True)
+def test_the_endpoints_lines_show_once_the_interval_passed_written_together(
+    runtime, installed, settings
+):
+    settings.RUNTIME_LOG_BATCH_SECONDS = 1.5  # the five calls below end well within it
+    for number in range(5):
+        answer = requests.get(installation_public_endpoint(installed) + f"/n{number}", timeout=20)
+        assert answer.json() == {"route": f"/n{number}"}
+    wait_until(lambda: fetch_lines(installed).count() == 5, timeout=10)
+    lines = fetch_lines(installed).order_by("id")
+    assert [line.request for line in lines] == [f"GET /n{number}" for number in range(5)]
+    assert {(line.status, line.outcome) for line in lines} == {(200, "ok")}
+    with connection.cursor() as cursor:  # one transaction wrote them: one xmin
+        cursor.execute(
+            "SELECT count(DISTINCT xmin::text) FROM integrations_integrationlog"
+            " WHERE installation_id = %s AND kind = 'fetch'",
+            [installed.pk],
+        )
+        assert cursor.fetchone()[0] == 1
+
+
+@on_postgresql
+@pytest.mark.django_db(transaction=True)
+def test_a_line_the_database_refuses_loses_no_other_line_of_its_batch(installed, caplog):
+    gone = Installation.objects.get(pk=installed.pk)
+    record = CallRecord(
+        version=installed.integration.versions.get(),
+        installation=installed,
+        kind="fetch",
+        event="",
+        request="GET /kept",
+        started_at=installed.created_at,
+        outcome="ok",
+        status=200,
+        duration_ms=3,
+    )
+    orphan = Installation(pk="x" * 20)  # no such row: its line's reference is refused
+    refused = CallRecord(**{**record.__dict__, "installation": orphan, "request": "GET /gone"})
+    log_batches.writer.add([refused, record])
+    log_batches.writer.flush()
+    assert [line.request for line in fetch_lines(gone)] == ["GET /kept"]
+    assert not IntegrationLog.objects.filter(request="GET /gone").exists()
+    assert "the call's log line was not stored" in caplog.text
+
+
+def test_without_postgresql_or_an_interval_each_line_is_written_with_its_answer(settings):
+    settings.RUNTIME_LOG_BATCH_SECONDS = 0.05
+    assert log_batches.batching() is (connection.vendor == "postgresql")
+    settings.RUNTIME_LOG_BATCH_SECONDS = 0
+    assert log_batches.batching() is False
