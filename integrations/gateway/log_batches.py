@@ -51,7 +51,7 @@ class LogWriter:
     def add(self, records: list[CallRecord]):
         with self._lock:
             self._lines.extend(records)
-            if self._thread is None:
+            if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(
                     target=self._run, name="integration log writer", daemon=True
                 )
@@ -80,6 +80,8 @@ class LogWriter:
             self._wake.clear()
             try:
                 self.flush()
+            except Exception:  # never the writer's end: the next lines would pile up
+                logger.exception("integration log lines were not stored")
             finally:
                 connection.close_if_unusable_or_obsolete()
 

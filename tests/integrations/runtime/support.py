@@ -25,15 +25,16 @@ def free_port() -> int:
 
 class RunningHost:
     """``python -m integrations.runtime.host`` on a free port (``url``, HTTP) and a Unix
-    socket beside its log (``frames_url``, frames: the platform's default in the tests); its
-    log goes to ``log_path`` and its temporary directories beside it."""
+    socket named as its log (``frames_url``, frames: the platform's default in the tests;
+    a host never takes another's socket); its log goes to ``log_path`` and its temporary
+    directories beside it."""
 
     def __init__(self, signing_key: str, log_path: Path, **environment: str):
         self.signing_key = signing_key
         self.log_path = log_path
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.socket_path = log_path.parent / "host.sock"
+        self.socket_path = log_path.with_suffix(".sock")  # one a host each, beside its log
         self.frames_url = f"unix://{self.socket_path}"
         self._log = log_path.open("wb")
         command = [sys.executable, "-m", "integrations.runtime.host", "--port", str(self.port)]
