@@ -8,9 +8,10 @@ keep-alive connection and, under load, a share of the process's CPU. With
 writer instead, which writes what came in the last interval (or sooner, ``BATCH_LINES`` at a
 time) in one INSERT and one transaction: a line shows in the Logs page that much later.
 
-What a line costs the call is unchanged: it never fails the request. A batch the database
-refuses is written again line by line, so only a line the database refuses on its own (an
-installation deleted meanwhile) is lost, logged. A process that stops writes what it holds
+What a line costs the call is unchanged: it never fails the request. A batch with a row the
+database refuses is written again line by line, so only a line refused on its own (an
+installation deleted meanwhile) is lost, logged; a batch that finds the database unreachable
+is lost with one error logged. A process that stops writes what it holds
 (``atexit``); one killed loses at most its last interval's lines. A forked child (a
 preloading server's worker) starts with nothing of its parent's, which writes its own.
 """
@@ -21,7 +22,7 @@ import os
 import threading
 
 from django.conf import settings
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, IntegrityError, connection, transaction
 
 from ..models import IntegrationLog
 from .log_store import CallRecord, integration_log_record, line_of, synchronous_commit_off
@@ -92,11 +93,13 @@ def _write_batch(batch: list[CallRecord]):
         with transaction.atomic():
             synchronous_commit_off(connection)
             IntegrationLog.objects.bulk_create(lines)
-    except DatabaseError:
+    except IntegrityError:
         # One refused line (its installation deleted meanwhile) refuses the whole INSERT:
         # the others are written on their own, each refused one logged.
         for record in batch:
             integration_log_record(record)
+    except DatabaseError:  # the database unreachable: one error for the batch, not a line's
+        logger.exception("%d integration log lines were not stored", len(batch))
 
 
 writer = LogWriter()
