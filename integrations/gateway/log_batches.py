@@ -31,6 +31,9 @@ logger = logging.getLogger("integrations.services.logs")
 
 #: Lines written at once at most; a writer holding as many writes before its interval ends.
 BATCH_LINES = 500
+#: The writer's shortest wait: an interval of 0 (batching off, a test's setting restored
+#: while the thread runs) must not make it spin.
+SHORTEST_WAIT = 0.05
 
 
 def batching() -> bool:
@@ -77,7 +80,7 @@ class LogWriter:
 
     def _run(self):
         while True:
-            self._wake.wait(settings.RUNTIME_LOG_BATCH_SECONDS)
+            self._wake.wait(max(settings.RUNTIME_LOG_BATCH_SECONDS, SHORTEST_WAIT))
             self._wake.clear()
             try:
                 self.flush()

@@ -3,7 +3,9 @@ the public endpoint's calls through a real runtime host and the live server each
 log once the interval has passed, several in one transaction; a line the database refuses
 loses no other line of its batch; on SQLite each line is written once its answer is sent."""
 
+import os
 import textwrap
+import time
 
 import pytest
 import requests
@@ -101,3 +103,23 @@ def test_without_postgresql_or_an_interval_each_line_is_written_with_its_answer(
     assert log_batches.batching() is (connection.vendor == "postgresql")
     settings.RUNTIME_LOG_BATCH_SECONDS = 0
     assert log_batches.batching() is False
+
+
+@on_postgresql
+@pytest.mark.django_db(transaction=True)
+def test_the_writer_waits_even_once_batching_is_off(settings):
+    settings.RUNTIME_LOG_BATCH_SECONDS = 0  # as a test's setting restored while it runs
+    log_batches.writer.add([])  # its thread running
+    thread = log_batches.writer._thread
+    started = time.thread_time()
+    time.sleep(0.5)
+    assert thread.is_alive()
+    spent = _thread_cpu_seconds(thread.native_id)
+    assert spent < 0.1, f"the writer spun: {spent:.2f} s of CPU in 0.5 s"
+    assert time.thread_time() - started < 0.1
+
+
+def _thread_cpu_seconds(native_id: int) -> float:
+    with open(f"/proc/self/task/{native_id}/stat", "rb") as handle:
+        fields = handle.read().rpartition(b")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
