@@ -77,7 +77,6 @@ def test_the_endpoints_lines_show_once_the_interval_passed_written_together(
 @on_postgresql
 @pytest.mark.django_db(transaction=True)
 def test_a_line_the_database_refuses_loses_no_other_line_of_its_batch(installed, caplog):
-    gone = Installation.objects.get(pk=installed.pk)
     record = CallRecord(
         version=installed.integration.versions.get(),
         installation=installed,
@@ -93,7 +92,7 @@ def test_a_line_the_database_refuses_loses_no_other_line_of_its_batch(installed,
     refused = CallRecord(**{**record.__dict__, "installation": orphan, "request": "GET /gone"})
     log_batches.writer.add([refused, record])
     log_batches.writer.flush()
-    assert [line.request for line in fetch_lines(gone)] == ["GET /kept"]
+    assert [line.request for line in fetch_lines(installed)] == ["GET /kept"]
     assert not IntegrationLog.objects.filter(request="GET /gone").exists()
     assert "the call's log line was not stored" in caplog.text
 
@@ -111,12 +110,10 @@ def test_the_writer_waits_even_once_batching_is_off(settings):
     settings.RUNTIME_LOG_BATCH_SECONDS = 0  # as a test's setting restored while it runs
     log_batches.writer.add([])  # its thread running
     thread = log_batches.writer._thread
-    started = time.thread_time()
     time.sleep(0.5)
     assert thread.is_alive()
     spent = _thread_cpu_seconds(thread.native_id)
     assert spent < 0.1, f"the writer spun: {spent:.2f} s of CPU in 0.5 s"
-    assert time.thread_time() - started < 0.1
 
 
 def _thread_cpu_seconds(native_id: int) -> float:
