@@ -87,6 +87,7 @@ def main():
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
+    from integrations.gateway import log_batches
     from runtime_paths import setup_platform
 
     creation = connection.creation
@@ -128,6 +129,7 @@ def main():
         stats.sort_stats("tottime").print_stats(args.top)
         stats.sort_stats("cumulative").print_stats(args.top)
     finally:
+        log_batches.writer.close()  # its thread's connection would keep the database open
         connection.close()
         creation.destroy_test_db(old_name, verbosity=0)
         shutil.rmtree(scratch, ignore_errors=True)

@@ -51,6 +51,7 @@ class LogWriter:
         self._lines: list[CallRecord] = []
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
+        self._closing = False
 
     def add(self, records: list[CallRecord]):
         with self._lock:
@@ -72,6 +73,18 @@ class LogWriter:
                 return
             _write_batch(batch)
 
+    def close(self):
+        """Write what is held and end the thread, its database connection closed (before a
+        test database is dropped); a later ``add`` starts it again."""
+        with self._lock:
+            thread, self._closing = self._thread, True
+        if thread is not None:
+            self._wake.set()
+            thread.join()
+        with self._lock:
+            self._thread, self._closing = None, False
+        self.flush()
+
     def forget(self):
         """In a forked child: the parent's lines and thread are the parent's."""
         self._lock = threading.Lock()
@@ -79,15 +92,20 @@ class LogWriter:
         self._wake = threading.Event()
 
     def _run(self):
-        while True:
+        closing = False
+        while not closing:
             self._wake.wait(max(settings.RUNTIME_LOG_BATCH_SECONDS, SHORTEST_WAIT))
             self._wake.clear()
+            closing = self._closing
             try:
                 self.flush()
             except Exception:  # never the writer's end: the next lines would pile up
                 logger.exception("integration log lines were not stored")
             finally:
-                connection.close_if_unusable_or_obsolete()
+                if closing:
+                    connection.close()
+                else:
+                    connection.close_if_unusable_or_obsolete()
 
 
 def _write_batch(batch: list[CallRecord]):
