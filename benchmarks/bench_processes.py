@@ -105,3 +105,70 @@ def load(
     if failures:
         raise RuntimeError(f"{len(failures)} bad answers from {url}, e.g. {failures[0]}")
     return latencies, len(latencies) / elapsed
+
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def process_tree(pid: int) -> list[int]:
+    """``pid`` and its descendants alive now (``/proc/PID/task/TID/children``)."""
+    found, pending = [], [pid]
+    while pending:
+        current = pending.pop()
+        found.append(current)
+        try:
+            tasks = os.listdir(f"/proc/{current}/task")
+        except OSError:
+            continue
+        for task in tasks:
+            try:
+                children = Path(f"/proc/{current}/task/{task}/children").read_text().split()
+            except OSError:
+                continue
+            pending += [int(child) for child in children]
+    return found
+
+
+def cpu_seconds(pids: list[int]) -> dict[int, float]:
+    """The user and system CPU each process of ``pids`` has used so far (its own, not its
+    children's)."""
+    used = {}
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        used[pid] = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+    return used
+
+
+def postgres_pids() -> list[int]:
+    """The PostgreSQL server's processes on this machine (its backends among them)."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if Path(f"/proc/{entry}/comm").read_text().strip() == "postgres":
+                    pids.append(int(entry))
+            except OSError:
+                continue
+    return pids
+
+
+class CpuMeter:
+    """The CPU used by named groups of processes over a stretch of time: each group is a
+    function returning its processes now (a tree, PostgreSQL's); a process that ends
+    within the stretch is not counted."""
+
+    def __init__(self, groups: dict):
+        self.groups = groups
+
+    def __enter__(self):
+        self.before = {name: cpu_seconds(group()) for name, group in self.groups.items()}
+        self.used: dict[str, float] = {}
+        return self
+
+    def __exit__(self, *exc_info):
+        for name, group in self.groups.items():
+            after, before = cpu_seconds(group()), self.before[name]
+            self.used[name] = sum(after[pid] - before.get(pid, 0.0) for pid in after)

@@ -105,7 +105,7 @@ import breadth_phase
 import fairness_phase
 import requests
 import runtime_paths
-from bench_processes import free_port, load, start, wait_for
+from bench_processes import CpuMeter, free_port, load, postgres_pids, process_tree, start, wait_for
 from public_endpoint_report import report
 
 DATABASE = "bench_public_endpoint"  # create_test_db() makes test_bench_public_endpoint
@@ -147,7 +147,7 @@ def start_platform(
         env={**env, **pools, "RUNTIME_SANDBOX": sandbox},
         log=scratch / f"runtime-{sandbox}.log",
     )
-    start_web(stack, scratch, env, web_port, sandbox)
+    server = start_web(stack, scratch, env, web_port, sandbox)
     wait_for(f"{runtime}/health", host, scratch / f"runtime-{sandbox}.log")
     health = requests.get(f"{runtime}/health", timeout=10).json()
     if health["sandbox"] != sandbox:
@@ -162,11 +162,23 @@ def start_platform(
         f"{config.pools.spare_workers} spare"
     )
     return {"web": web, "integrations": f"http://localhost:{web_port}", "runtime": runtime,
-            "env": env, "host": host_line}  # fmt: skip
+            "env": env, "host": host_line, "cpu": _cpu_groups(server, host)}  # fmt: skip
 
 
-def start_web(stack: ExitStack, scratch: Path, env: dict, port: int, name: str) -> str:
-    """A web server of the platform (gunicorn, as production runs it) on ``port``; its URL."""
+def _cpu_groups(server, host) -> dict:
+    """The processes whose CPU a load round counts: the web server's, the runtime host's (its
+    workers and their sandboxes too), PostgreSQL's, and this process's (the client)."""
+    return {
+        "web": lambda: process_tree(server.pid),
+        "runtime host": lambda: process_tree(host.pid),
+        "PostgreSQL": postgres_pids,
+        "client": lambda: [os.getpid()],
+    }
+
+
+def start_web(stack: ExitStack, scratch: Path, env: dict, port: int, name: str):
+    """A web server of the platform (gunicorn, as production runs it) on ``port``; its
+    process."""
     web = f"http://127.0.0.1:{port}"
     env = {**env, "PLATFORM_URL": web, "INTEGRATIONS_URL": f"http://localhost:{port}"}
     server = start(
@@ -178,7 +190,7 @@ def start_web(stack: ExitStack, scratch: Path, env: dict, port: int, name: str) 
         log=scratch / f"web-{name}.log",
     )  # fmt: skip
     wait_for(f"{web}/bench/bare/", server, scratch / f"web-{name}.log")
-    return web
+    return server
 
 
 def expecting(expected: bytes):
@@ -308,16 +320,20 @@ def main():
             }
             bodies = {name: requests.get(url, timeout=20).content for name, url in urls.items()}
             assert bodies["bare"] == bodies["endpoint"] == bodies["unconfined"], bodies
-            results = {name: ([], []) for name in urls}
+            results = {name: ([], [], {}) for name in urls}
+            meters = {"bare": sandboxed, "endpoint": sandboxed, "unconfined": platforms["off"]}
             for name, url in urls.items():  # warm-up: connections, pools, code paths
                 load(url, expecting(bodies[name]), args.concurrency, 2)
             for _ in range(args.rounds):
                 for name, url in urls.items():
-                    latencies, rate = load(
-                        url, expecting(bodies[name]), args.concurrency, args.seconds
-                    )
+                    with CpuMeter(meters[name]["cpu"]) as meter:
+                        latencies, rate = load(
+                            url, expecting(bodies[name]), args.concurrency, args.seconds
+                        )
                     results[name][0].extend(latencies)
                     results[name][1].append(rate)
+                    for group, used in meter.used.items():
+                        results[name][2][group] = results[name][2].get(group, 0.0) + used
             print("load done; serially ...", file=sys.stderr)
             client = runtime_paths.SerialClient(
                 sandboxed["web"], sandboxed["integrations"], data, bodies["bare"]

@@ -11,9 +11,21 @@ def _met(ok: bool | None) -> str:
     return "—" if ok is None else "met" if ok else "MISSED"
 
 
+def _cpu_table(results, labels) -> None:
+    """The CPU each group of processes used per request under load (``CpuMeter``)."""
+    groups = list(next(iter(results.values()))[2])
+    print("\nCPU ms per request under load, by process (/proc, user + system)\n")
+    print(f"| {'contender':<28} | " + " | ".join(f"{group:>12}" for group in groups) + " | total |")
+    print(f"| {'-' * 28} | " + " | ".join("-" * 11 + ":" for _ in groups) + " | ----: |")
+    for name, (latencies, _rates, cpu) in results.items():
+        per_request = [cpu[group] * 1000 / len(latencies) for group in groups]
+        cells = " | ".join(f"{value:>12.2f}" for value in per_request)
+        print(f"| {labels[name]:<28} | {cells} | {sum(per_request):>5.2f} |")
+
+
 def report(args, results, serial, events, cold, fairness, started_at, load_before, hosts) -> None:
     rows = {}
-    for name, (latencies, rates) in results.items():
+    for name, (latencies, rates, _cpu) in results.items():
         rows[name] = (
             len(latencies),
             statistics.mean(rates),
@@ -51,6 +63,8 @@ def report(args, results, serial, events, cold, fairness, started_at, load_befor
             f"| {'ratio ' + label:<28} | {'':>8} | {a[1] / b[1]:>7.2f} "
             f"| {a[2] / b[2]:>7.2f} | {a[3] / b[3]:>7.2f} |"
         )
+
+    _cpu_table(results, labels)
 
     print(f"\nSerially: one connection, {args.serial} of each in blocks of {args.serial_block}\n")
     print(f"| {'request':<40} | {'median ms':>9} | {'p90 ms':>7} | {'p99 ms':>7} |")

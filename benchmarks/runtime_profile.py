@@ -87,8 +87,9 @@ def main():
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
-    from integrations.gateway import log_batches
     from runtime_paths import setup_platform
+
+    from integrations.gateway import log_batches
 
     creation = connection.creation
     old_name = connection.settings_dict["NAME"]

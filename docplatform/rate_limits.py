@@ -4,7 +4,8 @@ machine counts the same requests: N processes allow what one allows.
 A limit of ``n/period`` is a fixed window: the requests of one key (a scope and a client
 address, or a user) are counted per window of ``period`` seconds, aligned to the clock, and
 the ``n+1``-th within a window is refused until it ends. The count is one atomic increment
-(Redis's ``INCR``; the database cache's, ``cache_backends``), never a read and a write.
+(Redis's ``INCR`` in a script that sets a new counter's expiry; the database cache's,
+``cache_backends``), never a read and a write.
 The sites' limits (``visitor_rates``) and the API's throttles (``api.throttles``) count here.
 """
 
@@ -22,7 +23,12 @@ def parse_rate(rate: str) -> tuple[int, int]:
 
 
 def counted(key: str, seconds: int) -> int:
-    """Add one to the counter ``key`` (made, at 0, to live ``seconds``); its new value."""
+    """Add one to the counter ``key`` (made, at 0, to live ``seconds``); its new value. Redis
+    counts in one round trip (``cache_backends.RedisCache.count``); another cache by an add
+    and an atomic increment."""
+    count = getattr(cache, "count", None)
+    if count is not None:
+        return count(key, seconds)
     for _ in range(3):
         cache.add(key, 0, seconds)
         try:

@@ -10,7 +10,8 @@ Per-process memory is refused: two processes would each count, and keep, their o
   of ``DATABASE_URL``'s database (``manage.py migrate`` creates it: ``docplatform.apps``),
   with an increment that holds across processes (``docplatform.cache_backends``);
 - ``redis://HOST:PORT/DB`` (or ``rediss://``): Redis, what production runs (every web process
-  and machine on the same database);
+  and machine on the same database), with a counter of one round trip
+  (``docplatform.cache_backends``);
 - ``dbcache://TABLE``: the database cache in another table.
 """
 
@@ -23,7 +24,7 @@ CACHE_TABLE = "docplatform_cache"
 #: Entries the database cache holds before it culls the oldest keys.
 DATABASE_CACHE_ENTRIES = 100_000
 SHARED_CACHES = {
-    "django.core.cache.backends.redis.RedisCache": "django.core.cache.backends.redis.RedisCache",
+    "django.core.cache.backends.redis.RedisCache": "docplatform.cache_backends.RedisCache",
     "django.core.cache.backends.db.DatabaseCache": "docplatform.cache_backends.DatabaseCache",
 }
 

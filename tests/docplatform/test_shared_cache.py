@@ -40,7 +40,7 @@ def test_redis_is_a_cache_url():
     done = load_settings(CACHE_URL="redis://127.0.0.1:6379/3")
     assert done.returncode == 0, done.stderr
     assert done.stdout.split()[:2] == [
-        "django.core.cache.backends.redis.RedisCache",
+        "docplatform.cache_backends.RedisCache",
         "redis://127.0.0.1:6379/3",
     ]
 
@@ -91,3 +91,41 @@ def test_a_signed_out_session_is_gone_from_the_cache_too():
     stolen = Client()
     stolen.cookies["sessionid"] = cookie
     assert stolen.get("/s/").status_code == 302  # to sign in: the session is nowhere
+
+
+@pytest.fixture
+def redis_cache():
+    """The platform's Redis cache under a key prefix of this test's own."""
+    from docplatform.cache_backends import RedisCache
+    from tests.redis_keys import delete_keys, new_prefix, redis_url
+
+    url, prefix = redis_url(), new_prefix("counter")
+    try:
+        yield RedisCache(url, {"KEY_PREFIX": prefix})
+    finally:
+        delete_keys(url, prefix)
+
+
+def test_a_redis_counter_counts_every_increment_once_and_keeps_its_first_expiry(redis_cache):
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(8) as pool:
+        counts = list(pool.map(lambda _: redis_cache.count("hits", 30), range(64)))
+    assert sorted(counts) == list(range(1, 65))  # no two callers saw the same count
+    assert redis_cache.get("hits") == 64  # read back as the number it is
+    client = redis_cache._cache.get_client()
+    key = redis_cache.make_key("hits")
+    client.expire(key, 5)  # as if made 25 s ago: a later count does not extend the window
+    redis_cache.count("hits", 30)
+    assert 0 < client.ttl(key) <= 5
+    client.delete(key)
+    assert redis_cache.count("hits", 30) == 1 and 25 < client.ttl(key) <= 30
+
+
+def test_a_rate_limit_counts_in_redis_and_the_window_ends(redis_cache, monkeypatch):
+    from docplatform import rate_limits
+
+    monkeypatch.setattr(rate_limits, "cache", redis_cache)
+    waits = [rate_limits.wait_seconds("someone", 2, 60) for _ in range(3)]
+    assert waits[:2] == [0, 0] and 1 <= waits[2] <= 60  # the third waits for the next window
+    assert rate_limits.wait_seconds("someone-else", 2, 60) == 0
