@@ -30,7 +30,7 @@ from wsgiref.simple_server import make_server
 
 from docplatform_sdk import codebundle
 
-from . import envelope, protocol, tracing
+from . import after_reply, envelope, protocol, tracing
 from .call_failures import (
     AnswerTooLarge,
     PoolBusy,
@@ -116,7 +116,8 @@ class RuntimeHost:
             if key in environ
         }
         method, path = environ["REQUEST_METHOD"], environ.get("PATH_INFO", "")
-        reply = self.serve(method, path, envelope.HttpRequest(environ, self.config), carrier)
+        with after_reply.held() as later:
+            reply = self.serve(method, path, envelope.HttpRequest(environ, self.config), carrier)
         headers = [
             *reply.headers,
             ("Content-Length", str(len(reply.body))),
@@ -124,7 +125,7 @@ class RuntimeHost:
             *reply.log_headers(),
         ]
         start_response(f"{reply.status} {phrase(reply.status)}", headers)
-        return [reply.body]
+        return AnswerThen(reply.body, later)
 
     def serve(self, method: str, path: str, received, carrier: dict) -> Reply:
         """One request, whichever transport brought it (HTTP, or a frame: ``socket_server``):
@@ -273,6 +274,18 @@ class RuntimeHost:
     def close(self):
         self.pools.close()
         self.sandbox.close()
+
+
+class AnswerThen(list):
+    """A WSGI response body whose ``close`` (called by the server once the body is sent)
+    runs the work the call left for after its answer (``after_reply``)."""
+
+    def __init__(self, body: bytes, later: list):
+        super().__init__([body])
+        self.later = later
+
+    def close(self):
+        after_reply.run(self.later)
 
 
 #: How each worker is limited: per-process rlimits set before its code loads, and the host's

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from docplatform_sdk.codebundle import CodeBundle
 
+from . import after_reply
 from .call_failures import PoolBusy, ScriptLoadError, StaleAnswer, WorkerCrashed, WorkerTimeout
 from .capacity import WORKER_BYTES_ESTIMATE, Capacity, PoolSettings
 from .spares import Slot, Spares
@@ -64,6 +65,7 @@ class WorkerPool:
         self._starting = 0
         self._waiting = 0  # calls waiting for a worker
         self._busy = 0  # calls holding one
+        self._settling = 0  # of them, answered, the host's accounts of their worker to come
         self._closed = False
         self._load_error: ScriptLoadError | None = None  # repeated for a while
         self._load_failed_at = 0.0
@@ -75,7 +77,9 @@ class WorkerPool:
         """Run one call on a free worker. Raises ScriptLoadError, PoolBusy, WorkerTimeout or
         WorkerCrashed; in the last two cases the worker is stopped. A worker that wrote out of
         turn before the call (StaleAnswer: nothing of the call was acted on) is stopped and the
-        call runs once more on another worker, so its code never fails another caller."""
+        call runs once more on another worker, so its code never fails another caller.
+        The worker is given back once the host has accounted for it, after the answer is
+        sent (``_settle``)."""
         slot = self._checkout()
         worker = slot.worker
         try:
@@ -100,14 +104,29 @@ class WorkerPool:
             logger.exception("integration %s: worker %s failed", self.name, worker.pid)
             self._checkin(slot, keep=False)
             raise
-        # ``retire``: the host's verdict (work left behind, half the CPU budget spent, open
-        # files, address space or /tmp all but used up).
-        if answer.get("retire"):
-            logger.info(
-                "integration %s: worker %s replaced: %s", self.name, worker.pid, answer["retire"]
-            )
-        self._checkin(slot, keep=not answer.get("retire"))
+        # The host's accounts of the worker (is it to be replaced?) wait for the answer to
+        # be sent (``after_reply``); the worker takes no other call before they are done.
+        with self.capacity.changed:
+            self._settling += 1
+        after_reply.defer(lambda: self._settle(slot, answer.pop("retire", None) is True))
         return answer
+
+    def _settle(self, slot: Slot, asked_to_retire: bool):
+        """After a call: the worker is idle again, unless the host's verdict
+        (``retire_reason``: work left behind, half the CPU budget spent, open files, address
+        space or /tmp all but used up) or the worker itself (a MemoryError) says it goes."""
+        worker = slot.worker
+        try:
+            reason = "it asked to be (a MemoryError)" if asked_to_retire else None
+            reason = reason or worker.retire_reason()
+        except Exception:
+            logger.exception("integration %s: worker %s not accounted", self.name, worker.pid)
+            reason = "its accounts could not be read"
+        if reason:
+            logger.info("integration %s: worker %s replaced: %s", self.name, worker.pid, reason)
+        with self.capacity.changed:
+            self._settling -= 1
+        self._checkin(slot, keep=not reason)
 
     # With ``capacity.changed`` held:
 
@@ -116,7 +135,7 @@ class WorkerPool:
         return (
             not self._closed
             and self._load_error is None
-            and self._waiting > self._starting
+            and self._waiting > self._starting + self._settling
             and self.count < self.limits.workers_max
         )
 

@@ -12,15 +12,14 @@ size limit is answered 413 and its bytes skipped, the connection kept.
 
 import asyncio
 import contextlib
-import functools
 import logging
 import os
 import signal
 import socket
 import stat
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 
-from . import frames, protocol
+from . import after_reply, frames, protocol
 from .envelope import check_parts
 from .replies import Reply
 
@@ -71,8 +70,9 @@ class FrameServer:
         self.limit = app.config.max_envelope_bytes + FRAME_OVERHEAD
         self.executor = ThreadPoolExecutor(threads, thread_name_prefix="runtime-frames")
 
-    def serve(self, request: frames.Request) -> bytes:
-        """One verified request, on a thread of the pool: its answer frame."""
+    def serve(self, request: frames.Request, writer: asyncio.StreamWriter, loop) -> None:
+        """One verified request, on a thread of the pool: its answer frame handed to the
+        event loop to send, then the work the call left for after it (``after_reply``)."""
         path = request.text(frames.PATH)
         method = "GET" if path == protocol.HEALTH_PATH else "POST"
         carrier = {
@@ -83,8 +83,18 @@ class FrameServer:
             )
             if request.fields[position] is not None
         }
-        reply = self.app.serve(method, path, FrameRequest(request), carrier)
-        return answer_frame(request.call_id, reply)
+        with after_reply.held() as later:
+            try:
+                reply = self.app.serve(method, path, FrameRequest(request), carrier)
+            except Exception:
+                logger.exception("runtime host: unexpected error")
+                reply = Reply.json(500, {"error": protocol.RUNTIME_ERROR})
+        try:
+            loop.call_soon_threadsafe(_send, writer, answer_frame(request.call_id, reply))
+        except RuntimeError:  # the loop is closed: the host is stopping, the answer unsent
+            pass
+        finally:
+            after_reply.run(later)
 
     async def connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
         nonce = frames.new_nonce()
@@ -115,8 +125,7 @@ class FrameServer:
                     writer.write(answer_frame(refused.call_id, reply))
                     logger.warning("frames: a request refused (%s)", refused)
                     break
-                served = loop.run_in_executor(self.executor, self.serve, request)
-                served.add_done_callback(functools.partial(_send, writer, request.call_id))
+                self.executor.submit(self.serve, request, writer, loop)
         finally:
             self.open_connections.pop(writer, None)
             with contextlib.suppress(ConnectionError):
@@ -148,15 +157,9 @@ class FrameServer:
         return servers
 
 
-def _send(writer: asyncio.StreamWriter, call_id: int, served: Future):
-    if writer.is_closing():
-        return  # the connection ended while the call ran: its caller has failed it
-    try:
-        frame = served.result()
-    except Exception:
-        logger.exception("runtime host: unexpected error")
-        frame = answer_frame(call_id, Reply.json(500, {"error": protocol.RUNTIME_ERROR}))
-    writer.write(frame)
+def _send(writer: asyncio.StreamWriter, frame: bytes):
+    if not writer.is_closing():  # else the connection ended while the call ran: its caller
+        writer.write(frame)  # has failed it
 
 
 async def _skip(reader: asyncio.StreamReader, remaining: int):

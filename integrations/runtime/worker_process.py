@@ -191,7 +191,8 @@ class Worker:
         """Send one message and wait for the answer, at most ``timeout`` seconds in all,
         performing the HTTP requests the worker asks for meanwhile. The answer's ``output``
         is what the worker printed meanwhile (a failure carries it too); a call's answer's
-        ``retire`` is the host's verdict (``retire_reason``)."""
+        ``retire`` is True when the worker asks to be replaced (a MemoryError): the host's
+        own verdict is ``retire_reason``, asked by the pool."""
         deadline = time.monotonic() + timeout
         with self._state:
             if self._stopped or self._wrote_out_of_turn():  # the call is not sent
@@ -202,9 +203,6 @@ class Worker:
         finally:
             with self._state:
                 self._busy = False
-        if "call" in message:
-            reason = "it asked to be (a MemoryError)" if answer.get("retire") is True else None
-            answer["retire"] = reason or self.retire_reason()
         return answer
 
     def _exchange(self, message: dict, deadline: float, egress: Egress | None) -> dict:
