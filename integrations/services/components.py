@@ -17,12 +17,11 @@ from dataclasses import dataclass, replace
 
 from django.core.cache import cache
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db import IntegrityError, connections, transaction
 from django.http import Http404
 from django.utils import timezone
 
-from docplatform.queries import Prepared, stand_in_values, stand_ins
+from docplatform.queries import Prepared, PreparedSQL, stand_in, stand_in_values, stand_ins
 
 from ..endpoint_selectors import installation_for_call
 from ..environment import environment_for
@@ -367,11 +366,43 @@ def _store(installation, component_id, instance, stored, *, props, state) -> Non
         except IntegrityError:
             raise _conflict() from None
         return
-    written = ComponentState.objects.filter(pk=stored.pk, revision=stored.revision).update(
-        props=props, state=state, revision=F("revision") + 1, updated_at=timezone.now()
+    connection = connections[ComponentState.objects.db]
+    written = _state_update().execute(
+        {
+            stand_in("props"): _PROPS.get_db_prep_save(props, connection),
+            stand_in("state"): _STATE.get_db_prep_save(state, connection),
+            stand_in("now"): timezone.now(),
+            stand_in("pk"): stored.pk,
+            stand_in("revision"): stored.revision,
+        }
     )
     if not written:
         raise _conflict()
+
+
+_PROPS, _STATE = ComponentState._meta.get_field("props"), ComponentState._meta.get_field("state")
+_state_updates: dict[str, PreparedSQL] = {}
+
+
+def _state_update() -> PreparedSQL:
+    """A stored instance's write (its props and state, its revision one up) when its revision
+    is still the one read; the id of the row written, or none. Compiled once per database:
+    the ORM's ``update`` compiled it at every action."""
+    db = ComponentState.objects.db
+    if db not in _state_updates:
+        quote = connections[db].ops.quote_name
+        table = quote(ComponentState._meta.db_table)
+        props, state, revision, updated_at, pk = (
+            quote(ComponentState._meta.get_field(name).column)
+            for name in ("props", "state", "revision", "updated_at", "id")
+        )
+        sql = (
+            f"UPDATE {table} SET {props} = %s, {state} = %s, {revision} = {revision} + 1, "  # noqa: S608
+            f"{updated_at} = %s WHERE {pk} = %s AND {revision} = %s RETURNING {pk}"
+        )
+        names = ("props", "state", "now", "pk", "revision")
+        _state_updates[db] = PreparedSQL(sql, [stand_in(name) for name in names], using=db)
+    return _state_updates[db]
 
 
 def _conflict() -> ClientFault:
