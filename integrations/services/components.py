@@ -106,12 +106,20 @@ def components_render(
     were sent is a ``timeout`` failure (logged so) and is left to finish on its own.
     """
     results: list = [None] * len(requests)
-    stored = _stored_states(requests)
+    for index, request in enumerate(requests):  # the input checked before anything is read
+        try:
+            _check_input(instance=request.instance, props=request.props, action=request.action)
+        except ValidationError as error:
+            results[index] = error
+    stored = _stored_states(
+        [r for r, result in zip(requests, results, strict=True) if result is None]
+    )
     pending = []
     calls_for: dict[str, tuple] = {}  # per installation: its version and environment, once
     for index, request in enumerate(requests):
+        if results[index] is not None:
+            continue
         try:
-            _check_input(instance=request.instance, props=request.props, action=request.action)
             if request.action is not None:
                 request = replace(request, installation=_loaded_for_call(request.installation))
             version = _renderable_version(request.installation, request.component_id)
