@@ -136,6 +136,7 @@ class Prepared(PreparedSQL):
             self.model_columns = slice(fields[0], fields[-1] + 1)
             self.init_list = [column.target.attname for column, _, _ in select[self.model_columns]]
             self.populators = get_related_populators(self.klass_info, select, self.alias)
+            self.annotations = list((compiler.annotation_col_map or {}).items())
 
     def rows(self, values: Mapping[Hashable, object]) -> list[list]:
         """Run it with ``values`` for the stand-ins; the rows, converted as the ORM would."""
@@ -150,12 +151,14 @@ class Prepared(PreparedSQL):
         return rows
 
     def instances(self, values: Mapping[Hashable, object]) -> list:
-        """Run it; the model instances, with their related instances set."""
+        """Run it; the model instances, with their related instances and annotations set."""
         model = self.klass_info["model"]
         instances = []
         for row in self.rows(values):
             instance = model.from_db(self.alias, self.init_list, row[self.model_columns])
             for populator in self.populators:
                 populator.populate(row, instance)
+            for name, position in self.annotations:
+                setattr(instance, name, row[position])
             instances.append(instance)
         return instances

@@ -4,7 +4,8 @@ Building and compiling these ORM queries cost more than running them, on the pat
 public endpoint request and every component render takes."""
 
 from django.contrib.auth import get_user_model
-from django.db.models import QuerySet
+from django.db.models import Aggregate, OuterRef, QuerySet, Subquery, TextField
+from django.db.models.functions import Coalesce
 
 from docplatform.queries import Prepared, stand_in, stand_ins
 
@@ -36,13 +37,42 @@ _NOT_READ = (
 )
 
 
+#: The annotation of an installation read for a call: the spaces its organization
+#: installation selected (``selected_spaces_of``).
+SELECTED_SPACES = "selected_space_ids_read"
+
+
+class _JoinedIds(Aggregate):
+    """The ids of a group joined by commas (ids hold none: ``docplatform.ids``)."""
+
+    function = "STRING_AGG"
+    template = "%(function)s(%(expressions)s, ',')"
+    output_field = TextField()
+
+    def as_sqlite(self, compiler, connection, **extra):
+        return super().as_sql(compiler, connection, function="GROUP_CONCAT", **extra)
+
+
+def _selected_of_organization_installation() -> Subquery:
+    through = Installation.selected_spaces.through
+    return Subquery(
+        through.objects.filter(installation_id=Coalesce(OuterRef("parent_id"), OuterRef("pk")))
+        .order_by()
+        .values("installation_id")
+        .annotate(ids=_JoinedIds("space_id"))
+        .values("ids")
+    )
+
+
 def _for_call(installations: QuerySet) -> QuerySet:
     # Without the models' ordering: one row, and sorting it doubled PostgreSQL's planning.
+    # The selected spaces in the same statement: a round trip fewer per call.
     return (
         installations.select_related(
             *(f"integration__{version}" for version in _VERSIONS), "parent"
         )
         .defer(*(f"integration__{field}" for field in _NOT_READ))
+        .annotate(**{SELECTED_SPACES: _selected_of_organization_installation()})
         .filter(pk=_INSTALLATION)
         .order_by()
     )
@@ -117,3 +147,15 @@ def selected_space_ids(installation_id: str) -> list[str]:
     """The ids of the spaces ``installation_id`` selected, sorted."""
     rows = _prepared("selected", _selected_query).rows({_INSTALLATION: installation_id})
     return sorted(row[0] for row in rows)
+
+
+_UNREAD = object()
+
+
+def selected_spaces_of(installation: Installation) -> list[str]:
+    """The ids of the spaces the organization installation of ``installation`` (itself, or
+    its parent) selected, sorted: as read with it for a call (``_for_call``), else read now."""
+    joined = getattr(installation, SELECTED_SPACES, _UNREAD)
+    if joined is _UNREAD:
+        return selected_space_ids(installation.parent_id or installation.pk)
+    return sorted(joined.split(",")) if joined else []

@@ -10,7 +10,7 @@ from django.urls import reverse
 from docplatform.crypto import key_from_setting
 from docplatform.sites.addresses import site_url
 
-from .endpoint_selectors import selected_space_ids
+from .endpoint_selectors import selected_spaces_of
 from .middleware import URLCONF as PUBLIC_URLCONF
 from .models import Installation, Integration, IntegrationVersion
 from .policies import installation_has_scope
@@ -93,7 +93,7 @@ def environment_for(version: IntegrationVersion, installation: Installation | No
         **_installation_part(organization_installation),
         "space_selection": {
             "type": organization_installation.space_selection,
-            "spaces": selected_space_ids(organization_installation.pk),
+            "spaces": selected_spaces_of(installation),
         },
         "target": integration.target,
     }
