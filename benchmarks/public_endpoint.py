@@ -166,14 +166,20 @@ def start_platform(
 
 
 def _cpu_groups(server, host) -> dict:
-    """The processes whose CPU a load round counts: the web server's, the runtime host's (its
-    workers and their sandboxes too), PostgreSQL's, and this process's (the client)."""
+    """The processes whose CPU a load round counts: the web server's, the runtime host's, its
+    workers' (with their sandboxes), PostgreSQL's, and this process's (the client)."""
     return {
         "web": lambda: process_tree(server.pid),
-        "runtime host": lambda: process_tree(host.pid),
+        "runtime host": lambda: [host.pid],
+        "workers": lambda: process_tree(host.pid)[1:],
         "PostgreSQL": postgres_pids,
         "client": lambda: [os.getpid()],
     }
+
+
+#: The web servers' gunicorn processes and threads each (``--web-workers``, ``--web-threads``):
+#: ``deploy/Procfile.web``'s by default.
+WEB = {"workers": 2, "threads": 8}
 
 
 def start_web(stack: ExitStack, scratch: Path, env: dict, port: int, name: str):
@@ -185,7 +191,8 @@ def start_web(stack: ExitStack, scratch: Path, env: dict, port: int, name: str):
         stack,
         [str(Path(sys.executable).parent / "gunicorn"), "docplatform.wsgi",
          "--bind", f"127.0.0.1:{port}",
-         "--workers", "2", "--worker-class", "gthread", "--threads", "8"],
+         "--workers", str(WEB["workers"]), "--worker-class", "gthread",
+         "--threads", str(WEB["threads"])],
         env=env,
         log=scratch / f"web-{name}.log",
     )  # fmt: skip
@@ -252,7 +259,10 @@ def main():
         help="how the web servers reach the runtime host: frames on a Unix socket (the "
         "host's event loop) or HTTP (the host under gunicorn)",
     )
+    parser.add_argument("--web-workers", type=int, default=WEB["workers"], help="gunicorn's")
+    parser.add_argument("--web-threads", type=int, default=WEB["threads"], help="each")
     args = parser.parse_args()
+    WEB.update(workers=args.web_workers, threads=args.web_threads)
     timeout = args.timeout or 3 * args.rounds * args.seconds + 720
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGALRM, _stop)

@@ -36,7 +36,8 @@ def report(args, results, serial, events, cold, fairness, started_at, load_befor
     print(
         f"{started_at}; {os.cpu_count()} cores, load average {load_before[0]:.2f} before, "
         f"{load_after[0]:.2f} after (a shared machine: figures move from run to run). "
-        f"PostgreSQL, Redis, gunicorn web -w 2 gthread x8, DEBUG off, runtime host "
+        f"PostgreSQL, Redis, gunicorn web -w {args.web_workers} gthread x{args.web_threads}, "
+        f"DEBUG off, runtime host "
         f"runtime_host ({args.transport}; bubblewrap or unconfined), Celery worker prefork x2"
     )
     for sandbox, line in hosts.items():
