@@ -33,7 +33,7 @@ from enum import StrEnum
 
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count, F, Q, QuerySet
+from django.db.models import Count, F, OuterRef, Q, QuerySet, Subquery
 from django.http import Http404
 
 from .models import Membership, Organization, Site, Space
@@ -161,6 +161,24 @@ def role_of(actor, target) -> str | None:
         rows = _role_queries[key].rows({_USER_ID: actor.pk, _ORGANIZATION_ID: organization_id})
         roles[organization_id] = rows[0][0] if rows else None
     return roles[organization_id]
+
+
+def role_subquery(user_id) -> Subquery:
+    """The role of the person ``user_id`` in the organization of the outer query's row (its
+    ``organization_id``), or NULL: for a read that needs the caller's role with its row,
+    kept for ``role_of`` by ``remember_role``."""
+    return Subquery(
+        Membership.objects.filter(user_id=user_id, organization_id=OuterRef("organization_id"))
+        .order_by()
+        .values("role")[:1]
+    )
+
+
+def remember_role(actor, organization_id: str, role: str | None) -> None:
+    """Keep the actor's role in an organization, read in this request with another row
+    (``role_subquery``), as ``role_of`` keeps what it reads: it is not read again."""
+    if is_person(actor):
+        actor.__dict__.setdefault("_docplatform_roles", {})[organization_id] = role
 
 
 def forget_roles(actor) -> None:

@@ -7,6 +7,7 @@ from django.contrib.auth import get_user_model
 from django.db.models import Aggregate, OuterRef, QuerySet, Subquery, TextField
 from django.db.models.functions import Coalesce
 
+from docplatform.access import remember_role, role_subquery
 from docplatform.queries import Prepared, stand_in, stand_ins
 
 from .models import Installation, Integration
@@ -82,10 +83,16 @@ def _installation_query() -> QuerySet:
     return _for_call(Installation.objects.all())
 
 
+#: The annotation of an installation read for a person's call: the person's role in its
+#: organization (kept for ``docplatform.access.role_of``: an action's check reads no more).
+CALLER_ROLE = "caller_role_read"
+
+
 def _visible_installation_query() -> QuerySet:
     # The rule of who sees an installation (selectors.installations_visible_to), for a
     # stand-in user.
-    return _for_call(installations_visible_to(get_user_model()(pk=_USER)))
+    visible = installations_visible_to(get_user_model()(pk=_USER))
+    return _for_call(visible.annotate(**{CALLER_ROLE: role_subquery(_USER)}))
 
 
 def installation_for_call(installation_id: str) -> Installation | None:
@@ -101,12 +108,14 @@ def installation_for_call(installation_id: str) -> Installation | None:
 
 
 def installation_visible_for_call(user, installation_id: str) -> Installation | None:
-    """As ``installation_for_call``, when ``user`` (a person) may see the installation."""
+    """As ``installation_for_call``, when ``user`` (a person) may see the installation; the
+    person's role in its organization is read with it (``CALLER_ROLE``)."""
     found = _prepared("visible", _visible_installation_query).instances(
         {_USER: user.pk, _INSTALLATION: installation_id}
     )
     if not found:
         return None
+    remember_role(user, found[0].organization_id, getattr(found[0], CALLER_ROLE))
     _link_versions(found[0].integration)
     return found[0]
 

@@ -1,7 +1,8 @@
-"""The spaces a call's environment says its organization installation selected: read in the
-same statement as the installation on the call's path (``endpoint_selectors._for_call``),
-and the same as read on their own, for the organization installation and for a space
-installation under it, none selected and several."""
+"""What a call's reads take in one statement with the installation
+(``endpoint_selectors._for_call``): the spaces its organization installation selected, the
+same as read on their own, for the organization installation and for a space installation
+under it, none selected and several; and for a person's call, the person's role, which the
+action's check then reads no more."""
 
 import pytest
 
@@ -41,3 +42,21 @@ def test_the_selected_spaces_read_with_the_installation_are_those_stored(
         Installation.objects.get(pk=local.pk),  # not read for a call: read on their own
     ):
         assert spaces_told(read) == expected
+
+
+@pytest.mark.parametrize("role", ["admin", "member", "reader"])
+def test_a_persons_role_is_read_with_the_installation_and_not_again(
+    publish, org_admin, organization, role, django_assert_num_queries
+):
+    from docplatform.access import role_of
+    from tests.factories import MembershipFactory
+
+    integration = publish(org_admin, name="role-read", scopes=["space:content:read"])
+    installation = installation_create(
+        user=org_admin, integration=integration, organization=organization
+    )
+    person = MembershipFactory(organization=organization, role=role).user
+    with django_assert_num_queries(1):
+        read = installation_visible_for_call(person, installation.pk)
+        assert role_of(person, read) == role
+    assert installation_visible_for_call(MembershipFactory().user, installation.pk) is None
