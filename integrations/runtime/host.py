@@ -118,13 +118,17 @@ class RuntimeHost:
         method, path = environ["REQUEST_METHOD"], environ.get("PATH_INFO", "")
         with after_reply.held() as later:
             reply = self.serve(method, path, envelope.HttpRequest(environ, self.config), carrier)
-        headers = [
-            *reply.headers,
-            ("Content-Length", str(len(reply.body))),
-            (protocol.OUTCOME_HEADER, reply.outcome),
-            *reply.log_headers(),
-        ]
-        start_response(f"{reply.status} {phrase(reply.status)}", headers)
+        try:
+            headers = [
+                *reply.headers,
+                ("Content-Length", str(len(reply.body))),
+                (protocol.OUTCOME_HEADER, reply.outcome),
+                *reply.log_headers(),
+            ]
+            start_response(f"{reply.status} {phrase(reply.status)}", headers)
+        except BaseException:  # no body to close: the work is done now, never forgotten
+            after_reply.run(later)
+            raise
         return AnswerThen(reply.body, later)
 
     def serve(self, method: str, path: str, received, carrier: dict) -> Reply:

@@ -106,9 +106,10 @@ class WorkerPool:
             raise
         # The host's accounts of the worker (is it to be replaced?) wait for the answer to
         # be sent (``after_reply``); the worker takes no other call before they are done.
+        asked_to_retire = answer.pop("retire", None) is True
         with self.capacity.changed:
             self._settling += 1
-        after_reply.defer(lambda: self._settle(slot, answer.pop("retire", None) is True))
+        after_reply.defer(lambda: self._settle(slot, asked_to_retire))
         return answer
 
     def _settle(self, slot: Slot, asked_to_retire: bool):

@@ -86,11 +86,13 @@ class FrameServer:
         with after_reply.held() as later:
             try:
                 reply = self.app.serve(method, path, FrameRequest(request), carrier)
+                frame = answer_frame(request.call_id, reply)
             except Exception:
                 logger.exception("runtime host: unexpected error")
-                reply = Reply.json(500, {"error": protocol.RUNTIME_ERROR})
+                error = Reply.json(500, {"error": protocol.RUNTIME_ERROR})
+                frame = answer_frame(request.call_id, error)
         try:
-            loop.call_soon_threadsafe(_send, writer, answer_frame(request.call_id, reply))
+            loop.call_soon_threadsafe(_send, writer, frame)
         except RuntimeError:  # the loop is closed: the host is stopping, the answer unsent
             pass
         finally:

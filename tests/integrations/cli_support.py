@@ -17,6 +17,17 @@ CONSOLE_SCRIPT = Path(sys.executable).with_name("docplatform-integration")
 NO_PLATFORM = ("DJANGO_SETTINGS_MODULE", "DATABASE_URL", "DOCPLATFORM_API", "DOCPLATFORM_TOKEN")
 
 
+#: Runs the command after it (``os.execv``) with SIGINT at its default, as on a terminal: a
+#: test run started as a background job ignores SIGINT, and a child inherits that, so
+#: ``Running.stop``'s Ctrl-C would not reach it.
+WITH_CTRL_C = [
+    sys.executable,
+    "-c",
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.argv[1], sys.argv[1:])",
+]
+
+
 def author_env(home: Path, **extra: str) -> dict[str, str]:
     """An author's shell: no platform settings, ``home`` as home and config folder."""
     env = {name: value for name, value in os.environ.items() if name not in NO_PLATFORM}
@@ -48,7 +59,8 @@ class Author:
         )
 
     def start(self, *args: str, **env: str) -> "Running":
-        return Running([str(CONSOLE_SCRIPT), *args], cwd=self.cwd, env=author_env(self.home, **env))
+        command = [*WITH_CTRL_C, str(CONSOLE_SCRIPT), *args]
+        return Running(command, cwd=self.cwd, env=author_env(self.home, **env))
 
 
 class Running:
