@@ -2,6 +2,7 @@
 their own and stopped on exit, waiting for them to answer, keeping connections busy,
 percentiles."""
 
+import contextlib
 import http.client
 import os
 import signal
@@ -14,6 +15,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import requests
+
+from integrations.runtime.process_accounts import children_of
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -111,21 +114,14 @@ CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 
 def process_tree(pid: int) -> list[int]:
-    """``pid`` and its descendants alive now (``/proc/PID/task/TID/children``)."""
+    """``pid`` and its descendants alive now (the runtime host's own walk of a worker's
+    tree, ``process_accounts.children_of``)."""
     found, pending = [], [pid]
     while pending:
         current = pending.pop()
         found.append(current)
-        try:
-            tasks = os.listdir(f"/proc/{current}/task")
-        except OSError:
-            continue
-        for task in tasks:
-            try:
-                children = Path(f"/proc/{current}/task/{task}/children").read_text().split()
-            except OSError:
-                continue
-            pending += [int(child) for child in children]
+        with contextlib.suppress(OSError):  # gone meanwhile
+            pending += children_of(current)
     return found
 
 

@@ -56,7 +56,7 @@ def read_usage(roots: list[int]) -> dict[int, Usage]:
                 with open(f"/proc/{pid}/stat", "rb") as handle:
                     # After the command's name (which may hold anything): state, ppid, ...
                     fields = handle.read().rpartition(b")")[2].split()
-                below = _children(pid)
+                below = children_of(pid)
             except OSError:  # gone meanwhile
                 if pid == root:
                     break
@@ -70,7 +70,7 @@ def read_usage(roots: list[int]) -> dict[int, Usage]:
     return usages
 
 
-def _children(pid: int) -> list[int]:
+def children_of(pid: int) -> list[int]:
     """The processes whose parent is ``pid`` (any of its threads)."""
     found = []
     for thread in os.listdir(f"/proc/{pid}/task"):
@@ -90,7 +90,7 @@ def innermost(root: int) -> int:
     bubblewrap's two processes, or unshare's), or ``root`` itself when nothing is below."""
     pid = root
     with contextlib.suppress(OSError):
-        while len(below := _children(pid)) == 1:
+        while len(below := children_of(pid)) == 1:
             pid = below[0]
     return pid
 
@@ -107,7 +107,7 @@ def memory_of(root: int, private_tmp: str | None) -> int:
         try:
             with open(f"/proc/{pid}/statm", "rb") as handle:
                 resident, shared = handle.read().split()[1:3]
-            pending += _children(pid)
+            pending += children_of(pid)
         except (OSError, ValueError):  # gone meanwhile
             continue
         total += (int(resident) - int(shared)) * PAGE_BYTES
