@@ -11,8 +11,14 @@ integrations wait, a freed slot goes to the one holding the fewest workers; and 
 integration waits holding none, or two fewer than another, a worker of that other one is
 stopped when its call ends rather than kept for its own next call.
 
-One condition (``Capacity.changed``) guards the state of the capacity, of every pool and
-of the spares: decisions that weigh them against each other see one consistent picture.
+One lock (``Capacity.lock``) guards the state of the capacity, of every pool and of the
+spares: decisions that weigh them against each other see one consistent picture. Its
+condition ``Capacity.changed`` is what the spares' keeper waits on; each pool's calls wait on
+the pool's own condition over the same lock (``WorkerPool.available``), so a worker given back
+wakes one call of its own pool rather than every waiting thread of the host (under load,
+waking a dozen threads per call cost a tenth of the host's CPU). ``Capacity.notify_all``
+wakes everyone, for what may change any pool's decision: a slot freed, a worker started, a
+pool closed, the memory measured.
 """
 
 import threading
@@ -47,7 +53,8 @@ class Capacity:
 
     def __init__(self, settings: PoolSettings):
         self.settings = settings
-        self.changed = threading.Condition()
+        self.lock = threading.RLock()
+        self.changed = threading.Condition(self.lock)
         self.used = 0  # slots: workers bound to a version, alive or starting
         self.memory = 0  # bytes of those workers: measured, or estimated until measured
         self.held: Counter[str] = Counter()  # integration -> its workers alive or starting
@@ -104,4 +111,10 @@ class Capacity:
         self.held[name] -= 1
         if not self.held[name]:
             del self.held[name]
+        self.notify_all()
+
+    def notify_all(self):
+        """Wake the spares' keeper and every waiting call of every pool."""
         self.changed.notify_all()
+        for pool in self.pools:
+            pool.available.notify_all()

@@ -51,11 +51,12 @@ def installation_of(environment: dict) -> str | None:
 
 class WorkerPool:
     """The workers of one bundle for one installation. Its state is guarded by
-    ``capacity.changed``."""
+    ``capacity.lock``; its waiting calls wait on ``available`` (``capacity.py``)."""
 
     def __init__(self, name: str, bundle: CodeBundle, registry: "PoolRegistry"):
         self.name, self.bundle = name, bundle
         self.capacity, self.spares = registry.capacity, registry.spares
+        self.available = threading.Condition(self.capacity.lock)
         self.settings, self.limits = registry.settings, registry.pool_settings
         self.bundles = registry.bundles
         self.last_used = time.monotonic()
@@ -176,7 +177,7 @@ class WorkerPool:
                     remaining = deadline - time.monotonic()
                     if self._closed or remaining <= 0:
                         raise PoolBusy
-                    capacity.changed.wait(remaining)
+                    self.available.wait(remaining)
             finally:
                 self._waiting -= 1
                 if not self._waiting:
@@ -259,7 +260,7 @@ class WorkerPool:
                 self.capacity.loads += 1
                 self.slots.add(slot)
                 self._idle.append((slot, time.monotonic()))
-                self.capacity.changed.notify_all()
+                self.capacity.notify_all()
                 return
             self.count -= 1
             self.capacity.give_back(self.name, WORKER_BYTES_ESTIMATE)
@@ -279,7 +280,10 @@ class WorkerPool:
             self.last_used = time.monotonic()
             if keep and not self._closed and not capacity.should_yield(self.name):
                 self._idle.append((slot, self.last_used))
-                capacity.changed.notify_all()
+                if self._waiting:  # one of them takes it
+                    self.available.notify()
+                else:  # another pool's call may make room with it (``Capacity.victim``)
+                    capacity.notify_all()
                 return
             self._forget(slot)
         slot.stop()
@@ -290,7 +294,8 @@ class WorkerPool:
             self._closed = True
             self.capacity.pools.discard(self)
             idle = [self._evict() for _ in list(self._idle)]
-            self.capacity.changed.notify_all()
+            self.capacity.notify_all()
+            self.available.notify_all()  # no longer among the capacity's pools
         for slot in idle:
             slot.stop()
 
@@ -426,7 +431,7 @@ class PoolRegistry:
                     slot.memory = memory
             while capacity.over_budget() and (victim := capacity.victim()) is not None:
                 stopped.append(victim._evict())
-            capacity.changed.notify_all()
+            capacity.notify_all()
         for slot in stopped:
             logger.info(
                 "worker %s stopped: the workers' memory is over the budget", slot.worker.pid
