@@ -120,3 +120,36 @@ def _thread_cpu_seconds(native_id: int) -> float:
     with open(f"/proc/self/task/{native_id}/stat", "rb") as handle:
         fields = handle.read().rpartition(b")")[2].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@on_postgresql
+@pytest.mark.django_db(transaction=True)
+def test_a_batch_stores_every_value_as_given_whatever_its_characters(installed):
+    # The batch is written with COPY: its text format's own marks (tab, newline, backslash,
+    # \N for NULL) in a line's texts are stored as written, and a NULL stays a NULL.
+    printed = "tab\there\nnew line \\N not null\r\n\\. end é 🚀"
+    record = CallRecord(
+        version=installed.integration.versions.get(),
+        installation=installed,
+        kind="fetch",
+        event="",
+        request="GET /odd\\path\t",
+        started_at=installed.created_at,
+        outcome="error",
+        status=None,
+        duration_ms=None,
+        output=printed,
+        error="Traceback\n\tline \\x00",
+        test=True,
+    )
+    log_batches.writer.add([record])
+    log_batches.writer.flush()
+    line = fetch_lines(installed).get()
+    assert (line.request, line.output, line.error) == (
+        "GET /odd\\path\t",
+        printed,
+        "Traceback\n\tline \\x00",
+    )
+    assert (line.status, line.duration_ms, line.test, line.outcome) == (None, None, True, "error")
+    assert line.time == installed.created_at
+    assert line.version == installed.integration.versions.get().number
