@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 
 from django.conf import settings
-from django.db import connections
+from django.db import InterfaceError, OperationalError, connections
 from django.db.models import QuerySet
 from django.db.models.expressions import RawSQL
 from django.db.models.query import get_related_populators
@@ -61,6 +61,10 @@ def stand_in_time(n: int) -> datetime:
 class PreparedSQL:
     """A statement (``sql``, ``params`` with stand-ins) run many times on one database."""
 
+    #: Whether a run that found its connection broken may run again on a new one: a read's
+    #: (``Prepared``), never a write's, which may have been done before the connection broke.
+    retry_safe = False
+
     def __init__(self, sql: str, params: Sequence, *, using: str):
         self.sql, self.params, self.alias = sql, tuple(params), using
         # Whether it returns rows, known from its first run: psycopg builds the cursor's
@@ -85,15 +89,42 @@ class PreparedSQL:
         ]
         if connection.vendor != "postgresql":  # lists for values_of, as JSON
             parameters = [json.dumps(p) if isinstance(p, list) else p for p in parameters]
-        with _statement_cursor(connection) as cursor:
-            cursor.execute(self.sql, parameters)
-            if self.returns_rows is None:
-                self.returns_rows = cursor.description is not None
-            rows = [list(row) for row in cursor.fetchall()] if self.returns_rows else []
+        unchecked = self.retry_safe and _skip_health_check(connection)
+        try:
+            rows = self._run(connection, parameters)
+        except (OperationalError, InterfaceError):
+            if not unchecked or connection.is_usable():
+                raise
+            connection.close()  # as the health check would have: a broken connection
+            rows = self._run(connection, parameters)
         log = connection.queries_log if connection.queries_logged else None
         if log and log[-1]["sql"] is None:  # Django cannot show a prepared statement's run
             log[-1]["sql"] = connection.ops.compose_sql(self.sql, parameters)
         return rows
+
+    def _run(self, connection, parameters: list) -> list[list]:
+        with _statement_cursor(connection) as cursor:
+            cursor.execute(self.sql, parameters)
+            if self.returns_rows is None:
+                self.returns_rows = cursor.description is not None
+            return [list(row) for row in cursor.fetchall()] if self.returns_rows else []
+
+
+def _skip_health_check(connection) -> bool:
+    """Whether the run about to start replaces Django's health check of a kept connection
+    (``CONN_HEALTH_CHECKS``: a ``SELECT 1`` before a request's first statement, a round trip
+    on every public endpoint request, whose one statement is a ``Prepared`` read): outside a
+    transaction, a read that finds the connection broken is run again on a new one, which is
+    what the check would have given it."""
+    if (
+        connection.connection is None
+        or connection.in_atomic_block
+        or not connection.health_check_enabled
+        or connection.health_check_done
+    ):
+        return False
+    connection.health_check_done = True
+    return True
 
 
 @contextmanager
@@ -124,6 +155,8 @@ def _statement_cursor(connection):
 
 class Prepared(PreparedSQL):
     """A queryset's SQL and how to read its rows, compiled once for its database."""
+
+    retry_safe = True  # a SELECT; in a transaction (FOR UPDATE) it is never run again
 
     def __init__(self, queryset: QuerySet):
         compiler = queryset.query.get_compiler(using=queryset.db)
