@@ -1,21 +1,34 @@
 """The reads of every runtime call, compiled once (``docplatform.queries.Prepared``): a
-public endpoint's installation or integration, and the spaces an installation selected.
+public endpoint's installation or integration, the spaces an installation selected, and for
+a component's call the stored instance it renders.
 Building and compiling these ORM queries cost more than running them, on the path every
 public endpoint request and every component render takes."""
 
 from django.contrib.auth import get_user_model
-from django.db.models import Aggregate, OuterRef, QuerySet, Subquery, TextField
+from django.db.models import (
+    Aggregate,
+    F,
+    FilteredRelation,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+    TextField,
+)
 from django.db.models.functions import Coalesce
 
 from docplatform.access import remember_role, role_subquery
 from docplatform.queries import Prepared, stand_in, stand_ins
 
-from .models import Installation, Integration
+from .models import ComponentState, Installation, Integration
 from .selectors import installations_visible_to
 
 _INSTALLATION, _NAME = stand_in("installation"), stand_in("name")
+_COMPONENT, _INSTANCE = stand_in("component"), stand_in("instance")
 (_USER,) = stand_ins("user", 1, numbers=True)
 _compiled: dict[tuple[str, str], Prepared] = {}
+#: Not read with the installation (``stored_instance_of``, ``selected_spaces_of``).
+UNREAD = object()
 
 
 def _prepared(name: str, build) -> Prepared:
@@ -107,17 +120,77 @@ def installation_for_call(installation_id: str) -> Installation | None:
     return found[0]
 
 
-def installation_visible_for_call(user, installation_id: str) -> Installation | None:
-    """As ``installation_for_call``, when ``user`` (a person) may see the installation; the
-    person's role in its organization is read with it (``CALLER_ROLE``)."""
-    found = _prepared("visible", _visible_installation_query).instances(
-        {_USER: user.pk, _INSTALLATION: installation_id}
+#: The stored instance's columns, read with the installation for a component's call.
+_STORED_COLUMNS = ("id", "props", "state", "revision")
+#: What an installation read for a component's call says of the instance asked for
+#: (``stored_instance_of``).
+STORED_INSTANCE = "stored_instance_read"
+
+
+def _visible_with_instance_query() -> QuerySet:
+    # The instance's row joined (at most one: one row per installation, component and
+    # instance), its columns NULL when none is stored: a round trip fewer per render.
+    stored = FilteredRelation(
+        "component_states",
+        condition=Q(
+            component_states__component_id=_COMPONENT, component_states__instance=_INSTANCE
+        ),
     )
+    return (
+        _visible_installation_query()
+        .annotate(asked_instance=stored)
+        .annotate(
+            **{
+                f"stored_{column}_read": F(f"asked_instance__{column}")
+                for column in _STORED_COLUMNS
+            }
+        )
+    )
+
+
+def installation_visible_for_call(
+    user, installation_id: str, *, instance_of: tuple[str, str] | None = None
+) -> Installation | None:
+    """As ``installation_for_call``, when ``user`` (a person) may see the installation; the
+    person's role in its organization is read with it (``CALLER_ROLE``), and with
+    ``instance_of`` (a component's id and an instance's name) the stored instance
+    (``stored_instance_of``)."""
+    values = {_USER: user.pk, _INSTALLATION: installation_id}
+    if instance_of is None:
+        found = _prepared("visible", _visible_installation_query).instances(values)
+    else:
+        values |= {_COMPONENT: instance_of[0], _INSTANCE: instance_of[1]}
+        found = _prepared("visible-instance", _visible_with_instance_query).instances(values)
     if not found:
         return None
-    remember_role(user, found[0].organization_id, getattr(found[0], CALLER_ROLE))
-    _link_versions(found[0].integration)
-    return found[0]
+    installation = found[0]
+    remember_role(user, installation.organization_id, getattr(installation, CALLER_ROLE))
+    if instance_of is not None:
+        setattr(
+            installation,
+            STORED_INSTANCE,
+            (instance_of, _stored_instance(installation, *instance_of)),
+        )
+    _link_versions(installation.integration)
+    return installation
+
+
+def _stored_instance(installation: Installation, component_id: str, instance: str):
+    read = {column: getattr(installation, f"stored_{column}_read") for column in _STORED_COLUMNS}
+    if read["id"] is None:
+        return None
+    return ComponentState(
+        installation_id=installation.pk, component_id=component_id, instance=instance, **read
+    )
+
+
+def stored_instance_of(installation: Installation, component_id: str, instance: str):
+    """The stored row of the instance, as read with ``installation`` for its call (None: none
+    is stored); ``UNREAD`` when it was not read with it."""
+    read = getattr(installation, STORED_INSTANCE, None)
+    if read is None or read[0] != (component_id, instance):
+        return UNREAD
+    return read[1]
 
 
 def _integration_query() -> QuerySet:
@@ -158,13 +231,10 @@ def selected_space_ids(installation_id: str) -> list[str]:
     return sorted(row[0] for row in rows)
 
 
-_UNREAD = object()
-
-
 def selected_spaces_of(installation: Installation) -> list[str]:
     """The ids of the spaces the organization installation of ``installation`` (itself, or
     its parent) selected, sorted: as read with it for a call (``_for_call``), else read now."""
-    joined = getattr(installation, SELECTED_SPACES, _UNREAD)
-    if joined is _UNREAD:
+    joined = getattr(installation, SELECTED_SPACES, UNREAD)
+    if joined is UNREAD:
         return selected_space_ids(installation.parent_id or installation.pk)
     return sorted(joined.split(",")) if joined else []

@@ -30,7 +30,7 @@ from ..gateway.failures import STATUS, RuntimeFailure
 from ..models import ComponentState, Installation
 from ..policies import act_check, component_action
 from ..selectors import block_ids, configuration_screen_ids
-from ..services.components import INSTANCE_RE, component_render
+from ..services.components import INSTANCE_RE, component_render, is_instance_name
 from .failures import failure_response
 
 
@@ -132,10 +132,16 @@ def error_response(description: str) -> OpenApiResponse:
     return OpenApiResponse(ComponentErrorResponse, description=description)
 
 
-def caller_installation(request, installation_id: str) -> Installation:
-    """The installation, for a member of its organization or for its own token."""
+def caller_installation(
+    request, installation_id: str, instance_of: tuple[str, str] | None = None
+) -> Installation:
+    """The installation, for a member of its organization or for its own token; for a
+    person, with ``instance_of`` (a component's id, an instance's name) its stored instance
+    read with it (``endpoint_selectors.stored_instance_of``)."""
     if not is_installation(request.user):
-        installation = installation_visible_for_call(request.user, installation_id)
+        installation = installation_visible_for_call(
+            request.user, installation_id, instance_of=instance_of
+        )
         if installation is None:
             raise Http404
         return installation
@@ -177,8 +183,13 @@ class ComponentRenderApi(APIView):
         examples=RENDER_EXAMPLES,
     )
     def post(self, request, installation_id, component_id):
-        installation = caller_installation(request, installation_id)
         body = request.data
+        asked = body.get("instance") if isinstance(body, dict) else None
+        # The instance's stored row read with the installation (a configuration screen's
+        # when none is named: ``default_instance``); a name the service refuses is not read.
+        asked = asked or ComponentState.CONFIGURATION_INSTANCE
+        instance_of = (component_id, asked) if is_instance_name(asked) else None
+        installation = caller_installation(request, installation_id, instance_of)
         if not isinstance(body, dict):
             raise serializers.ValidationError(
                 {api_settings.NON_FIELD_ERRORS_KEY: ["the body must be a JSON object"]}

@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from docplatform.queries import Prepared, PreparedSQL, stand_in, stand_in_values, stand_ins
 
-from ..endpoint_selectors import installation_for_call
+from ..endpoint_selectors import UNREAD, installation_for_call, stored_instance_of
 from ..environment import environment_for
 from ..gateway.client import RuntimeCall
 from ..gateway.envelopes import ui_render_event
@@ -249,7 +249,20 @@ _stored_queries: dict[tuple, Prepared] = {}
 
 
 def _stored_states(requests: list[ComponentRequest]) -> dict:
-    """The stored instances asked for, in one query compiled once per database and count."""
+    """The stored instances asked for: as read with their installation (``stored_instance_of``),
+    or in one query compiled once per database and count."""
+    stored = {}
+    unread = []
+    for request in requests:
+        read = stored_instance_of(request.installation, request.component_id, request.instance)
+        if read is UNREAD:
+            unread.append(request)
+        elif read is not None:
+            stored[request.installation.pk, request.component_id, request.instance] = read
+    return stored | _stored_rows(unread)
+
+
+def _stored_rows(requests: list[ComponentRequest]) -> dict:
     if not requests:
         return {}
     count = len(requests)
@@ -294,8 +307,13 @@ def component_state_delete(*, installation: Installation, component_id: str, ins
     ).delete()
 
 
+def is_instance_name(value) -> bool:
+    """Whether ``value`` may name a component instance."""
+    return isinstance(value, str) and INSTANCE_RE.fullmatch(value) is not None
+
+
 def _check_input(*, instance, props, action) -> None:
-    if not isinstance(instance, str) or not INSTANCE_RE.fullmatch(instance):
+    if not is_instance_name(instance):
         raise ValidationError({"instance": ["must be 1 to 64 letters, digits, '-' or '_'"]})
     if props is not None and not isinstance(props, dict):
         raise ValidationError({"props": ["must be an object"]})

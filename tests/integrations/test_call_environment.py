@@ -1,17 +1,22 @@
 """What a call's reads take in one statement with the installation
 (``endpoint_selectors._for_call``): the spaces its organization installation selected, the
 same as read on their own, for the organization installation and for a space installation
-under it, none selected and several; and for a person's call, the person's role, which the
-action's check then reads no more."""
+under it, none selected and several; for a person's call, the person's role, which the
+action's check then reads no more; and for a component's call, the instance it renders."""
 
 import pytest
 
-from integrations.endpoint_selectors import installation_for_call, installation_visible_for_call
+from integrations.endpoint_selectors import (
+    UNREAD,
+    installation_for_call,
+    installation_visible_for_call,
+    stored_instance_of,
+)
 from integrations.environment import environment_for
-from integrations.models import Installation
+from integrations.models import ComponentState, Installation
 from integrations.policies import running_version
 from integrations.services.installations import installation_create, installation_select_spaces
-from tests.factories import SpaceFactory
+from tests.factories import MembershipFactory, SpaceFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -49,7 +54,6 @@ def test_a_persons_role_is_read_with_the_installation_and_not_again(
     publish, org_admin, organization, role, django_assert_num_queries
 ):
     from docplatform.access import role_of
-    from tests.factories import MembershipFactory
 
     integration = publish(org_admin, name="role-read", scopes=["space:content:read"])
     installation = installation_create(
@@ -60,3 +64,51 @@ def test_a_persons_role_is_read_with_the_installation_and_not_again(
         read = installation_visible_for_call(person, installation.pk)
         assert role_of(person, read) == role
     assert installation_visible_for_call(MembershipFactory().user, installation.pk) is None
+
+
+def test_the_instance_read_with_the_installation_is_the_one_asked_for(
+    publish, org_admin, organization, space, django_assert_num_queries
+):
+    integration = publish(org_admin, name="instance-read", scopes=["space:content:read"])
+    mine = installation_create(user=org_admin, integration=integration, organization=organization)
+    other = installation_create(
+        user=org_admin, integration=integration, organization=organization, space=space
+    )
+
+    def store(installation, component_id, instance, count):
+        return ComponentState.objects.create(
+            installation=installation,
+            component_id=component_id,
+            instance=instance,
+            props={"label": component_id},
+            state={"count": count},
+            revision=count,
+        )
+
+    asked = store(mine, "counter", "b1", 3)
+    store(mine, "other-block", "b1", 5)  # the same instance name, another component's
+    store(other, "counter", "b1", 7)  # the same component and name, another installation's
+    with django_assert_num_queries(1):
+        read = installation_visible_for_call(org_admin, mine.pk, instance_of=("counter", "b1"))
+    stored = stored_instance_of(read, "counter", "b1")
+    assert (stored.pk, stored.props, stored.state, stored.revision) == (
+        asked.pk,
+        {"label": "counter"},
+        {"count": 3},
+        3,
+    )
+    assert (stored.installation_id, stored.component_id, stored.instance) == (
+        mine.pk,
+        "counter",
+        "b1",
+    )
+    assert stored_instance_of(read, "counter", "b2") is UNREAD  # not the one read
+    assert stored_instance_of(read, "other-block", "b1") is UNREAD
+    none_yet = installation_visible_for_call(org_admin, mine.pk, instance_of=("counter", "new"))
+    assert stored_instance_of(none_yet, "counter", "new") is None  # read: none is stored
+    assert (
+        installation_visible_for_call(
+            MembershipFactory().user, mine.pk, instance_of=("counter", "b1")
+        )
+        is None
+    )  # a stranger: nothing, the instance neither

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 import requests
 from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from docplatform.services import api_token_create
 from integrations.models import ComponentState
@@ -346,8 +348,14 @@ def test_one_render_path_answers_an_unchanged_instance_from_the_cache(
     pressed = render(client, space_installation, "counter", instance="kept", action=increment)
     assert counted(pressed) == "Count: 1"
     assert calls.count() == 2
-    assert counted(render(client, space_installation, "counter", instance="kept")) == "Count: 1"
+    with CaptureQueriesContext(connection) as statements:
+        kept = render(client, space_installation, "counter", instance="kept")
+    assert counted(kept) == "Count: 1"
     assert calls.count() == 2  # the action's render was kept for its new state
+    # The stored instance is read with the installation, in one statement.
+    reads = [s["sql"] for s in statements.captured_queries if "componentstate" in s["sql"]]
+    assert len(reads) == 1
+    assert "integrations_installation" in reads[0]
     other = render(client, space_installation, "counter", instance="kept", props={"start": 5})
     assert counted(other) == "Count: 1"  # new props: rendered again (the state is kept)
     assert calls.count() == 3
