@@ -217,13 +217,25 @@ class Answer:
 
 
 class _Waiting:
-    __slots__ = ("answer", "done", "failure", "limit")
+    """A call waiting for its answer: the reader thread sets ``answer`` or ``failure`` and
+    then ``finish``es it, once (it took the call out of ``Connection._waiting`` first)."""
+
+    __slots__ = ("_done", "answer", "failure", "limit")
 
     def __init__(self, limit: int):
-        self.done = threading.Event()
+        # A bare lock, held until the answer came: the cheapest hand-off between two threads
+        # (an Event is a condition, a lock and a list of waiters).
+        self._done = threading.Lock()
+        self._done.acquire()
         self.answer: Answer | None = None
         self.failure: Exception | None = None
         self.limit = limit
+
+    def finish(self):
+        self._done.release()
+
+    def wait(self, timeout: float) -> bool:
+        return self._done.acquire(timeout=timeout)
 
 
 def address_of(url: str) -> tuple[int, str | tuple[str, int]]:
@@ -289,7 +301,7 @@ class Connection:
                 self._waiting.pop(call_id, None)
                 self._break()
                 raise ConnectFailed(f"{self.url}: {error}") from error
-        if not waiting.done.wait(timeout):
+        if not waiting.wait(timeout):
             self._waiting.pop(call_id, None)
             raise AnswerTimeout(f"no answer within {timeout:g} s")
         if waiting.failure is not None:
@@ -333,7 +345,7 @@ class Connection:
                     del buffer[:4]
                     _skip(sock, buffer, length)
                     waiting.failure = AnswerTooLarge(f"an answer of {length} bytes")
-                    waiting.done.set()
+                    waiting.finish()
                     continue
                 while len(buffer) < LENGTH.size + length:
                     buffer += _chunk(sock)
@@ -345,7 +357,7 @@ class Connection:
                 headers_field, body = _read_fields(frame, ANSWER_HEAD.size)
                 headers = [(str(n), str(v)) for n, v in json.loads(headers_field or b"[]")]
                 waiting.answer = Answer(status, headers, body or b"")
-                waiting.done.set()
+                waiting.finish()
         except (OSError, FrameError, ValueError, TypeError) as error:
             failure = error if isinstance(error, FrameError) else FrameError(str(error))
         self._break()
@@ -353,7 +365,7 @@ class Connection:
             waiting_calls, self._waiting = list(self._waiting.values()), {}
         for waiting in waiting_calls:
             waiting.failure = ConnectionBroken(f"{self.url}: {failure}")
-            waiting.done.set()
+            waiting.finish()
 
 
 def _chunk(sock: socket.socket) -> bytes:
