@@ -10,7 +10,8 @@ Per-process memory is refused: two processes would each count, and keep, their o
   of ``DATABASE_URL``'s database (``manage.py migrate`` creates it: ``docplatform.apps``),
   with an increment that holds across processes (``docplatform.cache_backends``);
 - ``redis://HOST:PORT/DB`` (or ``rediss://``): Redis, what production runs (every web process
-  and machine on the same database), with a counter of one round trip
+  and machine on the same database), with a counter of one round trip, and the platform
+  going on without it while it does not answer within ``CACHE_TIMEOUT_SECONDS``
   (``docplatform.cache_backends``);
 - ``dbcache://TABLE``: the database cache in another table.
 """
@@ -44,6 +45,14 @@ def env_cache(name: str, default: str) -> dict:
             f"rediss://... or dbcache://TABLE, not {raw!r}"
         )
     config = {**config, "BACKEND": backend, "KEY_PREFIX": env.str("CACHE_KEY_PREFIX", "")}
+    if backend.endswith("RedisCache"):
+        # A Redis that does not answer within this is taken for down (``cache_backends``:
+        # the platform goes on without it) rather than holding the request; the operating
+        # system's own connect timeout is minutes.
+        seconds = env_number(float, "CACHE_TIMEOUT_SECONDS", 1.0)
+        options = config.setdefault("OPTIONS", {})
+        options.setdefault("socket_connect_timeout", seconds)
+        options.setdefault("socket_timeout", seconds)
     if backend.endswith("DatabaseCache"):
         # Django culls a third of the table past 300 entries, rate counters included (a culled
         # counter starts again from 0): room for a busy embedded default instead.

@@ -8,12 +8,10 @@ tests' own; skipped without it), and a local webhook receiver.
 """
 
 import json
-import socket
 import sys
-import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import closing, contextmanager
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pytest
@@ -29,43 +27,16 @@ from docplatform.services import api_token_create
 from integrations.models import Integration
 from integrations.services.installations import installation_create
 from tests.factories import SpaceFactory
+from tests.network import SilentServer, free_port
 from tests.processes import BIN, manage_py, platform_env, start, stop
 from tests.redis_keys import delete_keys, new_prefix, redis_url
 
 LATE = 5.0  # seconds: a request slower than this is hung
 
 
-class SilentBroker:
-    """Accepts TCP connections and never answers (a hung broker, a half-open firewall)."""
-
-    def __init__(self):
-        self.server = socket.create_server(("127.0.0.1", 0))
-        self.port = self.server.getsockname()[1]
-        self.held: list[socket.socket] = []
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self):
-        while True:
-            try:
-                connection, _ = self.server.accept()
-            except OSError:
-                return
-            self.held.append(connection)
-
-    def close(self):
-        self.server.close()
-        for connection in self.held:
-            connection.close()
-
-
-def free_port() -> int:
-    with closing(socket.create_server(("127.0.0.1", 0))) as probe:
-        return probe.getsockname()[1]
-
-
 @pytest.fixture
 def silent_broker():
-    broker = SilentBroker()
+    broker = SilentServer()
     yield broker
     broker.close()
 

@@ -11,7 +11,6 @@ process of each answer: both took requests.
 """
 
 import re
-import socket
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
@@ -22,6 +21,7 @@ import requests
 
 from docplatform.revisions import space_content_update
 from tests.factories import SiteFactory, SpaceFactory, UserFactory
+from tests.network import free_port
 from tests.processes import BIN, platform_env, start, stop
 from tests.redis_keys import delete_keys, new_prefix, redis_url
 
@@ -30,12 +30,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 RATINGS, CALLS = 4, 6  # per minute, as configured below
 LOGIN_FAILURES = 3
 SENT = 24  # requests of each kind, 8 at a time
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @pytest.fixture(params=["database", "redis"])

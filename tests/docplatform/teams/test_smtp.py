@@ -4,7 +4,6 @@ the links they carry make accounts that join, through the page and through the A
 import email
 import email.policy
 import re
-import socket
 from urllib.parse import urlsplit
 
 import pytest
@@ -13,6 +12,7 @@ from django.test import Client
 
 from docplatform import access
 from tests.api_helpers import API, api_client
+from tests.network import free_port
 
 from .conftest import STRONG_PASSWORD, invitations_url
 
@@ -28,12 +28,6 @@ class Inbox:
             email.message_from_bytes(envelope.content, policy=email.policy.default)
         )
         return "250 Message accepted for delivery"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @pytest.fixture

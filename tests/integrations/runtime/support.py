@@ -4,7 +4,6 @@ platform does (reusable by the platform's end-to-end tests)."""
 import hashlib
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -14,13 +13,9 @@ import requests
 from docplatform_sdk import signing
 from docplatform_sdk.codebundle import CodeBundle, digest
 
+from tests.network import free_port
+
 PROJECT_ROOT = Path(__file__).resolve().parents[3]
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 class RunningHost:
