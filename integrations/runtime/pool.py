@@ -282,7 +282,7 @@ class WorkerPool:
                 self._idle.append((slot, self.last_used))
                 if self._waiting:  # one of them takes it
                     self.available.notify()
-                else:  # another pool's call may make room with it (``Capacity.victim``)
+                elif capacity.queued:  # another pool's call may make room with it (``victim``)
                     capacity.notify_all()
                 return
             self._forget(slot)
