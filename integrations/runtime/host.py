@@ -46,7 +46,7 @@ from .pool import RETRY_AFTER_SECONDS, PoolRegistry, installation_of
 from .replies import Reply, phrase, reply_from
 from .sandbox import SandboxUnavailable, make_sandbox
 from .serving import QuietRequestHandler, ThreadingWSGIServer, forbid_inspection, log_to_stderr
-from .socket_server import SocketInUse, serve_frames
+from .socket_server import CannotListen, serve_frames
 from .worker_process import WorkerSettings
 
 logger = logging.getLogger("integrations.runtime")
@@ -311,7 +311,11 @@ def create_app() -> RuntimeHost:
     """The application, configured from the environment (gunicorn's entry point)."""
     log_to_stderr()
     forbid_inspection()
-    config = HostConfig.from_environ()
+    try:
+        config = HostConfig.from_environ()
+    except RuntimeError as error:  # a setting missing or malformed: its message names it
+        print(f"runtime host: {error}", file=sys.stderr, flush=True)
+        raise SystemExit(WORKER_BOOT_ERROR) from None
     tracing.tracing_start()
     for name in ("RUNTIME_SIGNING_KEY", "RUNTIME_SIGNING_KEY_FILE"):
         os.environ.pop(name, None)  # nothing this host starts inherits the key
@@ -334,13 +338,20 @@ def main(argv=None):
     parser.add_argument("--frames-port", type=int, help="also serve frames on this TCP port")
     options = parser.parse_args(argv)
     app = create_app()
-    server = make_server(
-        options.host,
-        options.port,
-        app,
-        server_class=ThreadingWSGIServer,
-        handler_class=QuietRequestHandler,
-    )
+    try:
+        server = make_server(
+            options.host,
+            options.port,
+            app,
+            server_class=ThreadingWSGIServer,
+            handler_class=QuietRequestHandler,
+        )
+    except OSError as error:
+        app.close()
+        reason = f"{error.strerror or error}; give another --port"
+        address = f"http://{options.host}:{options.port}"
+        print(f"runtime host: cannot listen on {address}: {reason}", file=sys.stderr, flush=True)
+        raise SystemExit(1) from None
     logger.info("listening on http://%s:%s", options.host, server.server_port)
     frames_tcp = None if options.frames_port is None else (options.host, options.frames_port)
     try:
@@ -354,7 +365,7 @@ def main(argv=None):
             server.serve_forever()
     except KeyboardInterrupt:
         pass
-    except SocketInUse as error:
+    except CannotListen as error:  # another host on the socket, a port taken, a path too long
         print(f"runtime host: {error}", file=sys.stderr, flush=True)
         raise SystemExit(1) from None
     finally:

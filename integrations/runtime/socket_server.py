@@ -143,17 +143,28 @@ class FrameServer:
             await asyncio.wait(list(self.open_connections.values()), timeout=timeout)
 
     async def start(self, unix_path: str | None, tcp: tuple[str, int] | None) -> list:
-        """The listening servers; SocketInUse when another host answers on ``unix_path``."""
+        """The listening servers; SocketInUse when another host answers on ``unix_path``,
+        CannotListen when a socket cannot be had (a port taken, a path too long)."""
         servers = []
         if unix_path:
             _claim_socket_path(unix_path)
-            server = await asyncio.start_unix_server(self.connection, path=unix_path)
+            try:
+                server = await asyncio.start_unix_server(self.connection, path=unix_path)
+            except OSError as error:
+                raise CannotListen(_cannot_listen(f"unix://{unix_path}", error)) from None
             os.chmod(unix_path, 0o660)
             self.socket_inode = os.stat(unix_path).st_ino
             servers.append(server)
             logger.info("frames on unix://%s", unix_path)
         if tcp:
-            server = await asyncio.start_server(self.connection, tcp[0], tcp[1])
+            try:
+                server = await asyncio.start_server(self.connection, tcp[0], tcp[1])
+            except OSError as error:
+                for started in servers:
+                    started.close()
+                if unix_path:
+                    _remove_own_socket(unix_path, self.socket_inode)
+                raise CannotListen(_cannot_listen(f"tcp://{tcp[0]}:{tcp[1]}", error)) from None
             servers.append(server)
             logger.info("frames on tcp://%s:%s", tcp[0], server.sockets[0].getsockname()[1])
         return servers
@@ -172,8 +183,23 @@ async def _skip(reader: asyncio.StreamReader, remaining: int):
         remaining -= len(data)
 
 
-class SocketInUse(Exception):
+class CannotListen(Exception):
+    """A socket this host was to listen on cannot be had: said to the operator, no traceback."""
+
+
+class SocketInUse(CannotListen):
     """Another runtime host answers on the Unix socket this one was to listen on."""
+
+
+def _cannot_listen(address: str, error: OSError) -> str:
+    reason = error.strerror or str(error)
+    if "path too long" in str(error):
+        reason = f"a Unix socket's path is at most {UNIX_PATH_MAX} bytes; give a shorter --socket"
+    return f"cannot listen on {address}: {reason}"
+
+
+#: The longest path a Unix socket may have on Linux (``sun_path``, less its final NUL).
+UNIX_PATH_MAX = 107
 
 
 def _claim_socket_path(path: str):
@@ -209,8 +235,8 @@ def _remove_own_socket(path: str, inode: int | None):
 
 def serve_frames(app, unix_path: str | None, tcp: tuple[str, int] | None, listening=None):
     """Serve frames until SIGTERM or Ctrl-C (the calling thread runs the event loop);
-    ``listening`` is called once the sockets take connections. SocketInUse when another
-    host answers on ``unix_path``."""
+    ``listening`` is called once the sockets take connections. CannotListen when a socket
+    cannot be had (SocketInUse: another host answers on ``unix_path``)."""
 
     async def run():
         stopping = asyncio.Event()

@@ -171,6 +171,44 @@ def test_a_host_never_takes_the_socket_another_host_answers_on_but_replaces_a_de
         after.stop()
 
 
+def host_started(tmp_path, *options: str, **environment: str) -> subprocess.CompletedProcess:
+    """``python -m integrations.runtime.host`` as the Procfile starts it, until it gives up."""
+    env = {**platform_env(**environment), "TMPDIR": str(tmp_path), "RUNTIME_SANDBOX": "off"}
+    return run([sys.executable, "-m", "integrations.runtime.host", *options], env)
+
+
+@pytest.mark.slow
+def test_a_host_that_cannot_start_says_why_without_a_traceback(tmp_path):
+    key = runtime_signing_key()
+    unsigned = host_started(tmp_path, "--port", str(free_port()), RUNTIME_SIGNING_KEY="")
+    assert unsigned.returncode != 0
+    assert "runtime host: set RUNTIME_SIGNING_KEY" in unsigned.stderr
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = taken.getsockname()[1]
+        http = host_started(tmp_path, "--port", str(port), RUNTIME_SIGNING_KEY=key)
+        assert http.returncode == 1
+        assert f"runtime host: cannot listen on http://127.0.0.1:{port}: " in http.stderr
+        assert "give another --port" in http.stderr
+        socket_path = tmp_path / "runtime.sock"
+        frames_tcp = host_started(
+            tmp_path,
+            *("--port", str(free_port()), "--socket", str(socket_path)),
+            *("--frames-port", str(port)),
+            RUNTIME_SIGNING_KEY=key,
+        )
+        assert frames_tcp.returncode == 1
+        assert f"cannot listen on tcp://127.0.0.1:{port}" in frames_tcp.stderr
+        assert not socket_path.exists()  # the Unix socket it had made, removed
+    long_path = tmp_path / ("s" * 120 + ".sock")
+    too_long = host_started(
+        tmp_path, "--port", str(free_port()), "--socket", str(long_path), RUNTIME_SIGNING_KEY=key
+    )
+    assert too_long.returncode == 1
+    assert "a Unix socket's path is at most 107 bytes; give a shorter --socket" in too_long.stderr
+    for failed in (unsigned, http, frames_tcp, too_long):
+        assert "Traceback" not in failed.stderr, failed.stderr
+
+
 def test_the_console_script_new_scaffolds_what_check_accepts(tmp_path):
     console = str(BIN / "docplatform-integration")
     # an author's shell: no platform settings, no login yet; the SDK under test
