@@ -53,8 +53,9 @@ class WorkerPool:
     """The workers of one bundle for one installation. Its state is guarded by
     ``capacity.lock``; its waiting calls wait on ``available`` (``capacity.py``)."""
 
-    def __init__(self, name: str, bundle: CodeBundle, registry: "PoolRegistry"):
-        self.name, self.bundle = name, bundle
+    def __init__(self, version: "Version", registry: "PoolRegistry"):
+        self.version = version
+        self.name, self.bundle = version.name, version.bundle
         self.capacity, self.spares = registry.capacity, registry.spares
         self.available = threading.Condition(self.capacity.lock)
         self.settings, self.limits = registry.settings, registry.pool_settings
@@ -68,8 +69,6 @@ class WorkerPool:
         self._busy = 0  # calls holding one
         self._settling = 0  # of them, answered, the host's accounts of their worker to come
         self._closed = False
-        self._load_error: ScriptLoadError | None = None  # repeated for a while
-        self._load_failed_at = 0.0
         self._start_failures: list[Exception] = []  # each raised to one waiting call
         with self.capacity.changed:
             self.capacity.pools.add(self)
@@ -136,7 +135,7 @@ class WorkerPool:
         """Whether a call waits that no starting worker will serve, and one may start."""
         return (
             not self._closed
-            and self._load_error is None
+            and self.version.load_error is None
             and self._waiting > self._starting + self._settling
             and self.count < self.limits.workers_max
         )
@@ -187,10 +186,12 @@ class WorkerPool:
                     del capacity.queued[self.name]
 
     def _check_load_error(self):
-        if self._load_error is not None:
-            if time.monotonic() - self._load_failed_at < LOAD_ERROR_MEMORY:
-                raise self._load_error.again()
-            self._load_error = None
+        """Raise the version's load error while it is remembered (``Version``)."""
+        version = self.version
+        if version.load_error is not None:
+            if time.monotonic() - version.load_failed_at < LOAD_ERROR_MEMORY:
+                raise version.load_error.again()
+            version.load_error = None
 
     def _grow(self):
         """Start a worker in the background for a waiting call, if this integration holds the
@@ -265,7 +266,7 @@ class WorkerPool:
             self.count -= 1
             self.capacity.give_back(self.name, WORKER_BYTES_ESTIMATE)
             if isinstance(error, ScriptLoadError):
-                self._load_error, self._load_failed_at = error, time.monotonic()
+                self.version.load_error, self.version.load_failed_at = error, time.monotonic()
             elif error is not None:
                 self._start_failures.append(error)
         if slot is not None:
@@ -302,11 +303,16 @@ class WorkerPool:
 
 @dataclass(eq=False)
 class Version:
-    """A version's code, as the host keeps it, and its pools by installation."""
+    """A version's code, as the host keeps it, and its pools by installation. Code that
+    failed to load fails the same way whichever installation calls: its error is answered to
+    every pool's calls for ``LOAD_ERROR_MEMORY`` seconds, without a worker started for each
+    (guarded by ``capacity.lock``, as the pools are)."""
 
     name: str
     bundle: CodeBundle
     pools: dict[str | None, WorkerPool] = field(default_factory=dict)
+    load_error: ScriptLoadError | None = None
+    load_failed_at: float = 0.0
 
 
 class PoolRegistry:
@@ -359,7 +365,7 @@ class PoolRegistry:
     def _pool_of(self, version: Version, installation: str | None) -> WorkerPool:
         pool = version.pools.get(installation)
         if pool is None:
-            pool = version.pools[installation] = WorkerPool(version.name, version.bundle, self)
+            pool = version.pools[installation] = WorkerPool(version, self)
         pool.last_used = time.monotonic()
         return pool
 

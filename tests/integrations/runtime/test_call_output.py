@@ -13,6 +13,8 @@ from docplatform_sdk.codebundle import CodeBundle
 
 from integrations.runtime.call_failures import OutputCapture
 
+from .support import environment_for
+
 FETCH = {
     "type": "fetch",
     "eventId": "e",
@@ -150,6 +152,21 @@ def test_a_load_error_names_file_and_line_with_what_loading_printed(client):
     assert error_of(answer).endswith(
         "ModuleNotFoundError: No module named 'helpers_that_do_not_exist'\n"
     )
+
+
+def test_code_that_fails_to_load_is_not_loaded_again_for_each_installation(client):
+    # What the failed load printed (a token of that load) comes back to another
+    # installation's call: the version's error remembered, no worker started to fail again.
+    failing = 'import os\nprint(os.urandom(8).hex())\nraise RuntimeError("no config")\n'
+    first = client.call("unloadable-everywhere", failing, FETCH)
+    assert first.status_code == 500
+    token = output_of(first)
+    assert len(token.strip()) == 16
+    other = environment_for("unloadable-everywhere", failing, client.host.url)
+    other["installation"] = {**other["installation"], "id": "inst-2"}
+    again = client.call("unloadable-everywhere", failing, FETCH, environment=other)
+    assert (again.status_code, output_of(again)) == (500, token)
+    assert error_of(again) == error_of(first)
 
 
 def test_what_loading_printed_goes_with_the_first_call(client):
