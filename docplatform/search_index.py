@@ -12,7 +12,10 @@ the spaces.
   title and text, words stemmed as English), inserted in one more statement per commit.
 
 A version that stops being current keeps its vector or row: searches join on the current
-versions. A space's FTS5 rows go with it (``space_rows_delete``)."""
+versions. A space's FTS5 rows go with it (``space_rows_delete``). What a page shows depends on
+the renderer (``markdown.RENDERER_VERSION``): after a deploy whose renderer shows a page's text
+otherwise, ``space_search_reindex`` (``manage.py search_reindex``) indexes the current pages
+again from what the new one shows."""
 
 from django.conf import settings
 from django.core import checks
@@ -153,9 +156,41 @@ def space_search_language_set(*, space: Space, language: str) -> None:
         raise ValidationError({"search_language": [problem]})
     Space.objects.filter(pk=space.pk).update(search_language=language)
     space.search_language = language
+    if postgresql():  # SQLite's index stems English whatever the space says
+        space_search_reindex(space=space)
+
+
+@transaction.atomic
+def space_search_reindex(*, space: Space) -> int:
+    """Index the space's current pages again from what they show now (each rendered again
+    when its stored rendering is an older renderer's), in one transaction, ``FILL_BATCH``
+    pages at a time; how many."""
+    current = Page.objects.filter(space=space, valid_to=CURRENT).only(*FILL_FIELDS)
+    indexed = 0
+
+    def pages():
+        nonlocal indexed
+        for page in current.iterator(chunk_size=FILL_BATCH):
+            indexed += 1
+            yield page
+
     if postgresql():
-        current = Page.objects.filter(space=space, valid_to=CURRENT).only(*FILL_FIELDS)
-        vectors_fill(current.iterator(), language)
+        vectors_fill(pages(), space.search_language)
+    elif sqlite():
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"DELETE FROM {FTS_TABLE} WHERE page_id IN "  # noqa: S608 - names and placeholders only
+                "(SELECT id FROM docplatform_page WHERE space_id = %s AND valid_to = %s)",
+                [space.pk, CURRENT],
+            )
+        batch = []
+        for page in pages():
+            batch.append((page.pk, page.title, page_text(page)))
+            if len(batch) == FILL_BATCH:
+                _fts_insert(batch)
+                batch = []
+        _fts_insert(batch)
+    return indexed
 
 
 #: Versions whose vectors one UPDATE sets (``vectors_fill``), and what it reads of them.
