@@ -156,7 +156,9 @@ def installation_visible_for_call(
     ``instance_of`` (a component's id and an instance's name) the stored instance
     (``stored_instance_of``)."""
     values = {_USER: user.pk, _INSTALLATION: installation_id}
-    if instance_of is None:
+    # A name no stored row can hold (PostgreSQL's text holds no NUL) is none stored, unread.
+    storable = instance_of is not None and not any("\x00" in part for part in instance_of)
+    if not storable:
         found = _prepared("visible", _visible_installation_query).instances(values)
     else:
         values |= {_COMPONENT: instance_of[0], _INSTANCE: instance_of[1]}
@@ -166,11 +168,8 @@ def installation_visible_for_call(
     installation = found[0]
     remember_role(user, installation.organization_id, getattr(installation, CALLER_ROLE))
     if instance_of is not None:
-        setattr(
-            installation,
-            STORED_INSTANCE,
-            (instance_of, _stored_instance(installation, *instance_of)),
-        )
+        stored = _stored_instance(installation, *instance_of) if storable else None
+        setattr(installation, STORED_INSTANCE, (instance_of, stored))
     _link_versions(installation.integration)
     return installation
 

@@ -112,3 +112,7 @@ def test_the_instance_read_with_the_installation_is_the_one_asked_for(
         )
         is None
     )  # a stranger: nothing, the instance neither
+    # A name no row can hold (a NUL from the URL's %00): none stored, never sent to the database.
+    odd = installation_visible_for_call(org_admin, mine.pk, instance_of=("a\x00b", "b1"))
+    assert odd.pk == mine.pk
+    assert stored_instance_of(odd, "a\x00b", "b1") is None

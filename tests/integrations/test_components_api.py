@@ -181,6 +181,8 @@ def test_what_is_refused(space_installation, org_admin):
     unknown = render(client, space_installation, "no-such-component", instance="x")
     assert unknown.status_code == 404
     assert "no component 'no-such-component'" in unknown.json()["errors"][0]["detail"]
+    for odd in ("a%00b", "x" * 300):  # a NUL, a name longer than any stored: not found
+        assert render(client, space_installation, odd, instance="x").status_code == 404, odd
     no_instance = render(client, space_installation, "counter")
     assert no_instance.status_code == 400
     assert no_instance.json()["errors"][0]["attr"] == "instance"
