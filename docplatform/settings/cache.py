@@ -49,7 +49,7 @@ def env_cache(name: str, default: str) -> dict:
         # A Redis that does not answer within this is taken for down (``cache_backends``:
         # the platform goes on without it) rather than holding the request; the operating
         # system's own connect timeout is minutes.
-        seconds = env_number(float, "CACHE_TIMEOUT_SECONDS", 1.0)
+        seconds = env_number(float, "CACHE_TIMEOUT_SECONDS", 1.0, minimum=0.01)
         options = config.setdefault("OPTIONS", {})
         options.setdefault("socket_connect_timeout", seconds)
         options.setdefault("socket_timeout", seconds)

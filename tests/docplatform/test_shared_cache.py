@@ -129,3 +129,30 @@ def test_a_rate_limit_counts_in_redis_and_the_window_ends(redis_cache, monkeypat
     waits = [rate_limits.wait_seconds("someone", 2, 60) for _ in range(3)]
     assert waits[:2] == [0, 0] and 1 <= waits[2] <= 60  # the third waits for the next window
     assert rate_limits.wait_seconds("someone-else", 2, 60) == 0
+
+
+def test_redis_is_waited_for_at_most_cache_timeout_seconds_which_must_be_above_zero():
+    code = "import django; django.setup(); from django.conf import settings; "
+    code += "print(settings.CACHES['default']['OPTIONS'])"
+    env = {k: v for k, v in os.environ.items() if k not in ("CACHE_URL", "CACHE_KEY_PREFIX")}
+    env |= {"DJANGO_SETTINGS_MODULE": "docplatform.settings", "CACHE_URL": "redis://h:6379/0"}
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        env={**env, "CACHE_TIMEOUT_SECONDS": "0.25"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "'socket_connect_timeout': 0.25, 'socket_timeout': 0.25" in done.stdout
+    refused = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        env={**env, "CACHE_TIMEOUT_SECONDS": "0"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert refused.returncode != 0
+    assert "CACHE_TIMEOUT_SECONDS must be a number of at least 0.01, not '0'" in refused.stderr
