@@ -136,23 +136,20 @@ def test_redis_is_waited_for_at_most_cache_timeout_seconds_which_must_be_above_z
     code += "print(settings.CACHES['default']['OPTIONS'])"
     env = {k: v for k, v in os.environ.items() if k not in ("CACHE_URL", "CACHE_KEY_PREFIX")}
     env |= {"DJANGO_SETTINGS_MODULE": "docplatform.settings", "CACHE_URL": "redis://h:6379/0"}
-    done = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=REPO,
-        env={**env, "CACHE_TIMEOUT_SECONDS": "0.25"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+
+    def started(seconds: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=REPO,
+            env={**env, "CACHE_TIMEOUT_SECONDS": seconds},
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+
+    done = started("0.25")
     assert done.returncode == 0, done.stderr
     assert "'socket_connect_timeout': 0.25, 'socket_timeout': 0.25" in done.stdout
-    refused = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=REPO,
-        env={**env, "CACHE_TIMEOUT_SECONDS": "0"},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    refused = started("0")
     assert refused.returncode != 0
     assert "CACHE_TIMEOUT_SECONDS must be a number of at least 0.01, not '0'" in refused.stderr
