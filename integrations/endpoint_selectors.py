@@ -2,7 +2,16 @@
 public endpoint's installation or integration, the spaces an installation selected, and for
 a component's call the stored instance it renders.
 Building and compiling these ORM queries cost more than running them, on the path every
-public endpoint request and every component render takes."""
+public endpoint request and every component render takes.
+
+The versions a call may run are not read with it: a version is immutable
+(``IntegrationVersion.save``) and its id never reused, so each process keeps the ones it read
+(``_versions``, the most recently used ``VERSIONS_KEPT``) and reads only those it lacks. The
+installation and its integration (which versions are released, in development, shared) are
+read at every call."""
+
+import threading
+from collections import OrderedDict
 
 from django.contrib.auth import get_user_model
 from django.db.models import (
@@ -20,7 +29,7 @@ from django.db.models.functions import Coalesce
 from docplatform.access import remember_role, role_subquery
 from docplatform.queries import Prepared, stand_in, stand_ins
 
-from .models import ComponentState, Installation, Integration
+from .models import ComponentState, Installation, Integration, IntegrationVersion
 from .selectors import installations_visible_to
 
 _INSTALLATION, _NAME = stand_in("installation"), stand_in("name")
@@ -38,17 +47,17 @@ def _prepared(name: str, build) -> Prepared:
     return _compiled[key]
 
 
-#: The versions a call may run (``policies.running_version``): all are read with the
-#: integration, in the same query.
+#: The versions a call may run (``policies.running_version``).
 _VERSIONS = ("released_version", "development_version", "shared_version")
-#: What no call reads: a version's code is sent only when the runtime host asks for it (a
-#: deferred read then) and its listing, and the catalogue's texts.
-_NOT_READ = (
-    *(f"{version}__{field}" for version in _VERSIONS for field in ("bundle", "listing")),
-    "description",
-    "summary",
-    "external_links",
-)
+#: What no call reads: the catalogue's texts, and a version's code (sent only when the
+#: runtime host asks for it: a deferred read then) and its listing.
+_NOT_READ = ("description", "summary", "external_links")
+_VERSION_NOT_READ = ("bundle", "listing")
+#: How many versions a process keeps read (each without its code: its manifest, a few kB).
+VERSIONS_KEPT = 512
+#: A version's id: the names and values of its columns as read (``Model.from_db``).
+_versions: OrderedDict[str, tuple[tuple[str, ...], tuple]] = OrderedDict()
+_versions_lock = threading.Lock()
 
 
 #: The annotation of an installation read for a call: the spaces its organization
@@ -82,9 +91,7 @@ def _for_call(installations: QuerySet) -> QuerySet:
     # Without the models' ordering: one row, and sorting it doubled PostgreSQL's planning.
     # The selected spaces in the same statement: a round trip fewer per call.
     return (
-        installations.select_related(
-            *(f"integration__{version}" for version in _VERSIONS), "parent"
-        )
+        installations.select_related("integration", "parent")
         .defer(*(f"integration__{field}" for field in _NOT_READ))
         .annotate(**{SELECTED_SPACES: _selected_of_organization_installation()})
         .filter(pk=_INSTALLATION)
@@ -193,12 +200,7 @@ def stored_instance_of(installation: Installation, component_id: str, instance: 
 
 
 def _integration_query() -> QuerySet:
-    return (
-        Integration.objects.select_related(*_VERSIONS)
-        .defer(*_NOT_READ)
-        .filter(name=_NAME)
-        .order_by()
-    )
+    return Integration.objects.defer(*_NOT_READ).filter(name=_NAME).order_by()
 
 
 def integration_for_call(name: str) -> Integration | None:
@@ -211,11 +213,40 @@ def integration_for_call(name: str) -> Integration | None:
 
 
 def _link_versions(integration: Integration) -> None:
-    """The versions' own ``integration`` is this one (not read again)."""
-    for name in _VERSIONS:
-        version = getattr(integration, name)
-        if version is not None:
+    """The versions ``integration`` may run, set on it, each a new instance whose own
+    ``integration`` is this one (not read again): from the versions this process kept, the
+    ones it lacks read now, in one statement."""
+    ids = {name: getattr(integration, f"{name}_id") for name in _VERSIONS}
+    kept = _kept_versions({pk for pk in ids.values() if pk is not None}, integration._state.db)
+    for name, pk in ids.items():
+        version = None
+        if pk in kept:  # not when deleted since the integration was read
+            field_names, values = kept[pk]
+            version = IntegrationVersion.from_db(integration._state.db, field_names, values)
             version.integration = integration
+        setattr(integration, name, version)
+
+
+def _kept_versions(ids: set[str], using: str) -> dict[str, tuple[tuple[str, ...], tuple]]:
+    with _versions_lock:
+        kept = {pk: _versions[pk] for pk in ids if pk in _versions}
+        for pk in kept:
+            _versions.move_to_end(pk)
+    missing = ids - kept.keys()
+    if not missing:
+        return kept
+    read = IntegrationVersion.objects.using(using).defer(*_VERSION_NOT_READ).filter(pk__in=missing)
+    for version in read:
+        names = tuple(
+            f.attname for f in version._meta.concrete_fields if f.attname in version.__dict__
+        )
+        kept[version.pk] = (names, tuple(getattr(version, name) for name in names))
+    with _versions_lock:
+        for pk in missing & kept.keys():
+            _versions[pk] = kept[pk]
+        while len(_versions) > VERSIONS_KEPT:
+            _versions.popitem(last=False)
+    return kept
 
 
 def _selected_query() -> QuerySet:

@@ -2,7 +2,8 @@
 (``endpoint_selectors._for_call``): the spaces its organization installation selected, the
 same as read on their own, for the organization installation and for a space installation
 under it, none selected and several; for a person's call, the person's role, which the
-action's check then reads no more; and for a component's call, the instance it renders."""
+action's check then reads no more; and for a component's call, the instance it renders.
+The versions a call may run are read once per process and kept (they are immutable)."""
 
 import pytest
 
@@ -60,6 +61,7 @@ def test_a_persons_role_is_read_with_the_installation_and_not_again(
         user=org_admin, integration=integration, organization=organization
     )
     person = MembershipFactory(organization=organization, role=role).user
+    installation_for_call(installation.pk)  # the process reads and keeps the version
     with django_assert_num_queries(1):
         read = installation_visible_for_call(person, installation.pk)
         assert role_of(person, read) == role
@@ -88,6 +90,7 @@ def test_the_instance_read_with_the_installation_is_the_one_asked_for(
     asked = store(mine, "counter", "b1", 3)
     store(mine, "other-block", "b1", 5)  # the same instance name, another component's
     store(other, "counter", "b1", 7)  # the same component and name, another installation's
+    installation_for_call(mine.pk)  # the process reads and keeps the version
     with django_assert_num_queries(1):
         read = installation_visible_for_call(org_admin, mine.pk, instance_of=("counter", "b1"))
     stored = stored_instance_of(read, "counter", "b1")
@@ -116,3 +119,49 @@ def test_the_instance_read_with_the_installation_is_the_one_asked_for(
     odd = installation_visible_for_call(org_admin, mine.pk, instance_of=("a\x00b", "b1"))
     assert odd.pk == mine.pk
     assert stored_instance_of(odd, "a\x00b", "b1") is None
+
+
+def test_the_versions_are_read_once_and_a_new_one_when_published(
+    publish, org_admin, organization, django_assert_num_queries, monkeypatch
+):
+    from integrations import endpoint_selectors
+
+    integration = publish(org_admin, name="kept-versions", scopes=["space:content:read"])
+    installation = installation_create(
+        user=org_admin, integration=integration, organization=organization
+    )
+    with django_assert_num_queries(2):  # the installation, then the version it lacked
+        first = installation_for_call(installation.pk)
+    with django_assert_num_queries(1):  # the version kept
+        again = installation_for_call(installation.pk)
+    version = again.integration.released_version
+    assert version.pk == integration.released_version_id
+    assert version.manifest["name"] == "kept-versions"
+    assert version.integration is again.integration  # linked, not read again
+    assert version is not first.integration.released_version  # a new instance per call
+    assert running_version(again.integration, again) == version
+
+    republished = publish(
+        org_admin, name="kept-versions", scopes=["space:content:read"], description="Changed."
+    )
+    assert republished.released_version_id != version.pk
+    with django_assert_num_queries(2):  # the new version is read
+        after = installation_for_call(installation.pk)
+    running = running_version(after.integration, after)
+    assert (running.pk, running.manifest["description"]) == (
+        republished.released_version_id,
+        "Changed.",
+    )
+    with django_assert_num_queries(1):
+        assert installation_for_call(installation.pk).integration.released_version.number == 2
+
+    # At most VERSIONS_KEPT are kept, the least recently used given up first.
+    monkeypatch.setattr(endpoint_selectors, "VERSIONS_KEPT", 1)
+    other = publish(org_admin, name="kept-other", scopes=["space:content:read"])
+    other_installation = installation_create(
+        user=org_admin, integration=other, organization=organization
+    )
+    with django_assert_num_queries(2):
+        installation_for_call(other_installation.pk)
+    with django_assert_num_queries(2):  # given up for the other one
+        installation_for_call(installation.pk)
