@@ -1,7 +1,7 @@
 """The integrations app's REST API routes, under ``/api/v1/`` (the root URLconf includes them
 in the ``api`` namespace)."""
 
-from django.urls import path
+from django.urls import include, path
 
 from . import (
     catalogue,
@@ -19,7 +19,85 @@ from . import (
     versions,
 )
 
+_installation_routes = [
+    # The component API first: the busiest. A componentId is any text without spaces,
+    # slashes included.
+    path(
+        "components/<path:component_id>/render/",
+        components.ComponentRenderApi.as_view(),
+        name="installation-component-render",
+    ),
+    path(
+        "",
+        installations.InstallationDetailApi.as_view(),
+        name="installation-detail",
+    ),
+    path(
+        "configuration/",
+        installations.InstallationConfigurationApi.as_view(),
+        name="installation-configuration",
+    ),
+    path(
+        "configuration/<str:property_name>/options/",
+        completion.CompletionOptionsApi.as_view(),
+        name="installation-completion-options",
+    ),
+    path(
+        "space-selection/",
+        installations.InstallationSpaceSelectionApi.as_view(),
+        name="installation-space-selection",
+    ),
+    path(
+        "pause/",
+        installations.InstallationPauseApi.as_view(),
+        name="installation-pause",
+    ),
+    path(
+        "resume/",
+        installations.InstallationResumeApi.as_view(),
+        name="installation-resume",
+    ),
+    path(
+        "development/",
+        versions.InstallationDevelopmentApi.as_view(),
+        name="installation-development",
+    ),
+    path(
+        "approve-scopes/",
+        installations.InstallationScopesApproveApi.as_view(),
+        name="installation-approve-scopes",
+    ),
+    path(
+        "deliveries/",
+        deliveries.InstallationDeliveriesApi.as_view(),
+        name="installation-deliveries",
+    ),
+    path(
+        "test-events/",
+        triggered_events.InstallationTriggerApi.as_view(),
+        name="installation-test-events",
+    ),
+    path(
+        "logs/",
+        logs.InstallationLogsApi.as_view(),
+        name="installation-logs",
+    ),
+    path(
+        "oauth/connect/",
+        oauth.OAuthConnectApi.as_view(),
+        name="installation-oauth-connect",
+    ),
+    path(
+        "oauth/disconnect/",
+        oauth.OAuthDisconnectApi.as_view(),
+        name="installation-oauth-disconnect",
+    ),
+]
+
 urlpatterns = [
+    # One match of the installation's prefix for all its routes, not one per route; first, as
+    # the busiest (no other route matches under installations/<id>/).
+    path("installations/<id:installation_id>/", include(_installation_routes)),
     path(
         "orgs/<orgref:org>/installations/",
         installing.OrganizationInstallationsApi.as_view(),
@@ -69,76 +147,6 @@ urlpatterns = [
         "integrations/<name:name>/install-link/rotate/",
         catalogue.InstallLinkRotateApi.as_view(),
         name="integration-install-link-rotate",
-    ),
-    path(
-        "installations/<id:installation_id>/",
-        installations.InstallationDetailApi.as_view(),
-        name="installation-detail",
-    ),
-    path(
-        "installations/<id:installation_id>/configuration/",
-        installations.InstallationConfigurationApi.as_view(),
-        name="installation-configuration",
-    ),
-    path(
-        "installations/<id:installation_id>/configuration/<str:property_name>/options/",
-        completion.CompletionOptionsApi.as_view(),
-        name="installation-completion-options",
-    ),
-    path(
-        "installations/<id:installation_id>/space-selection/",
-        installations.InstallationSpaceSelectionApi.as_view(),
-        name="installation-space-selection",
-    ),
-    path(
-        "installations/<id:installation_id>/pause/",
-        installations.InstallationPauseApi.as_view(),
-        name="installation-pause",
-    ),
-    path(
-        "installations/<id:installation_id>/resume/",
-        installations.InstallationResumeApi.as_view(),
-        name="installation-resume",
-    ),
-    path(
-        "installations/<id:installation_id>/development/",
-        versions.InstallationDevelopmentApi.as_view(),
-        name="installation-development",
-    ),
-    path(
-        "installations/<id:installation_id>/approve-scopes/",
-        installations.InstallationScopesApproveApi.as_view(),
-        name="installation-approve-scopes",
-    ),
-    path(
-        "installations/<id:installation_id>/deliveries/",
-        deliveries.InstallationDeliveriesApi.as_view(),
-        name="installation-deliveries",
-    ),
-    path(
-        "installations/<id:installation_id>/test-events/",
-        triggered_events.InstallationTriggerApi.as_view(),
-        name="installation-test-events",
-    ),
-    path(
-        "installations/<id:installation_id>/logs/",
-        logs.InstallationLogsApi.as_view(),
-        name="installation-logs",
-    ),
-    path(
-        "installations/<id:installation_id>/oauth/connect/",
-        oauth.OAuthConnectApi.as_view(),
-        name="installation-oauth-connect",
-    ),
-    path(
-        "installations/<id:installation_id>/oauth/disconnect/",
-        oauth.OAuthDisconnectApi.as_view(),
-        name="installation-oauth-disconnect",
-    ),
-    path(  # a componentId is any text without spaces, slashes included
-        "installations/<id:installation_id>/components/<path:component_id>/render/",
-        components.ComponentRenderApi.as_view(),
-        name="installation-component-render",
     ),
     path(
         "deliveries/<deliveryid:delivery_id>/",
