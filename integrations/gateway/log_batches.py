@@ -28,7 +28,7 @@ from django.db import DatabaseError, IntegrityError, connection, transaction
 from psycopg import sql
 
 from ..models import IntegrationLog
-from .log_store import CallRecord, integration_log_record, line_of, synchronous_commit_off
+from .log_store import CallRecord, integration_log_record, line_values, synchronous_commit_off
 
 logger = logging.getLogger("integrations.services.logs")
 
@@ -118,28 +118,26 @@ _COPY = sql.SQL("COPY {table} ({columns}) FROM STDIN").format(
 )
 
 
-def _copy(lines: list[IntegrationLog]):
-    """Store ``lines`` with one ``COPY`` (PostgreSQL), each value as the ORM would save it."""
+def _copy(batch: list[CallRecord]):
+    """Store the lines of ``batch`` with one ``COPY`` (PostgreSQL). The values go as they are
+    (times, texts, numbers, booleans: psycopg writes each as the column reads it), with no
+    model instance per line: under load, building them was a third of the writer's CPU."""
+    attnames = [field.attname for field in _COLUMNS]
     with (
         connection.cursor() as cursor,
         connection.wrap_database_errors,
         cursor.cursor.copy(_COPY) as copy,
     ):
-        for line in lines:
-            copy.write_row(
-                [
-                    field.get_db_prep_save(getattr(line, field.attname), connection)
-                    for field in _COLUMNS
-                ]
-            )
+        for record in batch:
+            values = line_values(record)
+            copy.write_row([values[attname] for attname in attnames])
 
 
 def _write_batch(batch: list[CallRecord]):
-    lines = [line_of(record) for record in batch]
     try:
         with transaction.atomic():
             synchronous_commit_off(connection)
-            _copy(lines)
+            _copy(batch)
     except IntegrityError:
         # One refused line (its installation deleted meanwhile) refuses the whole INSERT:
         # the others are written on their own, each refused one logged.

@@ -52,23 +52,32 @@ class CallRecord:
     test: bool = False  # the event was a sample one (``"test": true``)
 
 
+def line_values(record: CallRecord) -> dict:
+    """The log line of ``record``: each column's value by attribute name, each text as the
+    database stores it."""
+    return {
+        "time": record.started_at,
+        "kind": record.kind,
+        "integration_id": record.version.integration_id,
+        "installation_id": record.installation.pk if record.installation is not None else None,
+        "version": record.version.number,
+        "event": _storable(record.event, 64)[:64],
+        "test": record.test,
+        "request": _storable(record.request, 480)[:500],
+        "outcome": record.outcome,
+        "status": record.status if record.status is not None and 0 < record.status < 1000 else None,
+        "duration_ms": max(0, record.duration_ms) if record.duration_ms is not None else None,
+        "output": _storable(record.output, IntegrationLog.OUTPUT_LIMIT + 200),
+        "error": _storable(record.error, IntegrationLog.ERROR_LIMIT),
+    }
+
+
 def line_of(record: CallRecord) -> IntegrationLog:
-    """The log line of ``record``, not saved: each text as the database stores it."""
-    return IntegrationLog(
-        time=record.started_at,
-        kind=record.kind,
-        integration_id=record.version.integration_id,
-        installation=record.installation,
-        version=record.version.number,
-        event=_storable(record.event, 64)[:64],
-        test=record.test,
-        request=_storable(record.request, 480)[:500],
-        outcome=record.outcome,
-        status=record.status if record.status is not None and 0 < record.status < 1000 else None,
-        duration_ms=max(0, record.duration_ms) if record.duration_ms is not None else None,
-        output=_storable(record.output, IntegrationLog.OUTPUT_LIMIT + 200),
-        error=_storable(record.error, IntegrationLog.ERROR_LIMIT),
-    )
+    """The log line of ``record``, not saved."""
+    line = IntegrationLog(**line_values(record))
+    if record.installation is not None:
+        line.installation = record.installation  # the caller's, not read again
+    return line
 
 
 def integration_log_record(record: CallRecord) -> IntegrationLog | None:
