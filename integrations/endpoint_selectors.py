@@ -26,7 +26,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce
 
-from docplatform.access import remember_role, role_subquery
+from docplatform.access import is_person, remember_role, role_subquery
 from docplatform.queries import Prepared, stand_in, stand_ins
 
 from .models import ComponentState, Installation, Integration, IntegrationVersion
@@ -162,6 +162,8 @@ def installation_visible_for_call(
     person's role in its organization is read with it (``CALLER_ROLE``), and with
     ``instance_of`` (a component's id and an instance's name) the stored instance
     (``stored_instance_of``)."""
+    if not is_person(user):  # a machine principal sees none (``installations_visible_to``)
+        return None
     values = {_USER: user.pk, _INSTALLATION: installation_id}
     # A name no stored row can hold (PostgreSQL's text holds no NUL) is none stored, unread.
     storable = instance_of is not None and not any("\x00" in part for part in instance_of)

@@ -2,7 +2,7 @@
 for every endpoint that answers with installations, and one lookup for every endpoint that
 acts on one (``InstallationLookup``)."""
 
-from django.shortcuts import get_object_or_404
+from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, extend_schema_field
 from rest_framework import serializers, status
@@ -10,6 +10,12 @@ from rest_framework.response import Response
 
 from docplatform.api.permissions import ActsByRole
 
+from ..endpoint_selectors import (
+    SELECTED_SPACES,
+    installation_for_call,
+    installation_visible_for_call,
+    selected_spaces_of,
+)
 from ..environment import installation_public_endpoint
 from ..models import Installation, IntegrationVersion
 from ..policies import (
@@ -20,7 +26,7 @@ from ..policies import (
     running_version,
     scopes_awaiting_approval,
 )
-from ..selectors import installations_visible_to, shown_configuration
+from ..selectors import shown_configuration
 
 
 class StatusReasonOutput(serializers.Serializer):
@@ -147,7 +153,9 @@ class InstallationOutput(serializers.Serializer):
     def get_selected_spaces(self, installation):
         if installation.level != Installation.Level.ORGANIZATION:
             return None
-        return [space.pk for space in installation.selected_spaces.all()]
+        if hasattr(installation, SELECTED_SPACES):  # read with it (``installation_for``)
+            return selected_spaces_of(installation)
+        return sorted(space.pk for space in installation.selected_spaces.all())
 
 
 #: Ids the documentation's examples use (20 characters, as ``docplatform.ids`` makes them).
@@ -210,9 +218,13 @@ def installation_rows(queryset):
 
 
 def installation_for(request, installation_id: str) -> Installation:
-    return get_object_or_404(
-        installation_rows(installations_visible_to(request.user)), pk=installation_id
-    )
+    """The installation, when the caller may see it (404 otherwise), read as for a call: in
+    one statement compiled once, with the caller's role, which the role check then reads no
+    more (an ORM query built per request cost the API's read 5 ms)."""
+    installation = installation_visible_for_call(request.user, installation_id)
+    if installation is None:
+        raise Http404("no such installation")
+    return installation
 
 
 class InstallationLookup:
@@ -232,7 +244,7 @@ class InstallationLookup:
 
 def fresh(installation: Installation) -> Installation:
     """The installation as stored now, ready to be shown."""
-    return installation_rows(Installation.objects).get(pk=installation.pk)
+    return installation_for_call(installation.pk)
 
 
 def installation_response(installation: Installation, status_code=status.HTTP_200_OK):

@@ -411,6 +411,37 @@ def test_space_selection_and_uninstall(make_tool, org_admin, places):
     assert not Installation.objects.exists()
 
 
+def test_an_installations_read_is_one_statement_with_the_callers_role(make_tool, org_admin, places):
+    """``GET /installations/{id}/``: the installation, its organization installation's
+    selection and the caller's role (for the role check) in one statement, compiled once; the
+    same answer a list gives."""
+    from django.test.utils import CaptureQueriesContext
+
+    from docplatform.services import api_token_create
+
+    make_tool("private")
+    _, token = api_token_create(user=org_admin, name="reads")
+    client = api_client(token=token)
+    acme = places["acme"]
+    chosen = sorted([acme["space"].id, SpaceFactory(organization=acme["org"]).id])
+    installation_id = client.post(
+        install_url("organization", acme),
+        {"integration": "tool", "spaceSelection": "selected", "selectedSpaces": chosen[::-1]},
+    ).json()["id"]
+    url = f"{API}/installations/{installation_id}/"
+    client.get(url)  # this process reads and keeps the running version
+    with CaptureQueriesContext(connection) as statements:
+        read = client.get(url)
+    assert read.status_code == 200
+    assert read.json()["selectedSpaces"] == chosen
+    token_read, installation_read = (s["sql"] for s in statements.captured_queries)
+    assert 'FROM "docplatform_apitoken"' in token_read
+    assert 'FROM "integrations_installation"' in installation_read
+    assert '"docplatform_membership"' in installation_read  # the caller's role, with it
+    listed = client.get(install_url("organization", acme)).json()
+    assert [row for row in listed["results"] if row["id"] == installation_id] == [read.json()]
+
+
 def test_deliveries_of_an_installation_filtered_by_status(make_tool, org_admin, places):
     make_tool("private")
     client = api_client(org_admin)

@@ -128,19 +128,21 @@ def world(publish, org_admin, org_member, organization):
     }
 
 
-def routes(patterns):
-    """Every route of the API, through the apps' includes."""
+def routes(patterns, outer=()):
+    """Every route of the API, through the apps' includes, with the names of the values its
+    path takes (an include's prefix may take some: an installation's routes)."""
     for pattern in patterns:
+        names = (*outer, *pattern.pattern.converters)
         if isinstance(pattern, URLResolver):
-            yield from routes(pattern.url_patterns)
+            yield from routes(pattern.url_patterns, names)
         else:
-            yield pattern
+            yield pattern, names
 
 
 def urls(world) -> list[str]:
     result = []
-    for pattern in routes(api_v1):
-        kwargs = {name: world[name] for name in pattern.pattern.converters}
+    for pattern, names in routes(api_v1):
+        kwargs = {name: world[name] for name in names}
         result.append(reverse(f"api:{pattern.name}", kwargs=kwargs))
     return result
 

@@ -165,3 +165,19 @@ def test_the_versions_are_read_once_and_a_new_one_when_published(
         installation_for_call(other_installation.pk)
     with django_assert_num_queries(2):  # given up for the other one
         installation_for_call(installation.pk)
+
+
+def test_nobody_but_a_member_sees_an_installation_read_for_a_call(publish, org_admin, organization):
+    from django.contrib.auth.models import AnonymousUser
+
+    from integrations.authentication import InstallationPrincipal
+
+    integration = publish(org_admin, name="members-only", scopes=["space:content:read"])
+    installation = installation_create(
+        user=org_admin, integration=integration, organization=organization
+    )
+    assert installation_visible_for_call(org_admin, installation.pk).pk == installation.pk
+    # Integration code (even the installation's own) and anonymous visitors see none: their
+    # ids are no user's (an installation principal's is text), and no statement is sent.
+    for caller in (InstallationPrincipal(installation), AnonymousUser()):
+        assert installation_visible_for_call(caller, installation.pk) is None
