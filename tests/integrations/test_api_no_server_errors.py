@@ -6,7 +6,7 @@ from datetime import timedelta
 
 import pytest
 from django.core.cache import cache
-from django.urls import URLResolver, reverse
+from django.urls import URLResolver, resolve, reverse
 from django.utils import timezone
 
 from docplatform.conversations.models import Conversation
@@ -145,6 +145,14 @@ def urls(world) -> list[str]:
         kwargs = {name: world[name] for name in names}
         result.append(reverse(f"api:{pattern.name}", kwargs=kwargs))
     return result
+
+
+def test_each_route_is_reached_by_its_own_url(world):
+    """Django tries the routes in order, and the API's come first among the root's, the
+    integrations' first among the API's: no route before one takes its URLs."""
+    for pattern, names in routes(api_v1):
+        url = reverse(f"api:{pattern.name}", kwargs={name: world[name] for name in names})
+        assert resolve(url).url_name == pattern.name, url
 
 
 @pytest.mark.parametrize("as_installation", [False, True], ids=["member", "installation"])
