@@ -53,7 +53,8 @@ _VERSIONS = ("released_version", "development_version", "shared_version")
 #: runtime host asks for it: a deferred read then) and its listing.
 _NOT_READ = ("description", "summary", "external_links")
 _VERSION_NOT_READ = ("bundle", "listing")
-#: How many versions a process keeps read (each without its code: its manifest, a few kB).
+#: How many versions a process keeps read (each without its code: its manifest, a few kB;
+#: its secrets and token decrypted, as every read leaves them: the process holds the keys).
 VERSIONS_KEPT = 512
 #: A version's id: the names and values of its columns as read (``Model.from_db``).
 _versions: OrderedDict[str, tuple[tuple[str, ...], tuple]] = OrderedDict()
