@@ -27,16 +27,20 @@ IDLE_TICK = 0.5
 #: is replaced before its next call, which would fail for want of them.
 EXHAUSTED_SHARE = 0.9
 PAGE_BYTES = os.sysconf("SC_PAGE_SIZE")
+#: Bytes read at a time from a ``/proc`` file.
+PROC_READ = 4096
 
 
 @dataclass(frozen=True)
 class Usage:
     """A sandbox's processes and threads now, and the CPU seconds it has used in all (its
-    live processes' and those they reaped)."""
+    live processes' and those they reaped); the largest address space of its processes (the
+    interpreter's, unless one it started grew larger), in bytes."""
 
     processes: int
     threads: int
     cpu_seconds: float
+    address_space: int = 0
 
     def exceeds(self, baseline: "Usage") -> bool:
         return self.processes > baseline.processes or self.threads > baseline.threads
@@ -48,7 +52,7 @@ def read_usage(roots: list[int]) -> dict[int, Usage]:
     every call); a root that is gone is missing from the answer."""
     usages = {}
     for root in roots:
-        processes, threads, ticks = 0, 0, 0
+        processes, threads, ticks, address_space = 0, 0, 0, 0
         pending = [root]
         while pending:
             pid = pending.pop()
@@ -63,20 +67,22 @@ def read_usage(roots: list[int]) -> dict[int, Usage]:
             processes += 1
             threads += int(fields[17])
             ticks += sum(int(value) for value in fields[11:15])  # utime stime cutime cstime
+            address_space = max(address_space, int(fields[20]))  # vsize
             pending += below
         else:
-            usages[root] = Usage(processes, threads, ticks / CLOCK_TICKS)
+            usages[root] = Usage(processes, threads, ticks / CLOCK_TICKS, address_space)
     return usages
 
 
 def _read(path: str) -> bytes:
     """A small ``/proc`` file whole, without Python's buffered file objects (a third of the
-    cost of ``open``, on the path of every call)."""
+    cost of ``open``, on the path of every call). These files fill each read as far as they
+    go, so one that comes short is the whole of what is left."""
     descriptor = os.open(path, os.O_RDONLY)
     try:
-        chunks = [os.read(descriptor, 4096)]
-        while chunks[-1]:
-            chunks.append(os.read(descriptor, 4096))
+        chunks = [os.read(descriptor, PROC_READ)]
+        while len(chunks[-1]) == PROC_READ:
+            chunks.append(os.read(descriptor, PROC_READ))
         return b"".join(chunks)
     finally:
         os.close(descriptor)
@@ -149,24 +155,18 @@ def open_files(pid: int) -> int:
         return 0
 
 
-def address_space(pid: int) -> int:
-    """The size of process ``pid``'s address space (what ``RLIMIT_AS`` limits), in bytes."""
-    try:
-        return int(_read(f"/proc/{pid}/stat").rpartition(b")")[2].split()[20])
-    except (OSError, IndexError, ValueError):
-        return 0
-
-
 def exhausted(
-    interpreter: int, limits: dict, private_tmp: str | None, tmp_bytes: int
+    interpreter: int, usage: Usage, limits: dict, private_tmp: str | None, tmp_bytes: int
 ) -> str | None:
-    """Which of its limits the worker whose interpreter is process ``interpreter`` holds
-    ``EXHAUSTED_SHARE`` of (``limits``: its ``open_files`` and ``memory_bytes``; its private
-    ``/tmp``, of ``tmp_bytes``, when it has one), said as a reason to replace it; or None."""
+    """Which of its limits the worker whose interpreter is process ``interpreter`` and whose
+    sandbox's ``usage`` was just read holds ``EXHAUSTED_SHARE`` of (``limits``: its
+    ``open_files`` and ``memory_bytes``, which limits each process's address space; its
+    private ``/tmp``, of ``tmp_bytes``, when it has one), said as a reason to replace it; or
+    None."""
     held = open_files(interpreter)
     if held >= limits["open_files"] * EXHAUSTED_SHARE:
         return f"it holds {held} open files of its {limits['open_files']}"
-    size = address_space(interpreter)
+    size = usage.address_space
     if size >= limits["memory_bytes"] * EXHAUSTED_SHARE:
         limit = limits["memory_bytes"] // MEBIBYTE
         return f"its address space is {size // MEBIBYTE} MiB of its {limit}"

@@ -150,8 +150,8 @@ class Worker:
         for fd in (self._input, self._output):
             with contextlib.suppress(OSError):  # fewer, larger reads and writes
                 fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
-        os.set_blocking(self._input, False)
-        os.set_blocking(self._printed, False)
+        for fd in (self._input, self._output, self._printed):
+            os.set_blocking(fd, False)  # each read or write tried first, waited for if need be
         self._capture = OutputCapture()
         self._keep_printed = False
         self._call_id = 0
@@ -252,6 +252,7 @@ class Worker:
             return "its call left work behind"
         return exhausted(
             self._interpreter or self.pid,
+            usage,
             self.settings.limits(),
             self._private_tmp(),
             self.settings.sandbox.tmp_bytes,
@@ -348,10 +349,10 @@ class Worker:
     def _send(self, parts: list[bytes], deadline: float):
         views = [memoryview(part) for part in parts if part]
         while views:
-            self._wait(deadline, reading=False)
             try:
                 written = os.writev(self._input, views)
-            except BlockingIOError:
+            except BlockingIOError:  # the pipe is full: written once the worker reads
+                self._wait(deadline, reading=False)
                 continue
             except OSError:
                 raise self._gone("the worker closed its input") from None
@@ -362,8 +363,10 @@ class Worker:
                     views[0], written = views[0][written:], 0
 
     def _receive(self, deadline: float, *, first: bool = False) -> dict:
-        """The next frame; its size is checked against the limit before it is read."""
-        size, body_size, call_id = HEADER.unpack(self._read(HEADER.size, deadline))
+        """The next frame; its size is checked against the limit before it is read. Its
+        header is waited for (the worker is at work); the rest, written with it, is read
+        without waiting unless it has not all come yet."""
+        size, body_size, call_id = HEADER.unpack(self._read(HEADER.size, deadline, wait=True))
         if call_id != self._call_id:
             wrote = f"the worker answered call {call_id} during call {self._call_id}"
             if first and call_id < self._call_id:  # written after its last call's answer
@@ -377,11 +380,16 @@ class Worker:
         except ValueError as error:
             raise WorkerCrashed("the worker's answer is not a JSON object") from error
 
-    def _read(self, size: int, deadline: float) -> bytes:
+    def _read(self, size: int, deadline: float, *, wait: bool = False) -> bytes:
         chunks = []
         while size:
-            self._wait(deadline, reading=True)
-            chunk = os.read(self._output, min(size, READ_CHUNK))
+            if wait:
+                self._wait(deadline, reading=True)
+            try:
+                chunk = os.read(self._output, min(size, READ_CHUNK))
+            except BlockingIOError:
+                wait = True
+                continue
             if not chunk:
                 raise self._gone("the worker closed its output")
             chunks.append(chunk)
