@@ -17,9 +17,9 @@ import os
 import signal
 import socket
 import stat
-from concurrent.futures import ThreadPoolExecutor
 
 from . import after_reply, frames, protocol
+from .call_threads import CallThreads
 from .envelope import check_parts
 from .replies import Reply
 
@@ -68,7 +68,7 @@ class FrameServer:
         self.socket_inode: int | None = None  # the Unix socket file this server made
         self.open_connections: dict[asyncio.StreamWriter, asyncio.Task] = {}
         self.limit = app.config.max_envelope_bytes + FRAME_OVERHEAD
-        self.executor = ThreadPoolExecutor(threads, thread_name_prefix="runtime-frames")
+        self.threads = CallThreads(threads, "runtime-frames")
 
     def serve(self, request: frames.Request, writer: asyncio.StreamWriter, loop) -> None:
         """One verified request, on a thread of the pool: its answer frame handed to the
@@ -127,7 +127,7 @@ class FrameServer:
                     writer.write(answer_frame(refused.call_id, reply))
                     logger.warning("frames: a request refused (%s)", refused)
                     break
-                self.executor.submit(self.serve, request, writer, loop)
+                self.threads.submit(self.serve, request, writer, loop)
         finally:
             self.open_connections.pop(writer, None)
             with contextlib.suppress(ConnectionError):
