@@ -89,6 +89,7 @@ def main():
     from django.test.utils import CaptureQueriesContext
     from runtime_paths import setup_platform
 
+    from docplatform.change_feed import feed
     from integrations.gateway import log_batches
 
     creation = connection.creation
@@ -131,6 +132,7 @@ def main():
         stats.sort_stats("cumulative").print_stats(args.top)
     finally:
         log_batches.writer.close()  # its thread's connection would keep the database open
+        feed.close()  # and the change feed's (kept installations)
         connection.close()
         creation.destroy_test_db(old_name, verbosity=0)
         shutil.rmtree(scratch, ignore_errors=True)

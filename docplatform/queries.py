@@ -171,9 +171,14 @@ class Prepared(PreparedSQL):
             self.populators = get_related_populators(self.klass_info, select, self.alias)
             self.annotations = list((compiler.annotation_col_map or {}).items())
 
-    def rows(self, values: Mapping[Hashable, object]) -> list[list]:
-        """Run it with ``values`` for the stand-ins; the rows, converted as the ORM would."""
-        rows = self.execute(values)
+    def position_of(self, attname: str) -> int:
+        """Where the model's column ``attname`` is in a row as ``execute`` returns it."""
+        return self.model_columns.start + self.init_list.index(attname)
+
+    def rows(self, values: Mapping[Hashable, object], *, read: list[list] | None = None):
+        """Run it with ``values`` for the stand-ins; the rows, converted as the ORM would.
+        ``read``: rows as ``execute`` returned them (kept from an earlier run), not run again."""
+        rows = self.execute(values) if read is None else read
         connection = connections[self.alias]
         for position, (functions, expression) in self.converters:
             for row in rows:
@@ -183,11 +188,12 @@ class Prepared(PreparedSQL):
                 row[position] = value
         return rows
 
-    def instances(self, values: Mapping[Hashable, object]) -> list:
-        """Run it; the model instances, with their related instances and annotations set."""
+    def instances(self, values: Mapping[Hashable, object], *, read: list[list] | None = None):
+        """Run it (unless ``read``: as ``rows``); the model instances, with their related
+        instances and annotations set."""
         model = self.klass_info["model"]
         instances = []
-        for row in self.rows(values):
+        for row in self.rows(values, read=read):
             instance = model.from_db(self.alias, self.init_list, row[self.model_columns])
             for populator in self.populators:
                 populator.populate(row, instance)

@@ -6,6 +6,7 @@ class IntegrationsConfig(AppConfig):
 
     def ready(self):
         from docplatform.api.schema import register_api_tag
+        from docplatform.change_feed import feed
         from docplatform.crypto import register_derivable_key
         from docplatform.events.registry import (
             register_claims_reader,
@@ -17,6 +18,7 @@ class IntegrationsConfig(AppConfig):
         from docplatform.sites.visitor_auth import register_visitor_auth
 
         from .gateway.metrics import RuntimeWorkersCollector
+        from .kept_installations import kept_installations
         from .page_blocks import IntegrationBlocks
         from .routing import INSTALLATION_ROUTER, RUNTIME_CONSUMER
         from .services.visitor_auth import (
@@ -31,6 +33,7 @@ class IntegrationsConfig(AppConfig):
         register_claims_reader(installation_reads_visitor_claims)
         register_provider(IntegrationBlocks())  # integration blocks in documentation pages
         collector_register(RuntimeWorkersCollector())  # the runtime hosts' workers, on /metrics
+        feed.subscribe(kept_installations.changed)  # what public endpoints' calls keep read
         _register_api_tags(register_api_tag)
 
 

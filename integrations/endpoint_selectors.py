@@ -29,6 +29,7 @@ from django.db.models.functions import Coalesce
 from docplatform.access import is_person, remember_role, role_subquery
 from docplatform.queries import Prepared, stand_in, stand_ins
 
+from .kept_installations import kept_installations
 from .models import ComponentState, Installation, Integration, IntegrationVersion
 from .selectors import installations_visible_to
 
@@ -116,12 +117,14 @@ def _visible_installation_query() -> QuerySet:
     return _for_call(visible.annotate(**{CALLER_ROLE: role_subquery(_USER)}))
 
 
-def installation_for_call(installation_id: str) -> Installation | None:
+def installation_for_call(installation_id: str, *, kept: bool = False) -> Installation | None:
     """The installation with its integration, the versions it may run (without their code)
-    and its organization installation."""
-    found = _prepared("installation", _installation_query).instances(
-        {_INSTALLATION: installation_id}
-    )
+    and its organization installation. ``kept``: the rows this process kept, when no change
+    to them was committed since (``kept_installations``: a public endpoint's calls)."""
+    prepared = _prepared("installation", _installation_query)
+    values = {_INSTALLATION: installation_id}
+    read = kept_installations.rows(prepared, values, installation_id) if kept else None
+    found = prepared.instances(values, read=read)
     if not found:
         return None
     _link_versions(found[0].integration)

@@ -12,10 +12,19 @@ from django.core.management import call_command
 from django.db import connection, connections
 from django.db.migrations.executor import MigrationExecutor
 
+from docplatform.change_feed import feed
 from tests.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.factories import MembershipFactory, OrganizationFactory, UserFactory
 from tests.redis_keys import RUN_PREFIX, client, delete_keys, new_prefix
 from tests.webhook_receiver import start_receiver, stop_receiver
+
+
+@pytest.fixture(autouse=True)
+def change_feed_closed():
+    """The change feed's connection (this process's own, to the test database), when a test
+    opened it, closed at its end: the test database is dropped with no session left on it."""
+    yield
+    feed.close()
 
 
 @pytest.fixture

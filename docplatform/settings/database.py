@@ -27,5 +27,10 @@ else:
 #: PostgreSQL; off behind a pooler that does not keep them (PgBouncer before 1.21 in
 #: transaction mode).
 DATABASE_PREPARED_STATEMENTS = env_flag("DATABASE_PREPARED_STATEMENTS", True)
+#: Whether processes hear of changed rows from PostgreSQL (``docplatform.change_feed``,
+#: LISTEN/NOTIFY on a connection of each web process's own), so that a public endpoint's call
+#: reads its installation only when it changed. Off behind a pooler that does not keep a
+#: session's LISTEN (PgBouncer in transaction mode); the feed finds that out and stays off.
+DATABASE_CHANGE_FEED = env_flag("DATABASE_CHANGE_FEED", True)
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

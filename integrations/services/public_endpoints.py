@@ -39,7 +39,7 @@ class EndpointTarget:
 
 def installation_endpoint_target(installation_id: str) -> EndpointTarget:
     """ClientFault for an unknown or paused installation, or one whose version has no code."""
-    installation = installation_for_call(installation_id)
+    installation = installation_for_call(installation_id, kept=True)
     if installation is None:
         raise ClientFault("not_found", "no such installation")
     if is_paused(installation):

@@ -1,0 +1,90 @@
+"""The change feed (``docplatform.change_feed``): every committed change is heard by the next
+``synced()``, with no wait; an uncommitted one is not; a lost connection vouches for nothing
+until the feed connects again; closed, it connects again when asked; off, it never connects.
+(The tables' triggers: ``tests/integrations/test_kept_installations.py``.)"""
+
+import pytest
+from django.db import connection, transaction
+
+from docplatform.change_feed import CHANNEL, DRAIN_SECONDS, EVERYTHING, NAME, ChangeFeed
+from tests.conftest import wait_until
+
+pytestmark = [
+    pytest.mark.usefixtures("transactional_db"),
+    pytest.mark.skipif(connection.vendor != "postgresql", reason="LISTEN/NOTIFY: PostgreSQL"),
+]
+
+
+@pytest.fixture
+def heard():
+    changes: list[str] = []
+    feed = ChangeFeed()
+    feed.subscribe(changes.append)
+    assert feed.synced() is not None  # connected and listening
+    changes.clear()
+    yield feed, changes
+    feed.close()
+
+
+def feed_sessions() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", [NAME])
+        return cursor.fetchone()[0]
+
+
+def notify(change: str) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_notify(%s, %s)", [CHANNEL, change])
+
+
+def test_a_committed_change_is_heard_by_the_next_sync_with_no_wait(heard):
+    feed, changes = heard
+    for n in range(20):
+        notify(f"thing:{n}")
+        assert feed.synced() is not None
+        assert changes == [f"thing:{n}"]
+        changes.clear()
+
+
+def test_a_change_is_heard_once_committed_not_before(heard):
+    feed, changes = heard
+    with transaction.atomic():
+        notify("thing:1")
+        feed.synced()
+        assert changes == []
+    feed.synced()
+    assert changes == ["thing:1"]
+
+
+def test_a_lost_connection_vouches_for_nothing(heard):
+    feed, changes = heard
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s",
+            [NAME],
+        )
+    assert feed.synced() is None
+    assert changes == [EVERYTHING]
+    assert feed.synced() is None  # not tried again at once: after RETRY_SECONDS
+
+
+def test_an_idle_feed_closes_its_connection_and_opens_one_when_asked(heard):
+    feed, changes = heard
+    assert feed_sessions() == 1
+    feed.close()
+    assert feed_sessions() == 0 and changes == [EVERYTHING]
+    assert feed.synced() is not None
+    assert feed_sessions() == 1
+
+
+def test_off_it_never_connects(settings):
+    settings.DATABASE_CHANGE_FEED = False
+    feed = ChangeFeed()
+    assert feed.synced() is None
+    assert feed_sessions() == 0
+
+
+def test_what_comes_while_no_request_asks_is_taken_in_by_the_feeds_thread(heard):
+    _feed, changes = heard
+    notify("thing:quiet")
+    wait_until(lambda: changes == ["thing:quiet"], timeout=5 * DRAIN_SECONDS)  # no synced()
