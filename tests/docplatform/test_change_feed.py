@@ -6,7 +6,7 @@ until the feed connects again; closed, it connects again when asked; off, it nev
 import pytest
 from django.db import connection, transaction
 
-from docplatform.change_feed import CHANNEL, DRAIN_SECONDS, EVERYTHING, NAME, ChangeFeed
+from docplatform.change_feed import CHANNEL, DRAIN_SECONDS, EVERYTHING, ChangeFeed, session_name
 from tests.conftest import wait_until
 
 pytestmark = [
@@ -27,9 +27,18 @@ def heard():
 
 
 def feed_sessions() -> int:
+    """This process's feed sessions on the database (a closed one's backend ends a moment
+    after its connection is closed: ``settled_sessions``)."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", [NAME])
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE application_name = %s", [session_name()]
+        )
         return cursor.fetchone()[0]
+
+
+def settled_sessions(expected: int) -> int:
+    wait_until(lambda: feed_sessions() == expected, timeout=5)
+    return feed_sessions()
 
 
 def notify(change: str) -> None:
@@ -61,7 +70,7 @@ def test_a_lost_connection_vouches_for_nothing(heard):
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = %s",
-            [NAME],
+            [session_name()],
         )
     assert feed.synced() is None
     assert changes == [EVERYTHING]
@@ -70,15 +79,16 @@ def test_a_lost_connection_vouches_for_nothing(heard):
 
 def test_an_idle_feed_closes_its_connection_and_opens_one_when_asked(heard):
     feed, changes = heard
-    assert feed_sessions() == 1
+    assert settled_sessions(1) == 1
     feed.close()
-    assert feed_sessions() == 0 and changes == [EVERYTHING]
+    assert settled_sessions(0) == 0 and changes == [EVERYTHING]
     assert feed.synced() is not None
-    assert feed_sessions() == 1
+    assert settled_sessions(1) == 1
 
 
 def test_off_it_never_connects(settings):
     settings.DATABASE_CHANGE_FEED = False
+    settled_sessions(0)  # those of the tests before
     feed = ChangeFeed()
     assert feed.synced() is None
     assert feed_sessions() == 0
