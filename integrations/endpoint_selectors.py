@@ -8,7 +8,8 @@ The versions a call may run are not read with it: a version is immutable
 (``IntegrationVersion.save``) and its id never reused, so each process keeps the ones it read
 (``_versions``, the most recently used ``VERSIONS_KEPT``) and reads only those it lacks. The
 installation and its integration (which versions are released, in development, shared) are
-read at every call."""
+read at every call, except a public endpoint's, which reads them only when PostgreSQL said
+they changed (``kept_installations``)."""
 
 import threading
 from collections import OrderedDict
