@@ -15,7 +15,7 @@ from functools import partial
 from django.http import HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from .gateway.call_log import lines_held, write_after
+from .gateway.call_log import after_answer, answer_held
 from .gateway.failures import ClientFault, RuntimeFailure
 from .services.public_endpoints import (
     EndpointTarget,
@@ -46,7 +46,7 @@ def server_error(request):
 
 def _relay(request, path: str, target: EndpointTarget, call=None) -> HttpResponse:
     """Relay the request to ``call`` (``endpoint_call`` by default) and its answer back."""
-    with lines_held() as lines:  # the call's log line is written once the answer is sent
+    with answer_held() as held:  # the call's log line is written once the answer is sent
         try:
             answer = (call or partial(endpoint_call, path=path))(
                 target,
@@ -56,11 +56,11 @@ def _relay(request, path: str, target: EndpointTarget, call=None) -> HttpRespons
                 body=request_body(request.META.get("CONTENT_LENGTH"), request.read),
             )
         except RuntimeFailure as failure:
-            return write_after(_failed(failure), lines)
+            return after_answer(_failed(failure), held)
         response = HttpResponse(answer.body, status=answer.status)
         for name, value in relayed_answer_headers(answer.headers):
             response[name] = value
-    return write_after(response, lines)
+    return after_answer(response, held)
 
 
 @csrf_exempt

@@ -25,7 +25,7 @@ from docplatform.api.schema import service_errors
 
 from ..authentication import IsInstallation, is_installation
 from ..endpoint_selectors import installation_visible_for_call
-from ..gateway.call_log import lines_held, write_after
+from ..gateway.call_log import after_answer, answer_held
 from ..gateway.failures import STATUS, RuntimeFailure
 from ..models import ComponentState, Installation
 from ..policies import act_check, component_action
@@ -199,7 +199,7 @@ class ComponentRenderApi(APIView):
             acting = component_action(installation.integration, component_id)
             act_check(request.user, acting, installation)
         instance = body.get("instance") or default_instance(installation, component_id)
-        with lines_held() as lines:  # the call's log line is written once the answer is sent
+        with answer_held() as held:  # the log line, the markup kept: once the answer is sent
             try:
                 rendered = component_render(
                     installation=installation,
@@ -209,7 +209,7 @@ class ComponentRenderApi(APIView):
                     action=action,
                 )
             except RuntimeFailure as failure:
-                return write_after(failure_response(failure), lines)
+                return after_answer(failure_response(failure), held)
             except Http404 as error:  # the component, not the installation: say which
                 raise NotFound(str(error)) from error
         answer = {
@@ -217,4 +217,4 @@ class ComponentRenderApi(APIView):
             "element": rendered.element,
             "state": rendered.state,
         }
-        return write_after(Response(answer), lines)
+        return after_answer(Response(answer), held)

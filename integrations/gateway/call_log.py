@@ -10,6 +10,7 @@ import base64
 import binascii
 import functools
 import threading
+from collections.abc import Callable
 from contextlib import contextmanager
 from urllib.parse import urlsplit
 
@@ -136,9 +137,9 @@ class CallLog:
             output=self.output,
             error=self.error,
         )
-        held = getattr(_held, "lines", None)
+        held = getattr(_held, "now", None)
         if held is not None:
-            held.append(record)
+            held.lines.append(record)
         else:
             integration_log_record(record)
 
@@ -146,30 +147,57 @@ class CallLog:
 _held = threading.local()
 
 
+class Held:
+    """What a request's calls leave for once its answer is sent: their log lines, and work
+    that only keeps something for later requests (``later``)."""
+
+    def __init__(self):
+        self.lines: list[CallRecord] = []
+        self.work: list[Callable[[], object]] = []
+
+    def run_work(self):
+        for task in self.work:
+            task()
+
+
 @contextmanager
-def lines_held():
-    """The log lines of the calls made inside, kept (in the list yielded) instead of written:
-    a request's view writes them once its response is sent (``write_after``), so the
-    caller does not wait for the line's INSERT and commit."""
-    lines: list[CallRecord] = []
-    _held.lines = lines
+def answer_held():
+    """The log lines of the calls made inside, and the work they leave for later, held
+    (``Held``) instead of done: a request's view does them once its response is sent
+    (``after_answer``), so the caller waits for neither the line's INSERT nor, say, a
+    markup's trip to the cache."""
+    held = Held()
+    _held.now = held
     try:
-        yield lines
+        yield held
     except BaseException:
-        _write_lines(lines)  # the view answers no response of its own: written now
+        _write_lines(held.lines)  # the view answers no response of its own: done now
+        held.run_work()
         raise
     finally:
-        _held.lines = None
+        _held.now = None
 
 
-def write_after(response, lines: list[CallRecord]):
-    """Write ``lines`` when ``response`` has been sent: among its closers, which Django runs
-    when the server closes it, before ``request_finished`` (and its closing of the database
-    connection); handed to the process's writer of batches when it batches
-    (``log_batches``)."""
-    if lines:
+def later(task: Callable[[], object]) -> None:
+    """Run ``task`` once the request's answer is sent (inside ``answer_held``), else now:
+    for what only keeps something for later requests, never what the answer depends on."""
+    held = getattr(_held, "now", None)
+    if held is None:
+        task()
+    else:
+        held.work.append(task)
+
+
+def after_answer(response, held: Held):
+    """Write ``held``'s lines, then run its work, when ``response`` has been sent: among its
+    closers, which Django runs when the server closes it, before ``request_finished`` (and
+    its closing of the database connection); the lines handed to the process's writer of
+    batches when it batches (``log_batches``)."""
+    if held.lines:
         write = log_batches.writer.add if log_batches.batching() else _write_lines
-        response._resource_closers.append(functools.partial(write, lines))
+        response._resource_closers.append(functools.partial(write, held.lines))
+    if held.work:
+        response._resource_closers.append(held.run_work)
     return response
 
 

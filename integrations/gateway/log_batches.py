@@ -1,7 +1,7 @@
 """The log lines of a web process's calls, written in batches by a thread of their own.
 
 A public endpoint's or a component's request has its call's log line written once its answer
-is sent (``call_log.write_after``). Written there, each line costs the request's thread a
+is sent (``call_log.after_answer``). Written there, each line costs the request's thread a
 transaction of its own (four statements), which holds up the next request on the same
 keep-alive connection and, under load, a share of the process's CPU. With
 ``RUNTIME_LOG_BATCH_SECONDS`` above 0 on PostgreSQL, the lines are handed to this process's

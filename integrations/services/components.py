@@ -14,6 +14,7 @@ import json
 import re
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
+from functools import partial
 
 from django.core.cache import cache
 from django.core.exceptions import ValidationError
@@ -25,6 +26,7 @@ from docplatform.queries import Prepared, PreparedSQL, stand_in, stand_in_values
 
 from ..endpoint_selectors import UNREAD, installation_for_call, stored_instance_of
 from ..environment import environment_for
+from ..gateway.call_log import later
 from ..gateway.client import RuntimeCall
 from ..gateway.envelopes import ui_render_event
 from ..gateway.failures import ClientFault, IntegrationFault, RuntimeFailure
@@ -194,7 +196,9 @@ def _finished(request: ComponentRequest, version, row, props: dict, call: Runtim
             )
     except (Http404, RuntimeFailure) as error:
         return error
-    cache.set(_cache_key(version, request, props, state), element, BLOCK_CACHE_SECONDS)
+    # Kept for the next render once this one is answered (an action's answer need not wait).
+    key = _cache_key(version, request, props, state)
+    later(partial(cache.set, key, element, BLOCK_CACHE_SECONDS))
     return RenderedComponent(request.instance, element, state, props)
 
 
