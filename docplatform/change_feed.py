@@ -223,14 +223,14 @@ class ChangeFeed:
                 self._take_in(connection.pgconn)
 
     def forget_in_child(self) -> None:
-        """In a forked child: the parent's connection is the parent's (closing it here would
-        end the parent's session), so it is left as it is, and this process makes its own."""
-        if self._connection is not None:
-            _parents_connections.append(self._connection)
+        """In a forked child: the parent's connection is the parent's, dropped here unclosed
+        (psycopg never ends a session from a process other than the one that opened it), and
+        this process makes its own. Subscribers are not told (their locks may have been held
+        by a thread of the parent at the fork: they forget on their own); what they kept
+        under the parent's epoch is vouched for no more."""
         self._lock = threading.Lock()
         self._connection = None
         self._epoch += 1
-        self._tell(EVERYTHING)
 
 
 def session_name() -> str:
@@ -247,9 +247,6 @@ def _wait(socket: int, deadline: float, *, writing: bool = False) -> None:
     else:
         select.select([socket], [], [], remaining)
 
-
-#: Connections inherited from a parent process, kept from being closed (and so ended) here.
-_parents_connections: list = []
 
 feed = ChangeFeed()
 os.register_at_fork(after_in_child=feed.forget_in_child)

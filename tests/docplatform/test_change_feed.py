@@ -3,6 +3,9 @@
 until the feed connects again; closed, it connects again when asked; off, it never connects.
 (The tables' triggers: ``tests/integrations/test_kept_installations.py``.)"""
 
+import os
+
+import psycopg
 import pytest
 from django.db import connection, transaction
 
@@ -98,3 +101,28 @@ def test_what_comes_while_no_request_asks_is_taken_in_by_the_feeds_thread(heard)
     _feed, changes = heard
     notify("thing:quiet")
     wait_until(lambda: changes == ["thing:quiet"], timeout=5 * DRAIN_SECONDS)  # no synced()
+
+
+def test_a_forked_child_listens_on_its_own_and_leaves_the_parents_session(heard):
+    feed, changes = heard
+    child = os.fork()
+    if child == 0:  # the child: its own session, heard on its own (a server's worker)
+        heard_here: list[str] = []
+        feed.subscribe(heard_here.append)
+        epoch = feed.synced()
+        # Not through the parent's Django connection, whose session the child must not use.
+        params = connection.get_connection_params()
+        dsn = {
+            key: params[key]
+            for key in ("dbname", "user", "password", "host", "port")
+            if key in params
+        }
+        with psycopg.connect(**dsn, autocommit=True) as own:
+            own.execute("SELECT pg_notify(%s, %s)", (CHANNEL, "thing:child"))
+        feed.synced()
+        os._exit(0 if epoch is not None and "thing:child" in heard_here else 1)
+    _, status = os.waitpid(child, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    notify("thing:parent")
+    assert feed.synced() is not None  # the parent's session was left open
+    assert changes[-1] == "thing:parent"
