@@ -14,6 +14,7 @@ import secrets
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.http import Http404
 
 from docplatform import events
@@ -417,6 +418,14 @@ def installation_resume(*, user, installation: Installation) -> Installation:
 def installation_uninstall(*, user, installation: Installation) -> None:
     """Remove the installation; an organization installation takes those under it along."""
     act_check(user, Action.UNINSTALL, installation)
+    # Locked first, it and those under it: a call's log line written meanwhile waits for
+    # the delete and is then refused (the writer loses that line alone), instead of landing
+    # after the delete gathered the logs and failing the delete at its commit.
+    list(
+        Installation.objects.select_for_update()
+        .filter(Q(pk=installation.pk) | Q(parent_id=installation.pk))
+        .values_list("pk", flat=True)
+    )
     installation_audit(action="installation.uninstalled", user=user, installation=installation)
     installation.delete()
 

@@ -44,6 +44,11 @@ def settled_sessions(expected: int) -> int:
     return feed_sessions()
 
 
+def things(changes: list[str]) -> list[str]:
+    """The test's own changes among those heard (other tests' workers may write meanwhile)."""
+    return [change for change in changes if change.startswith("thing:")]
+
+
 def notify(change: str) -> None:
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_notify(%s, %s)", [CHANNEL, change])
@@ -54,7 +59,7 @@ def test_a_committed_change_is_heard_by_the_next_sync_with_no_wait(heard):
     for n in range(20):
         notify(f"thing:{n}")
         assert feed.synced() is not None
-        assert changes == [f"thing:{n}"]
+        assert things(changes) == [f"thing:{n}"]
         changes.clear()
 
 
@@ -63,9 +68,9 @@ def test_a_change_is_heard_once_committed_not_before(heard):
     with transaction.atomic():
         notify("thing:1")
         feed.synced()
-        assert changes == []
+        assert things(changes) == []
     feed.synced()
-    assert changes == ["thing:1"]
+    assert things(changes) == ["thing:1"]
 
 
 def test_a_lost_connection_vouches_for_nothing(heard):
@@ -76,7 +81,7 @@ def test_a_lost_connection_vouches_for_nothing(heard):
             [session_name()],
         )
     assert feed.synced() is None
-    assert changes == [EVERYTHING]
+    assert EVERYTHING in changes
     assert feed.synced() is None  # not tried again at once: after RETRY_SECONDS
 
 
@@ -84,7 +89,7 @@ def test_an_idle_feed_closes_its_connection_and_opens_one_when_asked(heard):
     feed, changes = heard
     assert settled_sessions(1) == 1
     feed.close()
-    assert settled_sessions(0) == 0 and changes == [EVERYTHING]
+    assert settled_sessions(0) == 0 and EVERYTHING in changes
     assert feed.synced() is not None
     assert settled_sessions(1) == 1
 
@@ -100,7 +105,7 @@ def test_off_it_never_connects(settings):
 def test_what_comes_while_no_request_asks_is_taken_in_by_the_feeds_thread(heard):
     _feed, changes = heard
     notify("thing:quiet")
-    wait_until(lambda: changes == ["thing:quiet"], timeout=5 * DRAIN_SECONDS)  # no synced()
+    wait_until(lambda: "thing:quiet" in changes, timeout=5 * DRAIN_SECONDS)  # no synced()
 
 
 def test_a_forked_child_listens_on_its_own_and_leaves_the_parents_session(heard):
@@ -125,4 +130,4 @@ def test_a_forked_child_listens_on_its_own_and_leaves_the_parents_session(heard)
     assert os.waitstatus_to_exitcode(status) == 0
     notify("thing:parent")
     assert feed.synced() is not None  # the parent's session was left open
-    assert changes[-1] == "thing:parent"
+    assert "thing:parent" in changes
