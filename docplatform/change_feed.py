@@ -105,18 +105,18 @@ class ChangeFeed:
         self._syncs_begun += 1
         begun = self._syncs_begun
         try:
-            self._round_trip()
+            self._round_trip(self._connection)
         except (psycopg.Error, OSError, TimeoutError) as error:
             self._lose(f"its connection failed ({error or type(error).__name__})")
             return False
         self._syncs_done = begun
         return True
 
-    def _round_trip(self) -> None:
+    def _round_trip(self, connection: psycopg.Connection) -> None:
         """An empty statement and its answer, through libpq itself (half the CPU of
         psycopg's ``execute``, on every public endpoint request): PostgreSQL sends the
         session's pending notifications first, taken in here."""
-        pgconn = self._connection.pgconn
+        pgconn = connection.pgconn
         deadline = time.monotonic() + ROUND_TRIP_SECONDS
         pgconn.send_query(b";")
         while pgconn.flush():
@@ -155,8 +155,8 @@ class ChangeFeed:
             deadline = time.monotonic() + PROBE_SECONDS
             while not self._probe_seen and time.monotonic() < deadline:
                 select.select([connection.fileno()], [], [], 0.05)
-                connection.execute(b";")
-        except psycopg.Error as error:
+                self._round_trip(connection)
+        except (psycopg.Error, OSError, TimeoutError) as error:
             connection.close()
             self._failed_at = time.monotonic()
             logger.warning("change feed: cannot listen (%s); kept reads are off meanwhile", error)
