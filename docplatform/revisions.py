@@ -127,7 +127,7 @@ def _locked(space: Space, based_on: str | None) -> Space:
     """The space's row, locked: two writes to one space are made one after the other. Its
     current revision is read after the lock is held (joined to the locking query, a waiting
     write would see the revision row of its own snapshot: none, or the one replaced)."""
-    locked = Space.objects.select_for_update().get(pk=space.pk)
+    locked = Space.objects.select_for_update(no_key=True).get(pk=space.pk)
     current = locked.current_revision_id
     locked.current_revision = Revision.objects.get(pk=current) if current else None
     if based_on is not None and current != based_on:

@@ -91,7 +91,7 @@ def conversation_ingest(
 
 
 def _locked(**key) -> Conversation | None:
-    return Conversation.objects.select_for_update().filter(**key).first()
+    return Conversation.objects.select_for_update(no_key=True).filter(**key).first()
 
 
 def _check(*, external_id: str, subject: str, url: str, messages: list[dict]) -> None:

@@ -394,7 +394,7 @@ def redelivery_refusal(delivery: Delivery) -> str | None:
 @transaction.atomic
 def delivery_redeliver(delivery: Delivery) -> Delivery:
     """Send a finished delivery again: the same eventId, a new chain of attempts."""
-    delivery = Delivery.objects.select_for_update().get(pk=delivery.pk)
+    delivery = Delivery.objects.select_for_update(no_key=True).get(pk=delivery.pk)
     refusal = redelivery_refusal(delivery)
     if refusal:
         raise ValidationError({"status": [refusal]})

@@ -334,7 +334,7 @@ def deliveries_send_again(ids: list[int]) -> list[int]:
         .exclude(status__in=Delivery.OPEN_STATUSES)
         .exclude(status=Delivery.Status.SUCCEEDED, attempts=0)
     )
-    chosen = list(finished.select_for_update().values_list("pk", "consumer"))
+    chosen = list(finished.select_for_update(no_key=True).values_list("pk", "consumer"))
     if not chosen:
         return []
     Delivery.objects.filter(pk__in=[pk for pk, _ in chosen]).update(

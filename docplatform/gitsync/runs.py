@@ -247,7 +247,7 @@ def _finish(sync: GitSync, found: Found | None) -> None:
     lost meanwhile (``git_syncs_fail_stale``)."""
     with transaction.atomic():
         if (
-            not GitSync.objects.select_for_update()
+            not GitSync.objects.select_for_update(no_key=True)
             .filter(pk=sync.pk, status=GitSync.Status.RUNNING)
             .exists()
         ):

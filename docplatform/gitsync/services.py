@@ -56,7 +56,9 @@ def git_connection_set(
     if errors:
         raise ValidationError(errors)
     with transaction.atomic():
-        connection = GitConnection.objects.select_for_update().filter(space=space).first()
+        connection = (
+            GitConnection.objects.select_for_update(no_key=True).filter(space=space).first()
+        )
         if connection is None:
             connection = GitConnection(space=space, created_by=user, credentials={})
         if credentials is not None:
@@ -115,7 +117,9 @@ def git_sync_request(
     if direction not in GitSync.Direction.values:
         raise ValidationError({"direction": [f"one of {', '.join(GitSync.Direction.values)}"]})
     with transaction.atomic():
-        Space.objects.select_for_update().filter(pk=space.pk).first()  # one request at a time
+        Space.objects.select_for_update(no_key=True).filter(
+            pk=space.pk
+        ).first()  # one request at a time
         connection = GitConnection.objects.filter(space=space).first()
         if connection is None:
             raise NotConnected()

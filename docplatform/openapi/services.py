@@ -27,7 +27,7 @@ def _document_for(organization: Organization, name: str) -> OpenApiDocument:
                 OpenApiDocument.objects.create(organization=organization, name=name)
         except IntegrityError:  # made at the same moment by another upload
             pass
-    return documents.select_for_update().get()
+    return documents.select_for_update(no_key=True).get()
 
 
 def openapi_publish(

@@ -167,7 +167,7 @@ def _invitation_mail_send(made: InvitationMade) -> None:
 def invitation_revoke(*, invitation: Invitation, actor) -> Invitation:
     """Stop an open invitation's link at once. One revoked or expired already is left as it
     is (nothing is written); one accepted cannot be: its person is a member now."""
-    invitation = Invitation.objects.select_for_update().get(pk=invitation.pk)
+    invitation = Invitation.objects.select_for_update(no_key=True).get(pk=invitation.pk)
     if invitation.state == "accepted":
         raise ValidationError(
             {"invitation": ["It was accepted already: remove the member instead."]}
@@ -190,7 +190,7 @@ def _invitation_to_accept(token: str) -> Invitation:
     """The open invitation of ``token``, its row locked until the transaction ends: two
     accepts of one link at once grant once (the second waits, then finds it used)."""
     invitation = (
-        Invitation.objects.select_for_update(of=("self",))
+        Invitation.objects.select_for_update(of=("self",), no_key=True)
         .select_related("organization")
         .filter(token_hash=Invitation.hash_token(token))
         .first()
@@ -289,7 +289,7 @@ def _member_to_change(organization: Organization, username: str, actor) -> Membe
     other at once cannot leave it without an admin. The actor must still be one of its admins
     once the lock is held, unless an operator acts (None: a command; a superuser who is not a
     member: the Django admin, as the audit log counts them)."""
-    Organization.objects.select_for_update().get(pk=organization.pk)
+    Organization.objects.select_for_update(no_key=True).get(pk=organization.pk)
     access.forget_roles(actor)
     role = access.role_of(actor, organization)
     operator = actor is None or (role is None and getattr(actor, "is_superuser", False))

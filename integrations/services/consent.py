@@ -30,10 +30,12 @@ def installation_scopes_approve(
     """
     act_check(user, Action.APPROVE_SCOPES, installation)
     # The integration first, as publishing locks it: a publish and an approval never cross.
-    integration = Integration.objects.select_for_update().get(pk=installation.integration_id)
+    integration = Integration.objects.select_for_update(no_key=True).get(
+        pk=installation.integration_id
+    )
     root_id = installation.parent_id or installation.pk
     family = list(
-        Installation.objects.select_for_update(of=("self",))
+        Installation.objects.select_for_update(of=("self",), no_key=True)
         .select_related("organization", "space", "site")
         .filter(Q(pk=root_id) | Q(parent_id=root_id))
         .order_by("level", "created_at")

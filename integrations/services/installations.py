@@ -234,9 +234,14 @@ def _create_organization_installation(
 
 
 def _locked(installation: Installation) -> Installation:
-    """The installation as stored now, locked until the transaction ends."""
+    """The installation as stored now, locked until the transaction ends.
+
+    Locked ``FOR NO KEY UPDATE``, as every row the services lock to change and not to
+    delete: writers of the row wait for each other, while a call's log line or a delivery,
+    whose foreign key takes a ``KEY SHARE`` lock on it, goes on. A ``FOR UPDATE`` here and
+    on the integration deadlocked a publish with a log line naming both."""
     return (
-        Installation.objects.select_for_update(of=("self",))
+        Installation.objects.select_for_update(of=("self",), no_key=True)
         .select_related("integration", "organization", "space", "site")
         .get(pk=installation.pk)
     )
@@ -315,7 +320,7 @@ def installations_revalidate(*, integration: Integration) -> list[Installation]:
     """
     changed_installations = []
     installations = (
-        Installation.objects.select_for_update(of=("self",))
+        Installation.objects.select_for_update(of=("self",), no_key=True)
         .filter(integration=integration)
         .select_related("integration", "organization", "space", "site")
         .order_by("level", "pk")

@@ -95,7 +95,7 @@ def _issued_state(installation: Installation, state: str, *, lock: bool = False)
     if data.get("i") != installation.pk:
         raise _refused("the state belongs to another installation")
     rows = OAuthState.objects.filter(nonce=data["n"], installation=installation)
-    row = (rows.select_for_update() if lock else rows).first()
+    row = (rows.select_for_update(no_key=True) if lock else rows).first()
     if row is None or row.issued_to_id is None:
         raise _refused("the state is not one the platform issued to a member")
     if not may_act(row.issued_to, Action.CONFIGURE, installation):

@@ -181,7 +181,10 @@ def _channel_check(channel: str) -> None:
 def _publish(
     manifest: Manifest, organization, publisher, channel: str, *, findings=()
 ) -> tuple[IntegrationVersion, str]:
-    integration = Integration.objects.select_for_update().filter(name=manifest.name).first()
+    # Publishes of one integration in turn; its log lines go on (``installations._locked``).
+    integration = (
+        Integration.objects.select_for_update(no_key=True).filter(name=manifest.name).first()
+    )
     if integration is not None and integration.organization_id != organization.pk:
         raise ValidationError(
             {"name": [f"the name '{manifest.name}' belongs to another organization's integration"]}

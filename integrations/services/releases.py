@@ -91,7 +91,7 @@ def integration_release(*, user, integration: Integration, number: int) -> Relea
     nothing (``released`` False) unless development installations ran another."""
     _require_publisher(user, integration)
     with transaction.atomic():
-        integration = Integration.objects.select_for_update().get(pk=integration.pk)
+        integration = Integration.objects.select_for_update(no_key=True).get(pk=integration.pk)
         version = integration.versions.filter(number=number).first()
         if version is None:
             raise ValidationError({"version": [f"{integration.name} has no version {number}"]})

@@ -85,9 +85,13 @@ def listing_review_decide(
         raise PermissionDenied("only operators (staff) review public listings")
     reason = _decision_check(decision, reason)
     with transaction.atomic():
-        integration = Integration.objects.select_for_update().get(pk=review.version.integration_id)
+        integration = Integration.objects.select_for_update(no_key=True).get(
+            pk=review.version.integration_id
+        )
         review = (
-            ListingReview.objects.select_for_update().select_related("version").get(pk=review.pk)
+            ListingReview.objects.select_for_update(no_key=True)
+            .select_related("version")
+            .get(pk=review.pk)
         )
         version = review.version
         if review.status != PENDING:

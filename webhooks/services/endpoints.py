@@ -99,7 +99,9 @@ def _failing_streak_reason(installation: Installation, cutoff) -> str:
 @transaction.atomic
 def endpoint_disable(*, installation: Installation, reason: str) -> EndpointState:
     """Disable the endpoint with its reason and cancel its open deliveries."""
-    state, _ = EndpointState.objects.select_for_update().get_or_create(installation=installation)
+    state, _ = EndpointState.objects.select_for_update(no_key=True).get_or_create(
+        installation=installation
+    )
     state.disabled_at = timezone.now()
     state.disabled_reason = reason[:500]
     state.save(update_fields=["disabled_at", "disabled_reason"])
@@ -131,7 +133,7 @@ def _open_deliveries_cancel(installation_id: str, reason: str) -> int:
 def endpoint_reenable(*, installation: Installation, by=None) -> EndpointState:
     """Re-enable a disabled endpoint: deliveries are made to it again from now on, and its
     failing streak starts anew. ``by``: who did it (None: an operator's command)."""
-    state = EndpointState.objects.select_for_update().filter(pk=installation.pk).first()
+    state = EndpointState.objects.select_for_update(no_key=True).filter(pk=installation.pk).first()
     if state is None or state.disabled_at is None:
         raise ValidationError({"endpoint": ["the endpoint is not disabled"]})
     state.disabled_at = None

@@ -42,7 +42,7 @@ def bulk_redelivery_request(*, user, installation: Installation, since: datetime
         raise ValidationError({"since": ["the time is in the future"]})
     with transaction.atomic():
         # One resend at a time per installation: two requests at once queue one.
-        Installation.objects.select_for_update().filter(pk=installation.pk).first()
+        Installation.objects.select_for_update(no_key=True).filter(pk=installation.pk).first()
         running = latest_bulk_redelivery(installation)
         if running is not None and running.finished_at is None:
             raise ValidationError(

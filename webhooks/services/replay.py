@@ -87,7 +87,7 @@ def replay_request(
     webhook_receiving_check(installation)
     with transaction.atomic():
         # One replay at a time per installation: two requests at once make one.
-        Installation.objects.select_for_update().filter(pk=installation.pk).first()
+        Installation.objects.select_for_update(no_key=True).filter(pk=installation.pk).first()
         running = active_replay(installation)
         if running is not None:
             raise ValidationError(
@@ -138,7 +138,7 @@ def replay_step(job_id: int) -> Replay | None:
     runs with the job's row locked, so a cancel never races it; a step run twice finds the
     batch queued and waits."""
     with transaction.atomic():
-        job = Replay.objects.select_for_update().filter(pk=job_id).first()
+        job = Replay.objects.select_for_update(no_key=True).filter(pk=job_id).first()
         if job is None or not job.is_active:
             return job
         if replay_has_open_deliveries(job):
@@ -187,7 +187,7 @@ def replay_cancel(*, user, installation: Installation, job: Replay) -> Replay:
     now ends as it ends)."""
     act_check(user, Action.REPLAY, installation)
     with transaction.atomic():
-        job = Replay.objects.select_for_update().get(pk=job.pk)
+        job = Replay.objects.select_for_update(no_key=True).get(pk=job.pk)
         if not job.is_active:
             raise ValidationError({"status": [f"the replay is {job.get_status_display().lower()}"]})
         job.status, job.finished_at = Replay.Status.CANCELLED, timezone.now()

@@ -64,7 +64,9 @@ def _secrets_query(count: int) -> Prepared:
 @transaction.atomic
 def signing_secret_current(installation: Installation) -> str:
     """The installation's current signing secret, made on first use."""
-    Installation.objects.select_for_update(of=("self",)).filter(pk=installation.pk).first()
+    Installation.objects.select_for_update(of=("self",), no_key=True).filter(
+        pk=installation.pk
+    ).first()
     row = SigningSecret.objects.filter(installation=installation, expires_at__isnull=True).first()
     if row is None:
         row = SigningSecret.objects.create(installation=installation, secret=new_signing_secret())
@@ -74,7 +76,9 @@ def signing_secret_current(installation: Installation) -> str:
 @transaction.atomic
 def signing_secret_rotate(installation: Installation) -> str:
     """Make a new current secret; the old one keeps signing for 24 hours."""
-    Installation.objects.select_for_update(of=("self",)).filter(pk=installation.pk).first()
+    Installation.objects.select_for_update(of=("self",), no_key=True).filter(
+        pk=installation.pk
+    ).first()
     now = timezone.now()
     SigningSecret.objects.filter(installation=installation, expires_at__isnull=True).update(
         expires_at=now + ROTATION_OVERLAP

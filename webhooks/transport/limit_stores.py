@@ -210,7 +210,7 @@ class DatabaseStore:
     @staticmethod
     def _locked(endpoint: str) -> EndpointThrottle:
         """The endpoint's throttle row, locked until the transaction ends (made if missing)."""
-        rows = EndpointThrottle.objects.select_for_update()
+        rows = EndpointThrottle.objects.select_for_update(no_key=True)
         throttle = rows.filter(installation_id=endpoint).first()
         if throttle is None:
             EndpointThrottle.objects.bulk_create(

@@ -51,7 +51,9 @@ def change_request_open(
     current one; the editor's "Save to a change request" gives the one the page was opened
     at), numbered next in the space; its first revision holds the space's pages then."""
     subject, description = _checked_text(subject=subject, description=description)
-    locked = Space.objects.select_for_update().get(pk=space.pk)  # numbers are given in turn
+    locked = Space.objects.select_for_update(no_key=True).get(
+        pk=space.pk
+    )  # numbers are given in turn
     base = locked.current_revision_id if based_on is None else based_on
     if base is not None and not locked.revisions.filter(pk=base).exists():
         raise ValidationError({"based_on": ["is not a revision of this space"]})
@@ -274,7 +276,7 @@ def change_request_merge(*, change_request: ChangeRequest, actor):
     written: resolve them in the change request)."""
     for _attempt in range(3):
         with transaction.atomic():
-            locked = ChangeRequest.objects.select_for_update().get(pk=change_request.pk)
+            locked = ChangeRequest.objects.select_for_update(no_key=True).get(pk=change_request.pk)
             space = Space.objects.get(pk=locked.space_id)
             locked.space = space
             if blockers := selectors.merge_blockers(locked):
@@ -323,7 +325,7 @@ def _require_open(change_request: ChangeRequest) -> None:
 def _locked_head(change_request: ChangeRequest, *, expected=None) -> ChangeRequestRevision:
     """Its latest revision, its row locked so two saves are written one after the other;
     ChangeRequestConflict when it is not ``expected`` any more."""
-    ChangeRequest.objects.select_for_update().filter(pk=change_request.pk).first()
+    ChangeRequest.objects.select_for_update(no_key=True).filter(pk=change_request.pk).first()
     head = selectors.head_of(change_request)
     if expected is not None and head.pk != expected.pk:
         raise ChangeRequestConflict(clashes=[], head=head)
