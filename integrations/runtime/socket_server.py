@@ -29,8 +29,6 @@ logger = logging.getLogger("integrations.runtime")
 THREADS = 48
 #: Bytes of a frame beyond its parts (its head, the fields' lengths, the path and trace).
 FRAME_OVERHEAD = 64 * 1024
-#: Bytes skipped at a time from a frame over the limit.
-SKIP_CHUNK = 256 * 1024
 
 PARTS = (
     (protocol.EVENT_PART, frames.EVENT),
@@ -66,11 +64,11 @@ class FrameServer:
     def __init__(self, app, threads: int = THREADS):
         self.app = app
         self.socket_inode: int | None = None  # the Unix socket file this server made
-        self.open_connections: dict[asyncio.StreamWriter, asyncio.Task] = {}
+        self.open_connections: dict[FrameConnection, asyncio.Future] = {}
         self.limit = app.config.max_envelope_bytes + FRAME_OVERHEAD
         self.threads = CallThreads(threads, "runtime-frames")
 
-    def serve(self, request: frames.Request, writer: asyncio.StreamWriter, loop) -> None:
+    def serve(self, request: frames.Request, connection: "FrameConnection") -> None:
         """One verified request, on a thread of the pool: its answer frame handed to the
         event loop to send, then the work the call left for after it (``after_reply``)."""
         path = request.text(frames.PATH)
@@ -92,64 +90,31 @@ class FrameServer:
                 error = Reply.json(500, {"error": protocol.RUNTIME_ERROR})
                 frame = answer_frame(request.call_id, error)
         try:
-            loop.call_soon_threadsafe(_send, writer, frame)
+            connection.loop.call_soon_threadsafe(connection.send, frame)
         except RuntimeError:  # the loop is closed: the host is stopping, the answer unsent
             pass
         finally:
             after_reply.run(later)
 
-    async def connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
-        nonce = frames.new_nonce()
-        writer.write(frames.HELLO + nonce)
-        config = self.app.config
-        verifier = frames.Verifier(config.signing_keys, config.signature_tolerance, nonce)
-        loop = asyncio.get_running_loop()
-        self.open_connections[writer] = asyncio.current_task()
-        try:
-            while True:
-                try:
-                    head = await reader.readexactly(8)  # the length and the call id
-                except (asyncio.IncompleteReadError, ConnectionError):
-                    break  # closed, between frames or within one: nothing of it runs
-                (length,) = frames.LENGTH.unpack_from(head)
-                if length > self.limit:
-                    too_large = Reply.json(413, frames.too_large(config.max_envelope_bytes))
-                    writer.write(answer_frame(frames.call_id_of(head[4:]), too_large))
-                    await _skip(reader, length - 4)
-                    continue
-                try:
-                    frame = head[4:] + await reader.readexactly(max(length - 4, 0))
-                    request = verifier.open(frame)
-                except (asyncio.IncompleteReadError, ConnectionError):
-                    break
-                except frames.Refused as refused:
-                    reply = Reply.json(refused.status, refused.body)
-                    writer.write(answer_frame(refused.call_id, reply))
-                    logger.warning("frames: a request refused (%s)", refused)
-                    break
-                self.threads.submit(self.serve, request, writer, loop)
-        finally:
-            self.open_connections.pop(writer, None)
-            with contextlib.suppress(ConnectionError):
-                await writer.drain()
-            writer.close()
+    def connection(self) -> "FrameConnection":
+        return FrameConnection(self)
 
     async def close_connections(self, timeout: float = 2):
-        """On the way out: each open connection closed, its reading ended as a peer's close
-        ends it (never cancelled, which asyncio reports as an error of each connection)."""
-        for writer in list(self.open_connections):
-            writer.close()
+        """On the way out: each open connection closed, as a peer's close ends it."""
+        for connection in list(self.open_connections):
+            connection.close()
         if self.open_connections:
             await asyncio.wait(list(self.open_connections.values()), timeout=timeout)
 
     async def start(self, unix_path: str | None, tcp: tuple[str, int] | None) -> list:
         """The listening servers; SocketInUse when another host answers on ``unix_path``,
         CannotListen when a socket cannot be had (a port taken, a path too long)."""
+        loop = asyncio.get_running_loop()
         servers = []
         if unix_path:
             _claim_socket_path(unix_path)
             try:
-                server = await asyncio.start_unix_server(self.connection, path=unix_path)
+                server = await loop.create_unix_server(self.connection, path=unix_path)
             except OSError as error:
                 raise CannotListen(_cannot_listen(f"unix://{unix_path}", error)) from None
             os.chmod(unix_path, 0o660)
@@ -158,7 +123,7 @@ class FrameServer:
             logger.info("frames on unix://%s", unix_path)
         if tcp:
             try:
-                server = await asyncio.start_server(self.connection, tcp[0], tcp[1])
+                server = await loop.create_server(self.connection, tcp[0], tcp[1])
             except OSError as error:
                 for started in servers:
                     started.close()
@@ -170,17 +135,75 @@ class FrameServer:
         return servers
 
 
-def _send(writer: asyncio.StreamWriter, frame: bytes):
-    if not writer.is_closing():  # else the connection ended while the call ran: its caller
-        writer.write(frame)  # has failed it
+class FrameConnection(asyncio.Protocol):
+    """One connection's frames, cut from the bytes as they arrive (a protocol, not a stream
+    reader: no coroutine woken twice per frame). Each whole frame is verified on the loop
+    and its call handed to a thread; a frame over the limit is answered 413 and its bytes
+    dropped as they come, the connection kept."""
 
+    def __init__(self, server: FrameServer):
+        self.server = server
+        self.loop = asyncio.get_running_loop()
+        self.transport: asyncio.Transport | None = None
+        self.buffer = bytearray()
+        self.skipping = 0  # bytes still to drop of a frame over the limit
+        self.verifier: frames.Verifier | None = None
+        self.closed = self.loop.create_future()
 
-async def _skip(reader: asyncio.StreamReader, remaining: int):
-    while remaining > 0:
-        data = await reader.read(min(remaining, SKIP_CHUNK))
-        if not data:
-            return
-        remaining -= len(data)
+    def connection_made(self, transport):
+        self.transport = transport
+        nonce = frames.new_nonce()
+        config = self.server.app.config
+        self.verifier = frames.Verifier(config.signing_keys, config.signature_tolerance, nonce)
+        self.server.open_connections[self] = self.closed
+        transport.write(frames.HELLO + nonce)
+
+    def data_received(self, data: bytes):
+        if self.skipping:
+            dropped = min(self.skipping, len(data))
+            self.skipping -= dropped
+            data = data[dropped:]
+        buffer = self.buffer
+        buffer += data
+        while len(buffer) >= 8 and not self.transport.is_closing():  # the length, the call id
+            (length,) = frames.LENGTH.unpack_from(buffer)
+            if length > self.server.limit:
+                self._refuse_too_large(frames.call_id_of(bytes(buffer[4:8])))
+                dropped = min(4 + length, len(buffer))
+                self.skipping = 4 + length - dropped
+                del buffer[:dropped]
+                continue
+            if len(buffer) < 4 + length:
+                return  # the rest of it has not come yet
+            frame = bytes(memoryview(buffer)[4 : 4 + length])
+            del buffer[: 4 + length]
+            try:
+                request = self.verifier.open(frame)
+            except frames.Refused as refused:
+                reply = Reply.json(refused.status, refused.body)
+                self.transport.write(answer_frame(refused.call_id, reply))
+                logger.warning("frames: a request refused (%s)", refused)
+                self.close()
+                return
+            self.server.threads.submit(self.server.serve, request, self)
+
+    def _refuse_too_large(self, call_id: int):
+        limit = self.server.app.config.max_envelope_bytes
+        self.transport.write(answer_frame(call_id, Reply.json(413, frames.too_large(limit))))
+
+    def send(self, frame: bytes):
+        if not self.transport.is_closing():  # else the connection ended while the call ran:
+            self.transport.write(frame)  # its caller has failed it
+
+    def close(self):
+        """Closed once what was written is sent; nothing more of it is read or run."""
+        self.buffer.clear()
+        self.transport.close()
+
+    def connection_lost(self, exc):
+        self.server.open_connections.pop(self, None)
+        if not self.closed.done():
+            self.closed.set_result(None)
 
 
 class CannotListen(Exception):
