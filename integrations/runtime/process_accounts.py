@@ -46,10 +46,12 @@ class Usage:
         return self.processes > baseline.processes or self.threads > baseline.threads
 
 
-def read_usage(roots: list[int]) -> dict[int, Usage]:
+def read_usage(roots: list[int], files: "ProcFiles | None" = None) -> dict[int, Usage]:
     """The usage of the trees below each of ``roots``, walked down each thread's
     ``children`` file (a few small reads per worker, not a scan of ``/proc``: this runs after
-    every call); a root that is gone is missing from the answer."""
+    every call; ``files``: one worker's, kept open); a root that is gone is missing from
+    the answer."""
+    read = files.read if files is not None else _read_path
     usages = {}
     for root in roots:
         processes, threads, ticks, address_space = 0, 0, 0, 0
@@ -58,8 +60,8 @@ def read_usage(roots: list[int]) -> dict[int, Usage]:
             pid = pending.pop()
             try:
                 # After the command's name (which may hold anything): state, ppid, ...
-                fields = _read(f"/proc/{pid}/stat").rpartition(b")")[2].split()
-                below = children_of(pid, int(fields[17]))
+                fields = read(pid, "stat").rpartition(b")")[2].split()
+                below = children_of(pid, int(fields[17]), files)
             except OSError:  # gone meanwhile
                 if pid == root:
                     break
@@ -74,36 +76,91 @@ def read_usage(roots: list[int]) -> dict[int, Usage]:
     return usages
 
 
-def _read(path: str) -> bytes:
-    """A small ``/proc`` file whole, without Python's buffered file objects (a third of the
-    cost of ``open``, on the path of every call). These files fill each read as far as they
-    go, so one that comes short is the whole of what is left."""
-    descriptor = os.open(path, os.O_RDONLY)
+def _whole(descriptor: int) -> bytes:
+    """A small ``/proc`` file whole, from its start, without Python's buffered file objects
+    (a third of the cost of ``open``, on the path of every call). These files fill each read
+    as far as they go, so one that comes short is the whole of what is left."""
+    chunks = [os.pread(descriptor, PROC_READ, 0)]
+    while len(chunks[-1]) == PROC_READ:
+        chunks.append(os.pread(descriptor, PROC_READ, PROC_READ * len(chunks)))
+    return b"".join(chunks)
+
+
+def _read_path(pid: int, name: str) -> bytes:
+    """``/proc/{pid}/{name}``, opened, read whole and closed."""
+    descriptor = os.open(f"/proc/{pid}/{name}", os.O_RDONLY)
     try:
-        chunks = [os.read(descriptor, PROC_READ)]
-        while len(chunks[-1]) == PROC_READ:
-            chunks.append(os.read(descriptor, PROC_READ))
-        return b"".join(chunks)
+        return _whole(descriptor)
     finally:
         os.close(descriptor)
 
 
-def children_of(pid: int, threads: int = 0) -> list[int]:
+class ProcFiles:
+    """The ``/proc`` files of one worker's processes, kept open and read again from their
+    start: after each call the accounts cost one read per file instead of an open, a read
+    and a close. A descriptor keeps naming the process it was opened for; once that process
+    is reaped its ``stat`` reads ESRCH, and every file of its pid is opened anew (another
+    process may have the pid now: ``stat`` is read first, before its ``children``). At most
+    ``KEPT`` files; beyond them a file is read by its path. Closed with its worker."""
+
+    KEPT = 32
+
+    def __init__(self):
+        self._open: dict[int, dict[str, int]] = {}
+        self._count = 0
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def read(self, pid: int, name: str) -> bytes:
+        with self._lock:
+            kept = self._open.get(pid)
+            descriptor = kept.get(name) if kept else None
+            if descriptor is not None:
+                try:
+                    return _whole(descriptor)
+                except ProcessLookupError:  # reaped: its pid may be another process's now
+                    self._forget(pid)
+            if self._closed or self._count >= self.KEPT:
+                return _read_path(pid, name)
+            descriptor = os.open(f"/proc/{pid}/{name}", os.O_RDONLY)
+            try:
+                data = _whole(descriptor)
+            except BaseException:
+                os.close(descriptor)
+                raise
+            self._open.setdefault(pid, {})[name] = descriptor
+            self._count += 1
+            return data
+
+    def _forget(self, pid: int):
+        for descriptor in self._open.pop(pid, {}).values():
+            os.close(descriptor)
+            self._count -= 1
+
+    def close(self):
+        with self._lock:
+            self._closed = True
+            for pid in list(self._open):
+                self._forget(pid)
+
+
+def children_of(pid: int, threads: int = 0, files: ProcFiles | None = None) -> list[int]:
     """The processes whose parent is ``pid`` (any of its threads). ``threads``: 1 when the
     caller has just read that it has one thread, whose ``children`` file is then read without
     listing ``task`` (a thread started after that read escapes a listing as well; between
     calls, ``IdleWatch`` sees what a worker does)."""
+    read = files.read if files is not None else _read_path
     tasks = [pid] if threads == 1 else os.listdir(f"/proc/{pid}/task")
     found = []
     for thread in tasks:
         # a thread that ended meanwhile has no file
         with contextlib.suppress(FileNotFoundError):
-            found += [int(child) for child in _read(f"/proc/{pid}/task/{thread}/children").split()]
+            found += [int(child) for child in read(pid, f"task/{thread}/children").split()]
     return found
 
 
-def usage_of(root: int) -> Usage | None:
-    return read_usage([root]).get(root)
+def usage_of(root: int, files: ProcFiles | None = None) -> Usage | None:
+    return read_usage([root], files).get(root)
 
 
 def innermost(root: int) -> int:

@@ -36,7 +36,15 @@ from .call_failures import (
     WorkerTimeout,
 )
 from .egress import refusal_of
-from .process_accounts import Usage, exhausted, idle_watch, innermost, memory_of, usage_of
+from .process_accounts import (
+    ProcFiles,
+    Usage,
+    exhausted,
+    idle_watch,
+    innermost,
+    memory_of,
+    usage_of,
+)
 from .sandbox import Sandbox
 
 logger = logging.getLogger("integrations.runtime")
@@ -161,6 +169,7 @@ class Worker:
         self._stopped: str | None = None  # why the host stopped it between calls
         self.calls = 0
         self._interpreter: int | None = None  # the sandbox's interpreter, once loaded
+        self._proc_files = ProcFiles()  # its processes' /proc files, kept open
 
     def load(self, name: str, script: str):
         """Load the integration's code (the bundle's files are in the folder by now); the
@@ -181,7 +190,7 @@ class Worker:
                 error=_error_text(loaded.get("error")),
                 output=loaded.get("output", ""),
             )
-        self._baseline = usage_of(self.pid)
+        self._baseline = usage_of(self.pid, self._proc_files)
         self._interpreter = innermost(self.pid)
         idle_watch.watch(self)
         # What the code printed while loading goes with the first call this worker serves.
@@ -243,7 +252,7 @@ class Worker:
         it."""
         if self._stopped:
             return self._stopped
-        usage = usage_of(self.pid)
+        usage = usage_of(self.pid, self._proc_files)
         if usage is None:
             return "it is gone"
         if usage.cpu_seconds > self.settings.cpu_seconds / 2:
@@ -273,17 +282,17 @@ class Worker:
         the worker wrote on the protocol pipe out of turn."""
         if self._wrote_out_of_turn():
             return True
-        usage = usage or usage_of(self.pid)
+        usage = usage or usage_of(self.pid, self._proc_files)
         if usage is None or self._baseline is None:
             return usage is None
         if usage.exceeds(self._baseline):
             time.sleep(SETTLE_SECONDS)  # a thread joined a moment ago may still be exiting
-            usage = usage_of(self.pid)
+            usage = usage_of(self.pid, self._proc_files)
         return usage is None or usage.exceeds(self._baseline)
 
     def cpu_seconds(self) -> float:
         """The CPU time the worker's sandbox has used, all its processes and threads."""
-        usage = usage_of(self.pid)
+        usage = usage_of(self.pid, self._proc_files)
         return usage.cpu_seconds if usage else 0.0
 
     def usable(self) -> bool:
@@ -417,6 +426,7 @@ class Worker:
         self.process.stdin.close()
         self.process.stdout.close()
         self.process.stderr.close()
+        self._proc_files.close()
 
 
 def _error_text(error) -> str:
