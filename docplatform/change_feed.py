@@ -22,6 +22,7 @@ replication and some restores set it) are not seen: restart the web processes af
 """
 
 import logging
+import math
 import os
 import select
 import threading
@@ -154,7 +155,7 @@ class ChangeFeed:
             connection.execute("SELECT pg_notify(%s, %s)", (CHANNEL, self._probe))
             deadline = time.monotonic() + PROBE_SECONDS
             while not self._probe_seen and time.monotonic() < deadline:
-                select.select([connection.fileno()], [], [], 0.05)
+                _ready(connection.fileno(), select.POLLIN, 0.05)
                 self._round_trip(connection)
         except (psycopg.Error, OSError, TimeoutError) as error:
             connection.close()
@@ -242,10 +243,15 @@ def _wait(socket: int, deadline: float, *, writing: bool = False) -> None:
     remaining = deadline - time.monotonic()
     if remaining <= 0:
         raise TimeoutError(f"no answer in {ROUND_TRIP_SECONDS} s")
-    if writing:
-        select.select([], [socket], [], remaining)
-    else:
-        select.select([socket], [], [], remaining)
+    _ready(socket, select.POLLOUT if writing else select.POLLIN, remaining)
+
+
+def _ready(descriptor: int, events: int, timeout: float) -> None:
+    """Until ``descriptor`` is ready for ``events`` (or closed), at most ``timeout`` s.
+    ``poll``, not ``select``: a web process's connection may be numbered past 1,024."""
+    poller = select.poll()
+    poller.register(descriptor, events)
+    poller.poll(math.ceil(timeout * 1000))
 
 
 feed = ChangeFeed()

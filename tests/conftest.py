@@ -1,4 +1,5 @@
 import os
+import resource
 import shutil
 import time
 import uuid
@@ -414,3 +415,24 @@ def write_integration(tmp_path):
         return root
 
     return write
+
+
+#: Descriptors ``descriptors_past_1024`` holds: the next ones opened are numbered past them.
+HELD_DESCRIPTORS = 1100
+
+
+@pytest.fixture
+def descriptors_past_1024():
+    """This process holds ``HELD_DESCRIPTORS`` more until the test ends, as a server with
+    hundreds of workers or connections does: what it opens next is numbered past 1,024,
+    beyond ``select``'s reach."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    needed = HELD_DESCRIPTORS + 200
+    if hard != resource.RLIM_INFINITY and hard < needed:
+        pytest.skip(f"the open files' hard limit is {hard}")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, needed), hard))
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(HELD_DESCRIPTORS)]
+    yield
+    for descriptor in held:
+        os.close(descriptor)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))

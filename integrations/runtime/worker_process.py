@@ -11,6 +11,7 @@ from the protocol's) is kept with the call it was printed in: its first and last
 import contextlib
 import fcntl
 import logging
+import math
 import os
 import queue
 import select
@@ -301,7 +302,7 @@ class Worker:
         return not self._stopped and self.process.poll() is None and not self._wrote_out_of_turn()
 
     def _wrote_out_of_turn(self) -> bool:
-        return bool(select.select([self._output], [], [], 0)[0])
+        return bool(_ready({self._output: select.POLLIN}, 0))
 
     def idle(self) -> bool:
         return self._baseline is not None and not self._busy and not self._stopped
@@ -329,7 +330,7 @@ class Worker:
             except BlockingIOError:
                 if not until_closed or time.monotonic() > deadline:
                     return
-                select.select([self._printed], [], [], max(0, deadline - time.monotonic()))
+                _ready({self._printed: select.POLLIN}, max(0, deadline - time.monotonic()))
                 continue
             if not chunk:
                 self._printed = None
@@ -344,15 +345,15 @@ class Worker:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise WorkerTimeout
-            readers = [fd] if reading else []
+            waited = {fd: select.POLLIN if reading else select.POLLOUT}
             if self._printed is not None:
-                readers.append(self._printed)
-            ready, writable, _ = select.select(readers, [] if reading else [fd], [], remaining)
+                waited[self._printed] = select.POLLIN
+            ready = _ready(waited, remaining)
             if self._printed is not None and self._printed in ready:
                 self._drain_printed()
-            if fd in ready or fd in writable:
+            if fd in ready:
                 return
-            if not ready and not writable:
+            if not ready:
                 raise WorkerTimeout
 
     def _send(self, parts: list[bytes], deadline: float):
@@ -427,6 +428,18 @@ class Worker:
         self.process.stdout.close()
         self.process.stderr.close()
         self._proc_files.close()
+
+
+def _ready(waited: dict[int, int], timeout: float) -> set[int]:
+    """Which of the descriptors ``waited`` (each with the ``poll`` events it waits for) are
+    ready within ``timeout`` seconds; a closed or failed pipe is ready (its read or write then
+    says so). ``poll``, not ``select``: a host with hundreds of workers holds descriptors
+    beyond ``select``'s 1,024."""
+    poller = select.poll()
+    for descriptor, events in waited.items():
+        poller.register(descriptor, events)
+    milliseconds = math.ceil(timeout * 1000)
+    return {descriptor for descriptor, _ in poller.poll(milliseconds)}
 
 
 def _error_text(error) -> str:

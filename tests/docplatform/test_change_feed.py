@@ -94,6 +94,18 @@ def test_an_idle_feed_closes_its_connection_and_opens_one_when_asked(heard):
     assert settled_sessions(1) == 1
 
 
+def test_a_connection_numbered_past_1024_listens_and_vouches(descriptors_past_1024):
+    feed, changes = ChangeFeed(), []
+    feed.subscribe(changes.append)
+    try:
+        assert feed.synced() is not None  # its probe waited for with poll, not select
+        notify("thing:wide")
+        assert feed.synced() is not None
+        assert things(changes) == ["thing:wide"]
+    finally:
+        feed.close()
+
+
 def test_off_it_never_connects(settings):
     settings.DATABASE_CHANGE_FEED = False
     settled_sessions(0)  # those of the tests before
