@@ -160,9 +160,11 @@ def machine_memory_bytes() -> int:
 
 def default_max_workers(budget_bytes: int) -> int:
     """As many workers as ``budget_bytes`` holds at ``WORKER_BYTES_ESTIMATE`` each, and as
-    the host's open files allow (three pipes each), at least one."""
+    the host's open files allow (three pipes each, once the host's own and the eighth its
+    workers' ``/proc`` files may keep are set aside), at least one."""
     open_files = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
-    by_files = (open_files - RESERVED_OPEN_FILES) // 3 if open_files > 0 else budget_bytes
+    usable = open_files - open_files // 8 - RESERVED_OPEN_FILES
+    by_files = usable // 3 if open_files > 0 else budget_bytes
     return max(1, min(budget_bytes // WORKER_BYTES_ESTIMATE, by_files))
 
 

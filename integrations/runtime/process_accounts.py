@@ -11,6 +11,7 @@ but run out of.
 
 import contextlib
 import os
+import resource
 import threading
 import time
 import weakref
@@ -95,15 +96,27 @@ def _read_path(pid: int, name: str) -> bytes:
         os.close(descriptor)
 
 
+def kept_files_budget() -> int:
+    """How many ``/proc`` files all of this process's ``ProcFiles`` keep open at most: an
+    eighth of its open files' limit (``config.default_max_workers`` leaves it to them)."""
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    return 4096 if soft == resource.RLIM_INFINITY else soft // 8
+
+
 class ProcFiles:
     """The ``/proc`` files of one worker's processes, kept open and read again from their
     start: after each call the accounts cost one read per file instead of an open, a read
     and a close. A descriptor keeps naming the process it was opened for; once that process
     is reaped its ``stat`` reads ESRCH, and every file of its pid is opened anew (another
     process may have the pid now: ``stat`` is read first, before its ``children``). At most
-    ``KEPT`` files; beyond them a file is read by its path. Closed with its worker."""
+    ``KEPT`` files (a sandbox's three processes, two files each), and none beyond the host's
+    ``kept_files_budget``: the others are read by their path. Closed with its worker."""
 
-    KEPT = 32
+    KEPT = 6
+    #: The files every worker's ``ProcFiles`` keep open now, and the most they may.
+    _host_kept = 0
+    _host_budget = kept_files_budget()
+    _host_lock = threading.Lock()
 
     def __init__(self):
         self._open: dict[int, dict[str, int]] = {}
@@ -120,22 +133,41 @@ class ProcFiles:
                     return _whole(descriptor)
                 except ProcessLookupError:  # reaped: its pid may be another process's now
                     self._forget(pid)
-            if self._closed or self._count >= self.KEPT:
+            if self._closed or self._count >= self.KEPT or not self._take_one():
                 return _read_path(pid, name)
-            descriptor = os.open(f"/proc/{pid}/{name}", os.O_RDONLY)
             try:
-                data = _whole(descriptor)
+                descriptor = os.open(f"/proc/{pid}/{name}", os.O_RDONLY)
+                try:
+                    data = _whole(descriptor)
+                except BaseException:
+                    os.close(descriptor)
+                    raise
             except BaseException:
-                os.close(descriptor)
+                self._give_back(1)
                 raise
             self._open.setdefault(pid, {})[name] = descriptor
             self._count += 1
             return data
 
+    @classmethod
+    def _take_one(cls) -> bool:
+        with cls._host_lock:
+            if cls._host_kept >= cls._host_budget:
+                return False
+            cls._host_kept += 1
+            return True
+
+    @classmethod
+    def _give_back(cls, count: int):
+        with cls._host_lock:
+            cls._host_kept -= count
+
     def _forget(self, pid: int):
-        for descriptor in self._open.pop(pid, {}).values():
+        descriptors = self._open.pop(pid, {}).values()
+        for descriptor in descriptors:
             os.close(descriptor)
-            self._count -= 1
+        self._count -= len(descriptors)
+        self._give_back(len(descriptors))
 
     def close(self):
         with self._lock:

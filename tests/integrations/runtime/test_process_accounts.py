@@ -103,3 +103,24 @@ def test_no_more_than_its_share_is_kept(files):
         for sleeper in sleepers:
             sleeper.kill()
             sleeper.wait()
+
+
+def test_all_workers_together_keep_no_more_than_the_hosts_budget(monkeypatch):
+    monkeypatch.setattr(ProcFiles, "_host_budget", ProcFiles._host_kept + 3)
+    held = open_descriptors()
+    sleepers = [subprocess.Popen(["sleep", "30"]) for _ in range(2)]
+    first, second = ProcFiles(), ProcFiles()
+    try:
+        assert usage_of(sleepers[0].pid, first) is not None  # its stat and children kept
+        assert usage_of(sleepers[1].pid, second) is not None  # one more, then by path
+        assert len(open_descriptors() - held) == 3
+        first.close()
+        assert usage_of(sleepers[1].pid, second) is not None  # the budget given back
+        assert len(open_descriptors() - held) == 2
+    finally:
+        first.close()
+        second.close()
+        for sleeper in sleepers:
+            sleeper.kill()
+            sleeper.wait()
+    assert open_descriptors() == held
