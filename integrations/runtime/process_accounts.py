@@ -120,7 +120,6 @@ class ProcFiles:
 
     def __init__(self):
         self._open: dict[int, dict[str, int]] = {}
-        self._count = 0
         self._lock = threading.Lock()
         self._closed = False
 
@@ -133,7 +132,8 @@ class ProcFiles:
                     return _whole(descriptor)
                 except ProcessLookupError:  # reaped: its pid may be another process's now
                     self._forget(pid)
-            if self._closed or self._count >= self.KEPT or not self._take_one():
+            kept_now = sum(len(files) for files in self._open.values())
+            if self._closed or kept_now >= self.KEPT or not self._take_one():
                 return _read_path(pid, name)
             try:
                 descriptor = os.open(f"/proc/{pid}/{name}", os.O_RDONLY)
@@ -146,7 +146,6 @@ class ProcFiles:
                 self._give_back(1)
                 raise
             self._open.setdefault(pid, {})[name] = descriptor
-            self._count += 1
             return data
 
     @classmethod
@@ -166,7 +165,6 @@ class ProcFiles:
         descriptors = self._open.pop(pid, {}).values()
         for descriptor in descriptors:
             os.close(descriptor)
-        self._count -= len(descriptors)
         self._give_back(len(descriptors))
 
     def close(self):
