@@ -114,7 +114,9 @@ class Capacity:
         self.notify_all()
 
     def notify_all(self):
-        """Wake the spares' keeper and every waiting call of every pool."""
+        """Wake the spares' keeper and every waiting call of every pool (an event loop's
+        through ``woken``)."""
         self.changed.notify_all()
         for pool in self.pools:
             pool.available.notify_all()
+            pool.woken()

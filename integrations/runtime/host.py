@@ -26,6 +26,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
 from wsgiref.simple_server import make_server
 
 from docplatform_sdk import codebundle
@@ -39,6 +40,7 @@ from .call_failures import (
     WorkerLost,
     WorkerTimeout,
 )
+from .calls import Call, described_call, log_call
 from .config import MEBIBYTE, HostConfig
 from .egress import Egress, EgressSettings
 from .inspection import inspect_bundle
@@ -136,29 +138,23 @@ class RuntimeHost:
         ``received`` gives its authenticated body or envelope (``envelope.HttpRequest``,
         ``socket_server.FrameRequest``); ``carrier``: the caller's trace context."""
         started = time.monotonic()
-        described = {"event": "-", "integration": "-", "version": "-"}
+        described = described_call()
         with tracing.server_span(method, path, carrier) as span:  # the gateway's trace
             try:
-                reply = self.route(method, path, received, described)
+                routed = self.route(method, path, received, described)
+                reply = routed if isinstance(routed, Reply) else self.call(routed)
             except Exception:
                 logger.exception("runtime host: unexpected error")
                 reply = Reply.json(500, {"error": protocol.RUNTIME_ERROR})
             if span is not None:
                 span.set_attribute("http.response.status_code", reply.status)
                 span.set_attribute("docplatform.runtime.outcome", reply.outcome)
-        if described["integration"] != "-":
-            logger.info(
-                "event=%s integration=%s version=%s status=%s outcome=%s duration_ms=%.1f",
-                described["event"],
-                described["integration"],
-                described["version"],
-                reply.status,
-                reply.outcome,
-                (time.monotonic() - started) * 1000,
-            )
+        log_call(described, reply, started)
         return reply
 
-    def route(self, method: str, path: str, received, described: dict) -> Reply:
+    def route(self, method: str, path: str, received, described: dict) -> Reply | Call:
+        """The reply to a request, or the call it asks for (``call`` runs it): on an event
+        loop (``socket_server``) only for an envelope without its bundle (``quick``)."""
         if path == protocol.HEALTH_PATH and method in ("GET", "HEAD"):
             return Reply.json(200, self.health(), outcome=protocol.OK)
         if path == protocol.INSPECT_PATH:
@@ -180,9 +176,20 @@ class RuntimeHost:
             return reply
         described["integration"] = match["name"]
         try:
-            return self.run(match["name"], received, described)
+            return self.prepare(match["name"], received, described)
         except envelope.EnvelopeError as error:
             return Reply.json(error.status, error.body)
+
+    @staticmethod
+    def quick(path: str, has_bundle: bool) -> bool:
+        """Whether ``route`` answers a request at once, without waiting (an envelope
+        without its bundle: a health check and a code check wait, a bundle takes long to
+        decode), and no trace is kept (a span is one thread's)."""
+        return (
+            not has_bundle
+            and not tracing.is_on()
+            and protocol.ENVELOPE_PATH.match(path) is not None
+        )
 
     def inspect(self, received) -> Reply:
         """``POST /inspect``: a signed bundle (the body) loaded once in the sandbox, and
@@ -213,7 +220,8 @@ class RuntimeHost:
             self.inspections.release()
         return Reply.json(200, {protocol.DESCRIPTION: description}, outcome=protocol.OK)
 
-    def run(self, name: str, request, described: dict) -> Reply:
+    def prepare(self, name: str, request, described: dict) -> Reply | Call:
+        """The call an envelope asks for, its pool found or made; or why there is none."""
         received = request.envelope(name)
         described["event"] = received.event["type"]
         described["version"] = received.environment["integration"].get("version", "-")
@@ -250,8 +258,13 @@ class RuntimeHost:
             "call": {"event": received.event, "environment": received.environment},
             "body": received.fetch_body,  # carried raw (bytes), or None
         }
+        return Call(pool, message, self.egress.for_call(name, received.environment))
+
+    def call(self, call: Call, calling: Callable[[], dict] | None = None) -> Reply:
+        """The reply to ``call``: its answer (``calling()``; by default the pool's ``call``,
+        which waits for a worker and its answer), or its failure's."""
         try:
-            answer = pool.call(message, self.egress.for_call(name, received.environment))
+            answer = calling() if calling else call.pool.call(call.message, call.egress)
         except ScriptLoadError as error:
             reply = Reply.json(500, {"error": protocol.INTEGRATION_ERROR, "message": str(error)})
             return reply.logged(error, f"the code did not load: {error}")

@@ -24,9 +24,11 @@ forgets its bundle (the next call is answered 409 ``bundle_required``).
 import logging
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from docplatform_sdk.codebundle import CodeBundle
 
@@ -40,6 +42,20 @@ logger = logging.getLogger("integrations.runtime")
 
 #: What a 503 ``busy`` answer's ``Retry-After`` says (seconds).
 RETRY_AFTER_SECONDS = 1
+#: ``WorkerPool.checkout_on_loop``: the call waits for a worker; the call goes on a thread.
+QUEUED, ON_A_THREAD = "queued", "on a thread"
+
+
+class Waiter(Protocol):
+    """A call of an event loop waiting for a worker (``WorkerPool.checkout_on_loop``); each
+    method may be called on any thread, with the capacity's lock held: it must only hand
+    the work to its loop."""
+
+    def given(self, slot: Slot) -> None: ...
+
+    def refused(self, failure: Exception) -> None: ...
+
+    def call_on_loop(self, callback: Callable[[], None]) -> None: ...
 
 
 def installation_of(environment: dict) -> str | None:
@@ -70,6 +86,9 @@ class WorkerPool:
         self._settling = 0  # of them, answered, the host's accounts of their worker to come
         self._closed = False
         self._start_failures: list[Exception] = []  # each raised to one waiting call
+        # Calls of an event loop waiting for a worker, first come first served (``Waiter``).
+        self._loop_waiters: deque[Waiter] = deque()
+        self._regrow_asked = False
         with self.capacity.changed:
             self.capacity.pools.add(self)
 
@@ -81,9 +100,25 @@ class WorkerPool:
         The worker is given back once the host has accounted for it, after the answer is
         sent (``_settle``)."""
         slot = self._checkout()
+        timeout = self.settings.call_timeout
+        return self.answered(
+            slot, lambda: slot.worker.exchange(message, timeout, egress), message, egress, again
+        )
+
+    def answered(
+        self,
+        slot: Slot,
+        exchanging: Callable[[], dict],
+        message: dict,
+        egress: Egress | None = None,
+        again: bool = True,
+    ) -> dict:
+        """The answer of the call ``exchanging()`` carries on ``slot``'s worker (checked out for
+        it: ``call``, or ``try_checkout`` on an event loop), each failure handled as ``call``
+        says; the host's accounts of the worker left for after the answer is sent."""
         worker = slot.worker
         try:
-            answer = worker.exchange(message, self.settings.call_timeout, egress)
+            answer = exchanging()
         except StaleAnswer as error:
             logger.warning("integration %s: worker %s %s", self.name, worker.pid, error)
             self._checkin(slot, keep=False)
@@ -109,8 +144,54 @@ class WorkerPool:
         asked_to_retire = answer.pop("retire", None) is True
         with self.capacity.changed:
             self._settling += 1
-        after_reply.defer(lambda: self._settle(slot, asked_to_retire))
+        after_reply.defer(_Settle(self, slot, asked_to_retire))
         return answer
+
+    def checkout_on_loop(self, waiter: "Waiter") -> "Slot | str":
+        """An event loop's ``_checkout``, which never waits: a free worker at once; else
+        QUEUED, and ``waiter`` is given the first worker free for it (``given``, called on
+        whichever thread freed it) or told why none will come (``refused``: the code's load
+        error, a start's failure, PoolBusy once the pool closes; ``give_up`` after its own
+        ``queue_timeout``); ON_A_THREAD when a worker stopped while idle is to be forgotten
+        first (``call``, on a thread). PoolBusy at once with ``max_queued`` calls waiting,
+        the load error while it is remembered."""
+        capacity = self.capacity
+        with capacity.changed:
+            if self._closed or (
+                not self._idle and capacity.queued[self.name] >= self.limits.max_queued
+            ):
+                raise PoolBusy
+            if self._idle and not self._waiting:
+                slot = self._idle[-1][0]  # the most recently used, as ``_checkout`` takes
+                if not slot.worker.usable():
+                    return ON_A_THREAD
+                self._idle.pop()
+                self._busy += 1
+                return slot
+            self._check_load_error()
+            self._queued()
+            self._loop_waiters.append(waiter)
+            self._grow()
+            return QUEUED
+
+    def give_up(self, waiter: "Waiter") -> bool:
+        """Take ``waiter`` out of the queue (its time is up): False when it was given a
+        worker or refused meanwhile (that is on its way to it)."""
+        with self.capacity.changed:
+            if waiter not in self._loop_waiters:
+                return False
+            self._loop_waiters.remove(waiter)
+            self._dequeued()
+            return True
+
+    def regrow(self):
+        """On the event loop, once the capacity changed (``woken``): what a waiting thread
+        does when woken, for the loop's waiting calls."""
+        with self.capacity.changed:
+            self._regrow_asked = False
+            self._serve_loop_waiters()
+            if self._loop_waiters:
+                self._grow()
 
     def _settle(self, slot: Slot, asked_to_retire: bool):
         """After a call: the worker is idle again, unless the host's verdict
@@ -129,7 +210,72 @@ class WorkerPool:
             self._settling -= 1
         self._checkin(slot, keep=not reason)
 
+    def _settle_without_waiting(self, slot: Slot, asked_to_retire: bool) -> bool:
+        """``_settle`` on an event loop when the worker is kept as it is: True once done;
+        False, nothing done, when the verdict needs a wait or the worker goes (stopping it
+        waits for its end): ``_settle`` then, where waiting is allowed."""
+        if asked_to_retire or slot.worker.retire_reason(wait=False) is not None:
+            return False
+        with self.capacity.changed:
+            if not self._may_keep():
+                return False
+            self._settling -= 1
+            self._kept(slot)
+        return True
+
     # With ``capacity.changed`` held:
+
+    def woken(self):
+        """The capacity changed (``Capacity.notify_all``): the loop's waiting calls look
+        again, as waiting threads do (``regrow``, on the loop)."""
+        if self._loop_waiters and not self._regrow_asked:
+            self._regrow_asked = True
+            self._loop_waiters[0].call_on_loop(self.regrow)
+
+    def _queued(self):
+        self._waiting += 1
+        self.capacity.queued[self.name] += 1
+
+    def _dequeued(self):
+        self._waiting -= 1
+        if not self._waiting:
+            self._start_failures.clear()
+        queued = self.capacity.queued
+        queued[self.name] -= 1
+        if not queued[self.name]:
+            del queued[self.name]
+
+    def _serve_loop_waiters(self):
+        """Each idle worker to the loop's waiting calls, the first come first."""
+        while self._loop_waiters and self._idle:
+            slot = self._idle.pop()[0]
+            waiter = self._loop_waiters.popleft()
+            self._busy += 1
+            self._dequeued()
+            waiter.given(slot)
+
+    def _refuse_loop_waiters(self, failure: Callable[[], Exception], count: int | None = None):
+        for _ in range(len(self._loop_waiters) if count is None else count):
+            waiter = self._loop_waiters.popleft()
+            self._dequeued()
+            waiter.refused(failure())
+
+    def _may_keep(self) -> bool:
+        """Whether a worker given back stays, idle: not once the pool is closed, nor when
+        another integration waiting with fewer workers should have its slot."""
+        return not self._closed and not self.capacity.should_yield(self.name)
+
+    def _kept(self, slot: Slot):
+        self._busy -= 1
+        self.last_used = time.monotonic()
+        self._idle.append((slot, self.last_used))
+        self._serve_loop_waiters()
+        if not self._idle:
+            return
+        if self._waiting:  # one of them takes it
+            self.available.notify()
+        elif self.capacity.queued:  # another pool's call may make room with it (``victim``)
+            self.capacity.notify_all()
 
     def wants_worker(self) -> bool:
         """Whether a call waits that no starting worker will serve, and one may start."""
@@ -158,8 +304,7 @@ class WorkerPool:
         with capacity.changed:
             if self._closed or (not self._idle and capacity.queued[self.name] >= limits.max_queued):
                 raise PoolBusy
-            self._waiting += 1
-            capacity.queued[self.name] += 1
+            self._queued()
             try:
                 while True:
                     while self._idle:
@@ -178,12 +323,7 @@ class WorkerPool:
                         raise PoolBusy
                     self.available.wait(remaining)
             finally:
-                self._waiting -= 1
-                if not self._waiting:
-                    self._start_failures.clear()
-                capacity.queued[self.name] -= 1
-                if not capacity.queued[self.name]:
-                    del capacity.queued[self.name]
+                self._dequeued()
 
     def _check_load_error(self):
         """Raise the version's load error while it is remembered (``Version``)."""
@@ -261,12 +401,16 @@ class WorkerPool:
                 self.capacity.loads += 1
                 self.slots.add(slot)
                 self._idle.append((slot, time.monotonic()))
+                self._serve_loop_waiters()
                 self.capacity.notify_all()
                 return
             self.count -= 1
             self.capacity.give_back(self.name, WORKER_BYTES_ESTIMATE)
             if isinstance(error, ScriptLoadError):
                 self.version.load_error, self.version.load_failed_at = error, time.monotonic()
+                self._refuse_loop_waiters(error.again)
+            elif error is not None and self._loop_waiters:
+                self._refuse_loop_waiters(lambda: error, count=1)
             elif error is not None:
                 self._start_failures.append(error)
         if slot is not None:
@@ -275,17 +419,12 @@ class WorkerPool:
     def _checkin(self, slot: Slot, keep: bool):
         """A call ended: the worker is idle again, unless it must go or another integration
         waiting with fewer workers should have its slot."""
-        capacity = self.capacity
-        with capacity.changed:
+        with self.capacity.changed:
+            if keep and self._may_keep():
+                self._kept(slot)
+                return
             self._busy -= 1
             self.last_used = time.monotonic()
-            if keep and not self._closed and not capacity.should_yield(self.name):
-                self._idle.append((slot, self.last_used))
-                if self._waiting:  # one of them takes it
-                    self.available.notify()
-                elif capacity.queued:  # another pool's call may make room with it (``victim``)
-                    capacity.notify_all()
-                return
             self._forget(slot)
         slot.stop()
 
@@ -293,12 +432,29 @@ class WorkerPool:
         """Stop the idle workers now, the busy and starting ones when they are done."""
         with self.capacity.changed:
             self._closed = True
+            self._refuse_loop_waiters(PoolBusy)
             self.capacity.pools.discard(self)
             idle = [self._evict() for _ in list(self._idle)]
             self.capacity.notify_all()
             self.available.notify_all()  # no longer among the capacity's pools
         for slot in idle:
             slot.stop()
+
+
+class _Settle:
+    """A call's worker accounted for once its answer is sent (``after_reply``): where waiting
+    is allowed when called; on an event loop, ``without_waiting`` when it can be."""
+
+    __slots__ = ("asked_to_retire", "pool", "slot")
+
+    def __init__(self, pool: WorkerPool, slot: Slot, asked_to_retire: bool):
+        self.pool, self.slot, self.asked_to_retire = pool, slot, asked_to_retire
+
+    def __call__(self):
+        self.pool._settle(self.slot, self.asked_to_retire)
+
+    def without_waiting(self) -> bool:
+        return self.pool._settle_without_waiting(self.slot, self.asked_to_retire)
 
 
 @dataclass(eq=False)

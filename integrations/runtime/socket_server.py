@@ -17,10 +17,13 @@ import os
 import signal
 import socket
 import stat
+import time
 
 from . import after_reply, frames, protocol
 from .call_threads import CallThreads
+from .calls import described_call, log_call
 from .envelope import check_parts
+from .loop_calls import LoopCall
 from .replies import Reply
 
 logger = logging.getLogger("integrations.runtime")
@@ -68,9 +71,27 @@ class FrameServer:
         self.limit = app.config.max_envelope_bytes + FRAME_OVERHEAD
         self.threads = CallThreads(threads, "runtime-frames")
 
+    def received(self, request: frames.Request, connection: "FrameConnection") -> None:
+        """One verified request, on the event loop: a call carried here when it may be
+        (``LoopCall``: an envelope without its bundle), its reply when it needs no call;
+        anything else served on a thread (``serve``)."""
+        path = request.text(frames.PATH)
+        app = self.app
+        if not app.quick(path, request.fields[frames.BUNDLE] is not None):
+            self.threads.submit(self.serve, request, connection)
+            return
+        logged = (described_call(), time.monotonic())
+        try:
+            routed = app.route("POST", path, FrameRequest(request), logged[0])
+        except Exception as error:
+            routed = error
+        if isinstance(routed, (Reply, Exception)):
+            connection.send(self.framed(request.call_id, _given(routed), logged))
+            return
+        LoopCall(self, connection, request.call_id, routed, logged).begin()
+
     def serve(self, request: frames.Request, connection: "FrameConnection") -> None:
-        """One verified request, on a thread of the pool: its answer frame handed to the
-        event loop to send, then the work the call left for after it (``after_reply``)."""
+        """One verified request, on a thread of the pool, all of it (``RuntimeHost.serve``)."""
         path = request.text(frames.PATH)
         method = "GET" if path == protocol.HEALTH_PATH else "POST"
         carrier = {
@@ -81,14 +102,34 @@ class FrameServer:
             )
             if request.fields[position] is not None
         }
+        replying = lambda: self.app.serve(method, path, FrameRequest(request), carrier)  # noqa: E731
+        self._answer_on_thread(request.call_id, connection, replying, None)
+
+    def on_thread(self, call_id: int, connection: "FrameConnection", replying, logged) -> None:
+        """Reply to a call on a thread of the pool: ``replying()`` may wait."""
+        self.threads.submit(self._answer_on_thread, call_id, connection, replying, logged)
+
+    def hand_off_works(self, works: list) -> None:
+        """The work a call left for after its answer that must wait, on a thread."""
+        self.threads.submit(after_reply.run, works)
+
+    def framed(self, call_id: int, replying, logged: tuple | None) -> bytes:
+        """The answer frame of ``replying()`` (a 500 when it raises), the call's log line
+        written (``logged``: what it says and when the call came; None: written already)."""
+        try:
+            reply = replying()
+        except Exception:
+            logger.exception("runtime host: unexpected error")
+            reply = Reply.json(500, {"error": protocol.RUNTIME_ERROR})
+        if logged is not None:
+            log_call(logged[0], reply, logged[1])
+        return answer_frame(call_id, reply)
+
+    def _answer_on_thread(self, call_id, connection, replying, logged) -> None:
+        """``replying()``'s frame handed to the event loop to send, then the work the call
+        left for after it (``after_reply``)."""
         with after_reply.held() as later:
-            try:
-                reply = self.app.serve(method, path, FrameRequest(request), carrier)
-                frame = answer_frame(request.call_id, reply)
-            except Exception:
-                logger.exception("runtime host: unexpected error")
-                error = Reply.json(500, {"error": protocol.RUNTIME_ERROR})
-                frame = answer_frame(request.call_id, error)
+            frame = self.framed(call_id, replying, logged)
         try:
             connection.loop.call_soon_threadsafe(connection.send, frame)
         except RuntimeError:  # the loop is closed: the host is stopping, the answer unsent
@@ -185,7 +226,10 @@ class FrameConnection(asyncio.Protocol):
                 logger.warning("frames: a request refused (%s)", refused)
                 self.close()
                 return
-            self.server.threads.submit(self.server.serve, request, self)
+            if _envelope_size(request) > self.server.app.config.max_envelope_bytes:
+                self._refuse_too_large(request.call_id)  # as over HTTP: the parts' sum
+                continue
+            self.server.received(request, self)
 
     def _refuse_too_large(self, call_id: int):
         limit = self.server.app.config.max_envelope_bytes
@@ -212,6 +256,19 @@ class CannotListen(Exception):
 
 class SocketInUse(CannotListen):
     """Another runtime host answers on the Unix socket this one was to listen on."""
+
+
+def _envelope_size(request: frames.Request) -> int:
+    return sum(len(request.fields[position] or b"") for _, position in PARTS)
+
+
+def _given(routed: "Reply | Exception"):
+    def replying() -> Reply:
+        if isinstance(routed, Exception):
+            raise routed
+        return routed
+
+    return replying
 
 
 def _cannot_listen(address: str, error: OSError) -> str:

@@ -62,6 +62,10 @@ def tracing_start(environ=os.environ) -> bool:
     return True
 
 
+def is_on() -> bool:
+    return _state["on"]
+
+
 @contextmanager
 def server_span(method: str, path: str, carrier: dict):
     """The span of one request the host serves, continuing the caller's trace from its

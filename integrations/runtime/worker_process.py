@@ -68,6 +68,14 @@ LOST_SIGNALS = (signal.SIGKILL, signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 LOST_CODES = {128 + number for number in LOST_SIGNALS} | {-number for number in LOST_SIGNALS}
 
 
+class HandOff:
+    """``Worker.take_answer``'s word that the call goes on where waiting is allowed
+    (``finish``); ``retire_reason``'s, without waiting, that it cannot say yet."""
+
+
+HAND_OFF = HandOff()
+
+
 @dataclass(frozen=True)
 class WorkerSettings:
     sandbox: Sandbox
@@ -163,6 +171,7 @@ class Worker:
             os.set_blocking(fd, False)  # each read or write tried first, waited for if need be
         self._capture = OutputCapture()
         self._keep_printed = False
+        self._inbox = bytearray()  # an answer's first bytes, read on an event loop
         self._call_id = 0
         self._baseline: Usage | None = None  # once loaded: its processes and threads
         self._state = threading.Lock()
@@ -204,27 +213,112 @@ class Worker:
         ``retire`` is True when the worker asks to be replaced (a MemoryError): the host's
         own verdict is ``retire_reason``, asked by the pool."""
         deadline = time.monotonic() + timeout
+        return self.finish(deadline, egress, pending=self._begun(message))
+
+    def start(self, message: dict) -> list[memoryview]:
+        """An event loop's ``exchange``, which never waits: the call begun and its message
+        written as far as the pipe takes it now; what is left of it (nothing, as a rule: the
+        pipe is empty between calls). Then ``take_answer`` as the answer comes, and
+        ``finish`` (its ``pending``: what is left here). WorkerLost when the worker is not
+        usable (the call is not begun)."""
+        views = self._begun(message)
+        try:
+            return self._write_some(views)
+        except OSError:  # ``finish`` says why, as ``exchange`` would
+            return views
+
+    def take_answer(self) -> dict | HandOff | None:
+        """On an event loop, when the protocol pipe is readable: the call's answer, once it
+        has all come; None while more is to come; HAND_OFF when the worker closed its pipe
+        or wrote what is not the answer (a stale or garbled frame, one over the limit): its
+        bytes are kept for ``finish``, which fails the call as ``exchange`` would. Never
+        reads beyond the answer (what comes after it is written out of turn)."""
+        inbox = self._inbox
+        while True:
+            wanted = HEADER.size
+            if len(inbox) >= HEADER.size:
+                size, body_size, call_id = HEADER.unpack_from(inbox)
+                if call_id != self._call_id or size + body_size > self.settings.answer_bytes:
+                    return HAND_OFF
+                wanted += size + body_size
+                if len(inbox) == wanted:
+                    break
+            try:
+                chunk = os.read(self._output, wanted - len(inbox))
+            except BlockingIOError:
+                return None
+            except OSError:
+                return HAND_OFF
+            if not chunk:
+                return HAND_OFF
+            inbox += chunk
+        head_end = HEADER.size + size
+        try:
+            answer = decode(bytes(inbox[HEADER.size : head_end]), bytes(inbox[head_end:]))
+        except ValueError:
+            return HAND_OFF
+        inbox.clear()
+        return answer
+
+    def pipes(self) -> tuple[int, int | None]:
+        """The descriptors an event loop watches during a call: the protocol pipe, and the
+        pipe of what the code prints (None once it closed)."""
+        return self._output, self._printed
+
+    def take_printed(self) -> bool:
+        """On an event loop, when the printed pipe is readable: what waits in it kept with
+        the call; False once the pipe closed (no longer to be watched)."""
+        self._drain_printed()
+        return self._printed is not None
+
+    def finish(
+        self,
+        deadline: float,
+        egress: Egress | None,
+        *,
+        pending: list | None = None,
+        answer: dict | None = None,
+    ) -> dict:
+        """The rest of a begun call, waiting as it must: ``pending`` still to write, then the
+        answer read (or ``answer``, read already), the worker's HTTP requests performed."""
+        try:
+            return self._carry(deadline, egress, pending, answer)
+        finally:
+            self._end()
+
+    def _begun(self, message: dict) -> list:
+        """The call begun (the worker busy, a new call id) and its message encoded; what the
+        worker printed before it taken in (it belongs to no call, unless the code printed it
+        while loading). WorkerLost, the call not begun, when the worker is not usable."""
         with self._state:
             if self._stopped or self._wrote_out_of_turn():  # the call is not sent
                 raise WorkerLost(f"the worker is not usable: {self._stopped or 'it wrote'}")
             self._busy, self._call_id, self.calls = True, self._call_id + 1, self.calls + 1
         try:
-            answer = self._exchange(message, deadline, egress)
-        finally:
-            with self._state:
-                self._busy = False
-        return answer
+            self._inbox.clear()
+            self._drain_printed()
+            if not self._keep_printed:
+                self._capture = OutputCapture()
+            self._keep_printed = False
+            return encode(self._call_id, message)
+        except BaseException:
+            self._end()
+            raise
 
-    def _exchange(self, message: dict, deadline: float, egress: Egress | None) -> dict:
-        self._drain_printed()
-        if not self._keep_printed:  # what it printed between calls belongs to none
-            self._capture = OutputCapture()
-        self._keep_printed = False
+    def _end(self):
+        with self._state:
+            self._busy = False
+
+    def _carry(
+        self, deadline: float, egress: Egress | None, pending: list | None, answer: dict | None
+    ) -> dict:
+        first = answer is None
         try:
-            self._send(encode(self._call_id, message), deadline)
-            first = True
+            if pending:
+                self._send(pending, deadline)
             while True:
-                answer = self._receive(deadline, first=first)
+                if answer is None:
+                    answer = self._receive(deadline, first=first)
                 first = False
                 if "fetch" not in answer:
                     break
@@ -236,6 +330,7 @@ class Worker:
                     if refusal := refusal_of(fetched):
                         self._capture.add(f"[fetch refused: {refusal}]\n".encode())
                 self._send(encode(self._call_id, {"fetched": fetched}), deadline)
+                answer = None
         except CallFailed as failure:
             self._drain_printed(until_closed=isinstance(failure, WorkerCrashed))
             failure.output = self._capture.text()
@@ -246,11 +341,12 @@ class Worker:
 
     # --- the host's accounts of the worker (process_accounts.py) ---------------------------
 
-    def retire_reason(self) -> str | None:
+    def retire_reason(self, *, wait: bool = True) -> str | HandOff | None:
         """Why this worker must not serve another call (read by the host, never asked of the
         worker), or None: its last call left work behind, it used half its CPU budget, it
         has all but run out of open files, address space or ``/tmp``, or the host stopped
-        it."""
+        it. Without ``wait`` (an event loop's), HAND_OFF when the answer needs a wait (a
+        thread of the call that may still be exiting: ``left_work_behind``)."""
         if self._stopped:
             return self._stopped
         usage = usage_of(self.pid, self._proc_files)
@@ -258,7 +354,10 @@ class Worker:
             return "it is gone"
         if usage.cpu_seconds > self.settings.cpu_seconds / 2:
             return f"it used {usage.cpu_seconds:.0f} s of CPU, half its budget"
-        if self.left_work_behind(usage):
+        behind = self.left_work_behind(usage, wait=wait)
+        if behind is None:
+            return HAND_OFF
+        if behind:
             return "its call left work behind"
         return exhausted(
             self._interpreter or self.pid,
@@ -278,15 +377,18 @@ class Worker:
             return None
         return f"/proc/{self._interpreter}/root/tmp"
 
-    def left_work_behind(self, usage: Usage | None = None) -> bool:
+    def left_work_behind(self, usage: Usage | None = None, *, wait: bool = True) -> bool | None:
         """Whether the sandbox holds processes or threads beyond those it had once loaded, or
-        the worker wrote on the protocol pipe out of turn."""
+        the worker wrote on the protocol pipe out of turn; None, without ``wait``, when it
+        holds more and a moment's wait would tell whether they are on their way out."""
         if self._wrote_out_of_turn():
             return True
         usage = usage or usage_of(self.pid, self._proc_files)
         if usage is None or self._baseline is None:
             return usage is None
         if usage.exceeds(self._baseline):
+            if not wait:
+                return None
             time.sleep(SETTLE_SECONDS)  # a thread joined a moment ago may still be exiting
             usage = usage_of(self.pid, self._proc_files)
         return usage is None or usage.exceeds(self._baseline)
@@ -356,21 +458,30 @@ class Worker:
             if not ready:
                 raise WorkerTimeout
 
-    def _send(self, parts: list[bytes], deadline: float):
+    def _send(self, parts: list, deadline: float):
         views = [memoryview(part) for part in parts if part]
         while views:
             try:
-                written = os.writev(self._input, views)
-            except BlockingIOError:  # the pipe is full: written once the worker reads
-                self._wait(deadline, reading=False)
-                continue
+                left = self._write_some(views)
             except OSError:
                 raise self._gone("the worker closed its input") from None
-            while written:
-                if written >= len(views[0]):
-                    written -= len(views.pop(0))
-                else:
-                    views[0], written = views[0][written:], 0
+            if left:  # the pipe is full: written once the worker reads
+                self._wait(deadline, reading=False)
+            views = left
+
+    def _write_some(self, views: list) -> list[memoryview]:
+        """Write what the pipe takes now of ``views``; what is left."""
+        views = [memoryview(view) for view in views if view]
+        try:
+            written = os.writev(self._input, views) if views else 0
+        except BlockingIOError:
+            return views
+        while written:
+            if written >= len(views[0]):
+                written -= len(views.pop(0))
+            else:
+                views[0], written = views[0][written:], 0
+        return views
 
     def _receive(self, deadline: float, *, first: bool = False) -> dict:
         """The next frame; its size is checked against the limit before it is read. Its
@@ -392,6 +503,10 @@ class Worker:
 
     def _read(self, size: int, deadline: float, *, wait: bool = False) -> bytes:
         chunks = []
+        if self._inbox:  # read by an event loop before the call came here
+            chunks.append(bytes(self._inbox[:size]))
+            del self._inbox[:size]
+            size -= len(chunks[0])
         while size:
             if wait:
                 self._wait(deadline, reading=True)

@@ -29,6 +29,14 @@ def runtime_host(tmp_path_factory):
     host.stop()
 
 
-@pytest.fixture(scope="module")
-def client(runtime_host):
-    return EnvelopeClient(runtime_host)
+@pytest.fixture(scope="module", params=["frames", "http"])
+def client(request, tmp_path_factory):
+    """Envelopes in frames (the platform's default; calls carried on the host's event loop)
+    to the module's host, and over HTTP (on a host's threads) to a host of their own: each
+    test of the protocol holds on both, from a host that has seen none of the other's."""
+    if request.param == "frames":
+        yield EnvelopeClient(request.getfixturevalue("runtime_host"), "frames")
+        return
+    host = start_host(tmp_path_factory)
+    yield EnvelopeClient(host, "http")
+    host.stop()

@@ -6,6 +6,7 @@ calls."""
 
 import contextlib
 import json
+import os
 import socket
 import threading
 import time
@@ -126,6 +127,38 @@ def test_many_calls_at_once_on_one_connection_each_get_their_own_answer(connect)
             )
         )
     assert [(a.status, body_of(a)["n"]) for a in answers] == [(200, str(n)) for n in range(24)]
+
+
+def host_threads(host) -> int:
+    return len(os.listdir(f"/proc/{host.process.pid}/task"))
+
+
+def test_calls_without_the_bundle_are_carried_on_the_event_loop_not_a_thread_each(
+    tmp_path_factory,
+):
+    """The platform's calls once the host has the code (no bundle in the frame) are carried
+    on the host's event loop: twenty at once on two workers, most of them waiting in the
+    pool's queue, each get their own answer, and the host starts no thread for them (a
+    thread per call, kept for the next ones, was the way before)."""
+    host = start_host(tmp_path_factory, RUNTIME_QUEUE_TIMEOUT="10")
+    try:
+        with frames.Connection(host.frames_url, host.signing_key, 5) as connection:
+            first = connection.call(fields_for("n=load"), timeout=30, answer_limit=LIMIT)
+            assert first.status == 200  # the code sent once, with the bundle
+            before = host_threads(host)
+
+            def call(n):
+                fields = fields_for(f"n={n}&sleep=0.05", bundle=False)
+                return connection.call(fields, timeout=30, answer_limit=LIMIT)
+
+            with ThreadPoolExecutor(20) as calls:
+                for _ in range(2):
+                    answers = list(calls.map(call, range(20)))
+                    assert [body_of(a)["n"] for a in answers] == [str(n) for n in range(20)]
+            time.sleep(0.5)  # a worker's start has its thread, which ends once it loaded
+            assert host_threads(host) <= before + 1
+    finally:
+        host.stop()
 
 
 def test_a_quick_call_is_not_held_behind_a_slow_one_on_the_same_connection(connect):

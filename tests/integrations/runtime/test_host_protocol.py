@@ -450,7 +450,9 @@ def test_gunicorn_serves_the_host(tmp_path):
         url = f"http://127.0.0.1:{port}"
         wait_for_health(url, gunicorn)
         host = type("Host", (), {"url": url, "signing_key": "gunicorn-key"})()
-        answer = EnvelopeClient(host).call("echo", ECHO, FETCH_EVENT, fetch_body=b"via gunicorn")
+        answer = EnvelopeClient(host, "http").call(
+            "echo", ECHO, FETCH_EVENT, fetch_body=b"via gunicorn"
+        )
         assert answer.status_code == 201
         assert answer.content == b"via gunicorn"
     finally:
