@@ -99,10 +99,12 @@ def test_runtime_host_starts_the_host_with_the_platforms_key(tmp_path):
         url = f"http://127.0.0.1:{port}"
         wait_for_health(url, host)
         signed = type("Host", (), {"url": url, "signing_key": runtime_signing_key()})()
-        answer = EnvelopeClient(signed).call("echo", ECHO, FETCH_EVENT, fetch_body=b"hello")
+        answer = EnvelopeClient(signed, "http").call("echo", ECHO, FETCH_EVENT, fetch_body=b"hello")
         assert (answer.status_code, answer.content) == (201, b"hello")
         forged = type("Host", (), {"url": url, "signing_key": "not-the-platforms-key"})()
-        refused = EnvelopeClient(forged).call("echo", ECHO, FETCH_EVENT, fetch_body=b"hello")
+        refused = EnvelopeClient(forged, "http").call(
+            "echo", ECHO, FETCH_EVENT, fetch_body=b"hello"
+        )
         assert refused.status_code == 401
     finally:
         host.terminate()
