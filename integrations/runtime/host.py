@@ -44,7 +44,8 @@ from .calls import Call, described_call, log_call
 from .config import MEBIBYTE, HostConfig
 from .egress import Egress, EgressSettings
 from .inspection import inspect_bundle
-from .pool import RETRY_AFTER_SECONDS, PoolRegistry, installation_of
+from .pool import RETRY_AFTER_SECONDS, installation_of
+from .registry import PoolRegistry
 from .replies import Reply, phrase, reply_from
 from .sandbox import SandboxUnavailable, make_sandbox
 from .serving import QuietRequestHandler, ThreadingWSGIServer, forbid_inspection, log_to_stderr
