@@ -50,7 +50,7 @@ from .replies import Reply, phrase, reply_from
 from .sandbox import SandboxUnavailable, make_sandbox
 from .serving import QuietRequestHandler, ThreadingWSGIServer, forbid_inspection, log_to_stderr
 from .socket_server import CannotListen, serve_frames
-from .worker_process import WorkerSettings
+from .worker_start import WorkerSettings
 
 logger = logging.getLogger("integrations.runtime")
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from docplatform_sdk.codebundle import CodeBundle
 from docplatform_sdk.inspection import BOOTSTRAP
 
-from .worker_process import WorkerSettings
+from .worker_start import WorkerSettings
 
 DESCRIPTION_LIMIT = 256 * 1024
 #: Starting the sandboxed process, on top of the call time limit the code's loading has.

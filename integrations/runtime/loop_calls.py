@@ -23,7 +23,7 @@ import time
 from . import after_reply
 from .call_failures import PoolBusy
 from .calls import Call
-from .pool import ON_A_THREAD, QUEUED
+from .pool import QUEUED
 from .spares import Slot
 from .worker_process import HAND_OFF
 
@@ -53,9 +53,6 @@ class LoopCall:
             return
         if taken is QUEUED:
             self.timer = self.loop.call_later(pool.limits.queue_timeout, self._waited_too_long)
-        elif taken is ON_A_THREAD:
-            replying = lambda: self.server.app.call(self.call)  # noqa: E731
-            self.server.on_thread(self.call_id, self.connection, replying, self.logged)
         else:
             self.start(taken)
 

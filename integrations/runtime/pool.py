@@ -32,7 +32,8 @@ from . import after_reply
 from .call_failures import PoolBusy, ScriptLoadError, StaleAnswer, WorkerCrashed, WorkerTimeout
 from .capacity import WORKER_BYTES_ESTIMATE
 from .spares import Slot
-from .worker_process import LOAD_ERROR_MEMORY, Egress
+from .worker_process import LOAD_ERROR_MEMORY
+from .worker_start import Egress
 
 if TYPE_CHECKING:
     from .registry import PoolRegistry, Version
@@ -41,8 +42,8 @@ logger = logging.getLogger("integrations.runtime")
 
 #: What a 503 ``busy`` answer's ``Retry-After`` says (seconds).
 RETRY_AFTER_SECONDS = 1
-#: ``WorkerPool.checkout_on_loop``: the call waits for a worker; the call goes on a thread.
-QUEUED, ON_A_THREAD = "queued", "on a thread"
+#: ``WorkerPool.checkout_on_loop``'s word that the call waits for a worker.
+QUEUED = "queued"
 
 
 class Waiter(Protocol):
@@ -146,25 +147,20 @@ class WorkerPool:
         after_reply.defer(_Settle(self, slot, asked_to_retire))
         return answer
 
-    def checkout_on_loop(self, waiter: "Waiter") -> "Slot | str":
+    def checkout_on_loop(self, waiter: "Waiter") -> Slot | str:
         """An event loop's ``_checkout``, which never waits: a free worker at once; else
         QUEUED, and ``waiter`` is given the first worker free for it (``given``, called on
         whichever thread freed it) or told why none will come (``refused``: the code's load
         error, a start's failure, PoolBusy once the pool closes; ``give_up`` after its own
-        ``queue_timeout``); ON_A_THREAD when a worker stopped while idle is to be forgotten
-        first (``call``, on a thread). PoolBusy at once with ``max_queued`` calls waiting,
-        the load error while it is remembered."""
+        ``queue_timeout``). PoolBusy at once with ``max_queued`` calls waiting, the load
+        error while it is remembered."""
         capacity = self.capacity
         with capacity.changed:
             if self._closed or (
                 not self._idle and capacity.queued[self.name] >= self.limits.max_queued
             ):
                 raise PoolBusy
-            if self._idle and not self._waiting:
-                slot = self._idle[-1][0]  # the most recently used, as ``_checkout`` takes
-                if not slot.worker.usable():
-                    return ON_A_THREAD
-                self._idle.pop()
+            if not self._waiting and (slot := self._usable_idle()) is not None:
                 self._busy += 1
                 return slot
             self._check_load_error()
@@ -244,10 +240,21 @@ class WorkerPool:
         if not queued[self.name]:
             del queued[self.name]
 
+    def _usable_idle(self) -> Slot | None:
+        """The most recently used idle worker (as ``_checkout`` takes), those stopped while
+        idle forgotten on the way (each stopped on a thread of its own: an event loop holds
+        the lock here); None when none is left."""
+        while self._idle:
+            slot = self._idle.pop()[0]
+            if slot.worker.usable():
+                return slot
+            self._forget(slot)
+            threading.Thread(target=slot.stop, daemon=True).start()
+        return None
+
     def _serve_loop_waiters(self):
         """Each idle worker to the loop's waiting calls, the first come first."""
-        while self._loop_waiters and self._idle:
-            slot = self._idle.pop()[0]
+        while self._loop_waiters and (slot := self._usable_idle()) is not None:
             waiter = self._loop_waiters.popleft()
             self._busy += 1
             self._dequeued()

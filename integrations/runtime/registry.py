@@ -15,7 +15,7 @@ from .call_failures import ScriptLoadError
 from .capacity import Capacity, PoolSettings
 from .pool import WorkerPool
 from .spares import Spares
-from .worker_process import WorkerSettings
+from .worker_start import WorkerSettings
 
 logger = logging.getLogger("integrations.runtime")
 

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .capacity import WORKER_BYTES_ESTIMATE, Capacity
-from .worker_process import Worker, WorkerSettings
+from .worker_process import Worker
+from .worker_start import WorkerSettings
 
 logger = logging.getLogger("integrations.runtime")
 

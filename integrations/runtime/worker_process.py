@@ -13,15 +13,11 @@ import fcntl
 import logging
 import math
 import os
-import queue
 import select
 import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable
-from concurrent.futures import Future
-from dataclasses import dataclass
 
 from docplatform_sdk.framing import HEADER, decode, encode
 
@@ -46,7 +42,7 @@ from .process_accounts import (
     memory_of,
     usage_of,
 )
-from .sandbox import Sandbox
+from .worker_start import Egress, WorkerSettings, spawner
 
 logger = logging.getLogger("integrations.runtime")
 
@@ -56,7 +52,6 @@ STARTUP_SECONDS = 10
 LOAD_ERROR_MEMORY = 30
 READ_CHUNK = 1024 * 1024
 PIPE_BYTES = 1024 * 1024
-MEBIBYTE = 1024 * 1024
 #: How long a crashed worker's exit status is waited for; how long a thread may take to end.
 EXIT_WAIT_SECONDS = 1
 SETTLE_SECONDS = 0.05
@@ -74,57 +69,6 @@ class HandOff:
 
 
 HAND_OFF = HandOff()
-
-
-@dataclass(frozen=True)
-class WorkerSettings:
-    sandbox: Sandbox
-    call_timeout: float = 10
-    memory_bytes: int = 512 * MEBIBYTE
-    cpu_seconds: int = 300
-    processes: int = 32
-    open_files: int = 256
-    file_bytes: int = 64 * MEBIBYTE
-    answer_bytes: int = 10 * MEBIBYTE
-
-    def limits(self) -> dict:
-        return {
-            "memory_bytes": self.memory_bytes,
-            "cpu_seconds": self.cpu_seconds,
-            "processes": self.processes,
-            "open_files": self.open_files,
-            "file_bytes": self.file_bytes,
-        }
-
-
-#: Performs one HTTP request a worker asked for: (request, seconds left) -> the answer.
-Egress = Callable[[dict, float], dict]
-
-
-class _Spawner:
-    """Starts every worker process from one thread that lives as long as the host: the
-    sandbox ends its worker when the worker's parent *thread* exits (``--die-with-parent``,
-    the kernel's parent-death signal), so no short-lived request thread may be that parent."""
-
-    def __init__(self):
-        self._requests: queue.SimpleQueue = queue.SimpleQueue()
-        threading.Thread(target=self._run, name="worker-spawner", daemon=True).start()
-
-    def _run(self):
-        while True:
-            arguments, done = self._requests.get()
-            try:
-                done.set_result(subprocess.Popen(**arguments))
-            except BaseException as error:  # handed to the caller
-                done.set_exception(error)
-
-    def popen(self, **arguments) -> subprocess.Popen:
-        done: Future = Future()
-        self._requests.put((arguments, done))
-        return done.result()
-
-
-_spawner = _Spawner()
 
 
 class Worker:
@@ -148,7 +92,7 @@ class Worker:
         self.settings = settings
         self._worker_settings = sandbox.worker_settings(settings.limits(), folder)
         with sandbox.filter_fd() as filter_fd:
-            self.process = _spawner.popen(
+            self.process = spawner.popen(
                 args=sandbox.command(self._worker_settings, folder, filter_fd),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,

@@ -96,6 +96,34 @@ def test_work_left_running_is_stopped_and_slows_no_one(client):
         assert client.call(name, spinner, FETCH).status_code == 200
 
 
+SPIN_LATER = script(
+    """
+    import signal
+    if request.query.get("arm"):  # a handler that spins once the call has been answered
+        def spin(signum, frame):
+            while True:
+                pass
+        signal.signal(signal.SIGALRM, spin)
+        signal.setitimer(signal.ITIMER_REAL, 0.3)
+    result = {"served": True}
+    """
+)
+
+
+@pytest.mark.slow
+def test_a_worker_busy_between_calls_is_stopped_and_never_given_the_next_call(client):
+    """Work that starts after the host's accounts found none (a signal handler armed by the
+    call) is seen by the idle watch, which stops the worker; the next call goes to another
+    worker, whether it finds the stopped one among the idle or waits for one."""
+    armed = {**FETCH, "request": {**FETCH["request"], "url": "http://p/x?arm=1"}}
+    assert client.call("spinlater", SPIN_LATER, armed).json() == {"served": True}
+    wait_until(lambda: "stopped: it kept using CPU" in client.host.log(), timeout=10)
+    for _ in range(3):
+        answer = client.call("spinlater", SPIN_LATER, FETCH)
+        assert (answer.status_code, answer.json()) == (200, {"served": True})
+    assert "worker_lost" not in client.host.log()
+
+
 @pytest.mark.slow
 def test_an_answer_over_the_limit_is_never_read(client):
     flood = script('return Response(200, {}, b"x" * (60 << 20))')

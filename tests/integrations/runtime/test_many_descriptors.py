@@ -4,7 +4,8 @@ waited on with ``poll``; ``select`` refused them ("filedescriptor out of range")
 failed calls with 500 once the breadth benchmark's 100 integrations were warm."""
 
 from integrations.runtime.sandbox import make_sandbox
-from integrations.runtime.worker_process import Worker, WorkerSettings
+from integrations.runtime.worker_process import Worker
+from integrations.runtime.worker_start import WorkerSettings
 
 SCRIPT = "from docplatform_sdk import create_integration\nintegration = create_integration()\n"
 
