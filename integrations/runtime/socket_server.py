@@ -1,8 +1,9 @@
 """The runtime host's frame server: the platform's persistent connections (``frames.py``) on a
 Unix socket and/or a TCP port, served by one asyncio event loop that reads and checks each
-frame and hands the request to the host's own ``serve`` (the one its HTTP application calls)
-on a thread of its pool; each answer goes back on its connection as it comes, so calls
-on one connection never wait for one another.
+frame and carries an envelope's call itself (``loop_calls``); anything else (a health or
+code check, a bundle to load, a traced call) goes to the host's own ``serve`` (the one its
+HTTP application calls) on a thread of its pool. Each answer goes back on its connection as
+it comes, so calls on one connection never wait for one another.
 
 A connection's requests are trusted as ``frames.Verifier`` says; one that is not (a forged,
 stale or replayed frame, a malformed one) is answered and the connection closed, and the

@@ -54,6 +54,8 @@ READ_CHUNK = 1024 * 1024
 PIPE_BYTES = 1024 * 1024
 #: How long a crashed worker's exit status is waited for; how long a thread may take to end.
 EXIT_WAIT_SECONDS = 1
+#: Reads of the printed pipe at a time, but for a worker that is gone (64 KiB each at most).
+DRAIN_READS = 16
 SETTLE_SECONDS = 0.05
 #: Exit statuses of a sandbox whose worker was killed by a signal (bubblewrap exits with 128
 #: and the signal's number; a killed bubblewrap, minus the number) that the host does not
@@ -367,10 +369,14 @@ class Worker:
     # --- the pipes ---------------------------------------------------------------------------
 
     def _drain_printed(self, until_closed: bool = False):
-        """Read what the worker printed and is waiting in the pipe (all of it, up to its
-        end, when the worker is gone)."""
+        """Read what the worker printed and is waiting in the pipe, ``DRAIN_READS`` reads at
+        most (a worker printing as fast as it is read holds no one here: on the event loop,
+        every tenant's calls wait meanwhile); all of it, up to its end, when the worker is
+        gone."""
         deadline = time.monotonic() + 1
-        while self._printed is not None:
+        reads = 0
+        while self._printed is not None and (until_closed or reads < DRAIN_READS):
+            reads += 1
             try:
                 chunk = os.read(self._printed, READ_CHUNK)
             except BlockingIOError:
