@@ -114,8 +114,8 @@ class WorkerPool:
         again: bool = True,
     ) -> dict:
         """The answer of the call ``exchanging()`` carries on ``slot``'s worker (checked out for
-        it: ``call``, or ``try_checkout`` on an event loop), each failure handled as ``call``
-        says; the host's accounts of the worker left for after the answer is sent."""
+        it: ``call``, or ``checkout_on_loop`` on an event loop), each failure handled as
+        ``call`` says; the host's accounts of the worker left for after the answer is sent."""
         worker = slot.worker
         try:
             answer = exchanging()
@@ -184,6 +184,11 @@ class WorkerPool:
         does when woken, for the loop's waiting calls."""
         with self.capacity.changed:
             self._regrow_asked = False
+            try:
+                self._check_load_error()  # the version's code failed in another pool
+            except ScriptLoadError:
+                self._refuse_loop_waiters(self.version.load_error.again)
+                return
             self._serve_loop_waiters()
             if self._loop_waiters:
                 self._grow()
