@@ -49,7 +49,7 @@ class LoopCall:
         try:
             taken = pool.checkout_on_loop(self)
         except Exception as failure:  # PoolBusy, the code's load error
-            self._answer(_raising(failure), checked_out=False)
+            self._answer(raising(failure), checked_out=False)
             return
         if taken is QUEUED:
             self.timer = self.loop.call_later(pool.limits.queue_timeout, self._waited_too_long)
@@ -62,7 +62,7 @@ class LoopCall:
         self.call_on_loop(lambda: self.start(slot))
 
     def refused(self, failure: Exception):
-        self.call_on_loop(lambda: self._answer(_raising(failure), checked_out=False))
+        self.call_on_loop(lambda: self._answer(raising(failure), checked_out=False))
 
     def call_on_loop(self, callback):
         if threading.get_ident() == self.loop_thread:
@@ -74,7 +74,7 @@ class LoopCall:
     def _waited_too_long(self):
         self.timer = None
         if self.call.pool.give_up(self):  # else given or refused meanwhile: on its way here
-            self._answer(_raising(PoolBusy()), checked_out=False)
+            self._answer(raising(PoolBusy()), checked_out=False)
 
     # With a worker:
 
@@ -88,7 +88,7 @@ class LoopCall:
         try:
             pending = worker.start(self.call.message)
         except Exception as failure:  # not begun (WorkerLost): failed as a thread's call is
-            self._hand_off(_raising(failure))
+            self._hand_off(raising(failure))
             return
         if pending:
             self._hand_off(lambda: worker.finish(self.deadline, self.call.egress, pending=pending))
@@ -166,7 +166,9 @@ class LoopCall:
         return self.server.app.call(call, answered)
 
 
-def _raising(failure: BaseException):
+def raising(failure: BaseException):
+    """A call's ``exchanging`` (or ``replying``) that raises ``failure``."""
+
     def exchanging():
         raise failure
 

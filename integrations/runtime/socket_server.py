@@ -24,7 +24,7 @@ from . import after_reply, frames, protocol
 from .call_threads import CallThreads
 from .calls import described_call, log_call
 from .envelope import check_parts
-from .loop_calls import LoopCall
+from .loop_calls import LoopCall, raising
 from .replies import Reply
 
 logger = logging.getLogger("integrations.runtime")
@@ -87,7 +87,8 @@ class FrameServer:
         except Exception as error:
             routed = error
         if isinstance(routed, (Reply, Exception)):
-            connection.send(self.framed(request.call_id, _given(routed), logged))
+            replying = raising(routed) if isinstance(routed, Exception) else lambda: routed
+            connection.send(self.framed(request.call_id, replying, logged))
             return
         LoopCall(self, connection, request.call_id, routed, logged).begin()
 
@@ -261,15 +262,6 @@ class SocketInUse(CannotListen):
 
 def _envelope_size(request: frames.Request) -> int:
     return sum(len(request.fields[position] or b"") for _, position in PARTS)
-
-
-def _given(routed: "Reply | Exception"):
-    def replying() -> Reply:
-        if isinstance(routed, Exception):
-            raise routed
-        return routed
-
-    return replying
 
 
 def _cannot_listen(address: str, error: OSError) -> str:

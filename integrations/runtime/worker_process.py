@@ -184,7 +184,7 @@ class Worker:
             wanted = HEADER.size
             if len(inbox) >= HEADER.size:
                 size, body_size, call_id = HEADER.unpack_from(inbox)
-                if call_id != self._call_id or size + body_size > self.settings.answer_bytes:
+                if self._refusal(size, body_size, call_id, first=True) is not None:
                     return HAND_OFF
                 wanted += size + body_size
                 if len(inbox) == wanted:
@@ -438,18 +438,26 @@ class Worker:
         header is waited for (the worker is at work); the rest, written with it, is read
         without waiting unless it has not all come yet."""
         size, body_size, call_id = HEADER.unpack(self._read(HEADER.size, deadline, wait=True))
-        if call_id != self._call_id:
-            wrote = f"the worker answered call {call_id} during call {self._call_id}"
-            if first and call_id < self._call_id:  # written after its last call's answer
-                raise StaleAnswer(wrote)
-            raise WorkerCrashed(wrote)
-        limit = self.settings.answer_bytes
-        if size + body_size > limit:
-            raise AnswerTooLarge(limit)
+        refusal = self._refusal(size, body_size, call_id, first=first)
+        if refusal is not None:
+            raise refusal
         try:
             return decode(self._read(size, deadline), self._read(body_size, deadline))
         except ValueError as error:
             raise WorkerCrashed("the worker's answer is not a JSON object") from error
+
+    def _refusal(self, size: int, body_size: int, call_id: int, *, first: bool):
+        """Why a frame with this header is not the call's answer, or None: another call's
+        (StaleAnswer when written after the last call's answer, else WorkerCrashed), or over
+        the answer's limit (AnswerTooLarge)."""
+        if call_id != self._call_id:
+            wrote = f"the worker answered call {call_id} during call {self._call_id}"
+            if first and call_id < self._call_id:  # written after its last call's answer
+                return StaleAnswer(wrote)
+            return WorkerCrashed(wrote)
+        if size + body_size > self.settings.answer_bytes:
+            return AnswerTooLarge(self.settings.answer_bytes)
+        return None
 
     def _read(self, size: int, deadline: float, *, wait: bool = False) -> bytes:
         chunks = []
