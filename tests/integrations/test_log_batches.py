@@ -75,8 +75,11 @@ def test_the_endpoints_lines_show_once_the_interval_passed_written_together(
 
 
 @on_postgresql
+@pytest.mark.parametrize("written_by", ["the writer's thread", "a flush"])
 @pytest.mark.django_db(transaction=True)
-def test_a_line_the_database_refuses_loses_no_other_line_of_its_batch(installed, caplog):
+def test_a_line_the_database_refuses_loses_no_other_line_of_its_batch(
+    installed, caplog, settings, written_by
+):
     record = CallRecord(
         version=installed.integration.versions.get(),
         installation=installed,
@@ -90,8 +93,13 @@ def test_a_line_the_database_refuses_loses_no_other_line_of_its_batch(installed,
     )
     orphan = Installation(pk="x" * 20)  # no such row: its line's reference is refused
     refused = CallRecord(**{**record.__dict__, "installation": orphan, "request": "GET /gone"})
-    log_batches.writer.add([refused, record])
-    log_batches.writer.flush()
+    if written_by == "a flush":
+        log_batches.writer.add([refused, record])
+        log_batches.writer.flush()
+    else:  # its own connection, in autocommit
+        settings.RUNTIME_LOG_BATCH_SECONDS = 0.05
+        log_batches.writer.add([refused, record])
+        wait_until(lambda: fetch_lines(installed).exists(), timeout=10)
     assert [line.request for line in fetch_lines(installed)] == ["GET /kept"]
     assert not IntegrationLog.objects.filter(request="GET /gone").exists()
     assert "the call's log line was not stored" in caplog.text
