@@ -8,8 +8,8 @@ The versions a call may run are not read with it: a version is immutable
 (``IntegrationVersion.save``) and its id never reused, so each process keeps the ones it read
 (``_versions``, the most recently used ``VERSIONS_KEPT``) and reads only those it lacks. The
 installation and its integration (which versions are released, in development, shared) are
-read at every call, except a public endpoint's, which reads them only when PostgreSQL said
-they changed (``kept_installations``)."""
+read at every call, except a public endpoint's, which is given a copy of the installation it
+built before while PostgreSQL says it has not changed (``kept_installations``)."""
 
 import threading
 from collections import OrderedDict
@@ -124,12 +124,17 @@ def installation_for_call(installation_id: str, *, kept: bool = False) -> Instal
     to them was committed since (``kept_installations``: a public endpoint's calls)."""
     prepared = _prepared("installation", _installation_query)
     values = {_INSTALLATION: installation_id}
-    read = kept_installations.rows(prepared, values, installation_id) if kept else None
-    found = prepared.instances(values, read=read)
-    if not found:
-        return None
-    _link_versions(found[0].integration)
-    return found[0]
+
+    def build(rows: list[list]) -> Installation | None:
+        found = prepared.instances(values, read=rows)
+        if not found:
+            return None
+        _link_versions(found[0].integration)
+        return found[0]
+
+    if kept:
+        return kept_installations.installation(prepared, values, installation_id, build)
+    return build(prepared.execute(values))
 
 
 #: The stored instance's columns, read with the installation for a component's call.

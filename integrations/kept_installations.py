@@ -3,15 +3,21 @@ PostgreSQL says they have not changed (``docplatform.change_feed``).
 
 A public endpoint's request read its installation, its integration, its organization
 installation and their selected spaces in one statement each time (``endpoint_selectors``):
-under load, with PostgreSQL's share, about a tenth of the CPU a request costs. Here the rows
-that statement returned are kept, as it returned them (the credentials still encrypted; each
-call converts them and builds its own instances), and used again while the feed vouches for
-them: each use first asks ``feed.synced()``, after which every change committed before the
-request is known here, so a paused, resumed, reconfigured or uninstalled installation, a
-changed space selection or a newly released version is read at the very next request, in
-every process. Changes reach this module as ``installation:ID`` (the installation's row, or
-its selected spaces; it drops what it keeps of that installation and of the installations
-below it) and ``integration:ID`` (what it keeps of that integration's installations).
+under load, with PostgreSQL's share, about a tenth of the CPU a request costs. Here the
+installation that statement built (with its integration, the versions it may run and its
+organization installation) is kept, and each call is given a copy of it: instances of its
+own, as a read would give it (a call may set attributes on them, or read a deferred field),
+whose values are the kept ones, shared: the call path never changes a value in place (the
+kept versions' values are shared so too, ``endpoint_selectors``). Building the instances
+again from the kept rows, each JSON value parsed and each secret decrypted, was a tenth of a
+web process's CPU under load; a copy is a few dictionaries. The kept instances are used again
+while the feed vouches for them: each use first asks ``feed.synced()``, after which every
+change committed before the request is known here, so a paused, resumed, reconfigured or
+uninstalled installation, a changed space selection or a newly released version is read at
+the very next request, in every process. Changes reach this module as ``installation:ID``
+(the installation's row, or its selected spaces; it drops what it keeps of that installation
+and of the installations below it) and ``integration:ID`` (what it keeps of that
+integration's installations).
 
 Nothing is kept, and every request reads, when the feed cannot vouch (off, SQLite, its
 connection lost) or inside a transaction (which may hold writes of its own no other process
@@ -21,23 +27,46 @@ sees).
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.db import connections
+from django.db.models import Model
+from django.db.models.base import ModelState
 
 from docplatform.change_feed import EVERYTHING, feed
 from docplatform.queries import Prepared
 
-#: How many installations a process keeps read (a row of about 60 values each).
+#: How many installations a process keeps read (four instances of about 60 values each, the
+#: versions' values shared with ``endpoint_selectors``' kept versions).
 KEPT = 2048
 
 
 @dataclass(frozen=True)
 class _Kept:
     epoch: int
-    rows: list[list]
+    installation: Model
     integration_id: str
     parent_id: str | None
+
+
+def copy_of(instance: Model, copies: dict | None = None) -> Model:
+    """``instance`` and the related instances it holds (``select_related``'s, those set on
+    it), each copied once: new instances, their values the same objects."""
+    copies = {} if copies is None else copies
+    if id(instance) in copies:
+        return copies[id(instance)]
+    copy = object.__new__(type(instance))
+    copies[id(instance)] = copy
+    copy.__dict__ = instance.__dict__.copy()
+    copy._state = state = ModelState()
+    state.db, state.adding = instance._state.db, instance._state.adding
+    related = instance._state.__dict__.get("fields_cache")
+    if related:
+        state.fields_cache = {
+            name: None if held is None else copy_of(held, copies) for name, held in related.items()
+        }
+    return copy
 
 
 class KeptInstallations:
@@ -50,31 +79,34 @@ class KeptInstallations:
         self._below: dict[str, set[str]] = {}
         self._changes = 0  # changes heard: a read that began before one is not kept
 
-    def rows(self, prepared: Prepared, values: dict, installation_id: str) -> list[list]:
-        """The rows ``prepared`` returns for ``values`` (the read of installation
-        ``installation_id``), as ``execute`` returns them: kept ones when the feed vouches
-        for them, else read now (and kept when the feed vouched before the read)."""
+    def installation(
+        self,
+        prepared: Prepared,
+        values: dict,
+        installation_id: str,
+        build: Callable[[list[list]], Model | None],
+    ) -> Model | None:
+        """What ``build`` makes of the rows ``prepared`` returns for ``values`` (the read of
+        installation ``installation_id``; None: none found): a copy of the one kept when the
+        feed vouches for it, else built from rows read now (and kept, when the feed vouched
+        before the read and nothing changed while it was read)."""
         epoch = None if connections[prepared.alias].in_atomic_block else feed.synced()
         if epoch is None:
-            return prepared.execute(values)
+            return build(prepared.execute(values))
         with self._lock:
             kept = self._kept.get(installation_id)
             if kept is not None and kept.epoch == epoch:
                 self._kept.move_to_end(installation_id)
-                return [list(row) for row in kept.rows]
+                return copy_of(kept.installation)
             changes = self._changes
-        rows = prepared.execute(values)
-        if rows:
-            entry = _Kept(
-                epoch,
-                [list(row) for row in rows],
-                rows[0][prepared.position_of("integration_id")],
-                rows[0][prepared.position_of("parent_id")],
-            )
-            with self._lock:
-                if self._changes == changes:  # nothing changed while it was read
-                    self._keep(installation_id, entry)
-        return rows
+        installation = build(prepared.execute(values))
+        if installation is None:
+            return None
+        entry = _Kept(epoch, installation, installation.integration_id, installation.parent_id)
+        with self._lock:
+            if self._changes == changes:
+                self._keep(installation_id, entry)
+        return copy_of(installation)  # the kept one is never a call's own
 
     # With the lock held:
 

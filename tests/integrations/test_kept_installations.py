@@ -5,11 +5,14 @@ is read at the very next call, with no wait; within a transaction every call rea
 tables' triggers tell the change feed (``docplatform.change_feed``) of each write."""
 
 import pytest
+import requests
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from docplatform.change_feed import EVERYTHING, ChangeFeed, feed
 from integrations.endpoint_selectors import installation_for_call, selected_spaces_of
+from integrations.environment import installation_public_endpoint
+from integrations.kept_installations import kept_installations
 from integrations.gateway.failures import ClientFault
 from integrations.models import Installation
 from integrations.services import integration_publish_folder
@@ -71,6 +74,41 @@ def test_an_unchanged_installation_is_read_once(installed):
         "kept-reads",
         installed.status,
     )
+
+
+def test_each_call_is_given_instances_of_its_own_which_change_nothing_kept(installed):
+    assert installation_reads(installed.pk) == 1  # kept: the calls below are given copies
+    first = installation_for_call(installed.pk, kept=True)
+    version = first.integration.released_version
+    number = version.number
+    assert version.integration is first.integration  # the copy is whole: one integration
+    first.status = "tampered"
+    first.integration.title = "tampered"
+    version.number = -1
+    first.integration.development_version = None
+    assert version.bundle  # a deferred field, read for this call only
+    again = installation_for_call(installed.pk, kept=True)
+    assert again.integration.released_version is not version
+    assert (again.status, again.integration.title) == (installed.status, installed.integration.title)
+    assert again.integration.released_version.number == number
+    assert again.integration.development_version_id == installed.integration.development_version_id
+    assert "bundle" in again.integration.released_version.get_deferred_fields()
+
+
+def test_a_call_through_the_host_leaves_the_kept_values_as_read(runtime, installed):
+    for _ in range(2):  # the first keeps it, the second runs on a copy of the kept one
+        answer = requests.get(installation_public_endpoint(installed) + "/x", timeout=20)
+        assert answer.status_code == 200
+    kept = kept_installations._kept[installed.pk].installation
+    read = installation_for_call(installed.pk)  # read now, not kept
+    for held, fresh in (
+        (kept, read),
+        (kept.integration, read.integration),
+        (kept.integration.released_version, read.integration.released_version),
+    ):
+        assert held.__dict__.keys() - {"_state"} == fresh.__dict__.keys() - {"_state"}
+        for name in fresh.__dict__.keys() - {"_state"}:
+            assert getattr(held, name) == getattr(fresh, name), name
 
 
 def test_each_change_committed_is_read_at_the_next_call(installed, org_admin, organization):
