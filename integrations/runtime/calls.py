@@ -5,6 +5,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from . import after_reply
 from .pool import WorkerPool
 from .replies import Reply
 
@@ -26,14 +27,32 @@ def described_call() -> dict:
 
 
 def log_call(described: dict, reply: Reply, started: float):
-    """The host's line for a call (none for a health or code check)."""
+    """The host's line for a call (none for a health or code check), written once the answer
+    is on its way (``after_reply``: a write to the host's log is no part of the answer)."""
     if described["integration"] != "-":
+        duration_ms = (time.monotonic() - started) * 1000
+        after_reply.defer(_LogLine(described, reply.status, reply.outcome, duration_ms))
+
+
+@dataclass(frozen=True)
+class _LogLine:
+    described: dict
+    status: int
+    outcome: str
+    duration_ms: float
+
+    def __call__(self):
         logger.info(
             "event=%s integration=%s version=%s status=%s outcome=%s duration_ms=%.1f",
-            described["event"],
-            described["integration"],
-            described["version"],
-            reply.status,
-            reply.outcome,
-            (time.monotonic() - started) * 1000,
+            self.described["event"],
+            self.described["integration"],
+            self.described["version"],
+            self.status,
+            self.outcome,
+            self.duration_ms,
         )
+
+    def without_waiting(self) -> bool:
+        """On the event loop: written there (``after_reply.run_without_waiting``)."""
+        self()
+        return True

@@ -20,7 +20,6 @@ import contextlib
 import threading
 import time
 
-from . import after_reply
 from .call_failures import PoolBusy
 from .calls import Call
 from .pool import QUEUED
@@ -149,10 +148,7 @@ class LoopCall:
             if checked_out
             else (lambda: server.app.call(self.call, exchanging))
         )
-        with after_reply.held() as later:
-            frame = server.framed(self.call_id, replying, self.logged)
-        self.connection.send(frame)
-        after_reply.run_without_waiting(later, server.hand_off_works)
+        server.answer_on_loop(self.connection, self.call_id, replying, self.logged)
 
     def _hand_off(self, exchanging):
         """The rest of the call on a thread: ``exchanging`` carries it to its answer or

@@ -88,7 +88,7 @@ class FrameServer:
             routed = error
         if isinstance(routed, (Reply, Exception)):
             replying = raising(routed) if isinstance(routed, Exception) else lambda: routed
-            connection.send(self.framed(request.call_id, replying, logged))
+            self.answer_on_loop(connection, request.call_id, replying, logged)
             return
         LoopCall(self, connection, request.call_id, routed, logged).begin()
 
@@ -115,9 +115,18 @@ class FrameServer:
         """The work a call left for after its answer that must wait, on a thread."""
         self.threads.submit(after_reply.run, works)
 
+    def answer_on_loop(self, connection, call_id: int, replying, logged: tuple | None) -> None:
+        """On the event loop: ``replying()``'s frame sent, then the work the call left for
+        after it that needs no wait (the rest on a thread)."""
+        with after_reply.held() as later:
+            frame = self.framed(call_id, replying, logged)
+        connection.send(frame)
+        after_reply.run_without_waiting(later, self.hand_off_works)
+
     def framed(self, call_id: int, replying, logged: tuple | None) -> bytes:
         """The answer frame of ``replying()`` (a 500 when it raises), the call's log line
-        written (``logged``: what it says and when the call came; None: written already)."""
+        left for after it (``logged``: what it says and when the call came; None: left
+        already)."""
         try:
             reply = replying()
         except Exception:
