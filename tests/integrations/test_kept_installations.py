@@ -12,8 +12,8 @@ from django.test.utils import CaptureQueriesContext
 from docplatform.change_feed import EVERYTHING, ChangeFeed, feed
 from integrations.endpoint_selectors import installation_for_call, selected_spaces_of
 from integrations.environment import installation_public_endpoint
-from integrations.kept_installations import kept_installations
 from integrations.gateway.failures import ClientFault
+from integrations.kept_installations import kept_installations
 from integrations.models import Installation
 from integrations.services import integration_publish_folder
 from integrations.services.installations import (
@@ -89,7 +89,10 @@ def test_each_call_is_given_instances_of_its_own_which_change_nothing_kept(insta
     assert version.bundle  # a deferred field, read for this call only
     again = installation_for_call(installed.pk, kept=True)
     assert again.integration.released_version is not version
-    assert (again.status, again.integration.title) == (installed.status, installed.integration.title)
+    assert (again.status, again.integration.title) == (
+        installed.status,
+        installed.integration.title,
+    )
     assert again.integration.released_version.number == number
     assert again.integration.development_version_id == installed.integration.development_version_id
     assert "bundle" in again.integration.released_version.get_deferred_fields()
