@@ -24,7 +24,7 @@ from .call_failures import PoolBusy
 from .calls import Call
 from .pool import QUEUED
 from .spares import Slot
-from .worker_process import HAND_OFF
+from .worker_pipes import HAND_OFF
 
 
 class LoopCall:
