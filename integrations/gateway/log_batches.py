@@ -112,7 +112,7 @@ class LogWriter:
     def forget(self):
         """In a forked child: the parent's lines and thread are the parent's."""
         self._lock = threading.Lock()
-        self._lines, self._thread = [], None
+        self._lines, self._thread, self._unsynchronized = [], None, None
         self._wake = threading.Event()
 
     def _run(self):
