@@ -9,9 +9,9 @@ organization installation) is kept, and each call is given a copy of it: instanc
 own, as a read would give it (a call may set attributes on them, or read a deferred field),
 whose values are the kept ones, shared: the call path never changes a value in place (the
 kept versions' values are shared so too, ``endpoint_selectors``). The credentials are kept
-decrypted, as the kept versions' secrets are: the process holds the keys that decrypt them. Building the instances
-again from the kept rows, each JSON value parsed and each secret decrypted, was a tenth of a
-web process's CPU under load; a copy is a few dictionaries. The kept instances are used again
+decrypted, as the kept versions' secrets are: the process holds the keys that decrypt them.
+Building the instances again from the kept rows, each JSON value parsed and each secret
+decrypted, was a tenth of a web process's CPU under load; a copy is a few dictionaries. The kept instances are used again
 while the feed vouches for them: each use first asks ``feed.synced()``, after which every
 change committed before the request is known here, so a paused, resumed, reconfigured or
 uninstalled installation, a changed space selection or a newly released version is read at
