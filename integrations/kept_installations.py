@@ -11,14 +11,14 @@ whose values are the kept ones, shared: the call path never changes a value in p
 kept versions' values are shared so too, ``endpoint_selectors``). The credentials are kept
 decrypted, as the kept versions' secrets are: the process holds the keys that decrypt them.
 Building the instances again from the kept rows, each JSON value parsed and each secret
-decrypted, was a tenth of a web process's CPU under load; a copy is a few dictionaries. The kept instances are used again
-while the feed vouches for them: each use first asks ``feed.synced()``, after which every
-change committed before the request is known here, so a paused, resumed, reconfigured or
-uninstalled installation, a changed space selection or a newly released version is read at
-the very next request, in every process. Changes reach this module as ``installation:ID``
-(the installation's row, or its selected spaces; it drops what it keeps of that installation
-and of the installations below it) and ``integration:ID`` (what it keeps of that
-integration's installations).
+decrypted, was a tenth of a web process's CPU under load; a copy is a few dictionaries. The
+kept instances are used again while the feed vouches for them: each use first asks
+``feed.synced()``, after which every change committed before the request is known here, so a
+paused, resumed, reconfigured or uninstalled installation, a changed space selection or a
+newly released version is read at the very next request, in every process. Changes reach
+this module as ``installation:ID`` (the installation's row, or its selected spaces; it drops
+what it keeps of that installation and of the installations below it) and ``integration:ID``
+(what it keeps of that integration's installations).
 
 Nothing is kept, and every request reads, when the feed cannot vouch (off, SQLite, its
 connection lost) or inside a transaction (which may hold writes of its own no other process
