@@ -92,8 +92,7 @@ class LogWriter:
         the disk, set once per connection; in autocommit the ``COPY`` is the transaction."""
         connection.ensure_connection()
         if connection.connection is not self._unsynchronized:
-            with connection.cursor() as cursor:
-                cursor.execute("SET synchronous_commit TO OFF")
+            synchronous_commit_off(connection, session=True)
             self._unsynchronized = connection.connection
         _copy(batch)
 

@@ -96,15 +96,17 @@ def integration_log_record(record: CallRecord) -> IntegrationLog | None:
     return line
 
 
-def synchronous_commit_off(connection) -> None:
+def synchronous_commit_off(connection, *, session: bool = False) -> None:
     """This transaction's commit does not wait for PostgreSQL to flush it to disk (2 ms of a
     call here): a log line is a diagnostic, and a database crash loses at most the lines of
     its last moments, never corrupts. Only in a transaction of the log lines' own, never in
-    a caller's, whose writes must be durable; nothing on other databases."""
+    a caller's, whose writes must be durable; nothing on other databases. ``session``: every
+    commit of the connection's session, for a connection that writes log lines alone (the
+    log writer's thread, ``log_batches``)."""
     if connection.vendor != "postgresql":
         return
     with connection.cursor() as cursor:
-        cursor.execute("SET LOCAL synchronous_commit TO OFF")
+        cursor.execute(f"SET {'' if session else 'LOCAL '}synchronous_commit TO OFF")
 
 
 _NUMBER_TYPES = {"PositiveIntegerField", "PositiveSmallIntegerField", "BigAutoField"}
