@@ -5,10 +5,9 @@ on a Unix socket; ``--transport http``: ``--gunicorn 1``, HTTP; the sandbox on) 
 process, the platform (PostgreSQL): an installation's public endpoint is requested through
 Django's test client ``--calls`` times in a row (``--path``: the public endpoint, a
 component render or action through the API, or an API read without a call). Printed: the
-wall ms per call, the CPU ms
-per call in this process (the web side), the SQL statements per call, the host's share (the
-time from the POST sent to the answer read), and the web side's top functions by own CPU
-(cProfile, process time).
+wall ms per call, the CPU ms per call in this process (the web side), in the runtime host's
+process and in its workers (``/proc``, user and system, over the same calls), the SQL
+statements per call, and the web side's top functions by own CPU (cProfile, process time).
 
     .venv/bin/python benchmarks/runtime_profile.py [--calls 2000] [--top 25]
 
@@ -34,7 +33,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path[:0] = [str(ROOT), str(HERE)]
 
-from bench_processes import free_port, start, wait_for
+from bench_processes import CpuMeter, free_port, process_tree, start, wait_for
 
 DATABASE = "bench_runtime_profile"
 
@@ -112,10 +111,14 @@ def main():
                 call()
             kinds = Counter(query["sql"].split()[0] for query in queries.captured_queries)
             wall_started, cpu_started = time.perf_counter(), time.process_time()
-            for _ in range(args.calls):
-                call()
+            with CpuMeter(
+                {"host": lambda: [host.pid], "workers": lambda: process_tree(host.pid)[1:]}
+            ) as meter:
+                for _ in range(args.calls):
+                    call()
             wall = (time.perf_counter() - wall_started) / args.calls * 1000
             cpu = (time.process_time() - cpu_started) / args.calls * 1000
+            host_cpu, workers_cpu = (meter.used[name] / args.calls * 1000 for name in meter.used)
             profiler = cProfile.Profile(time.perf_counter if args.wall else time.process_time)
             profiler.enable()
             for _ in range(args.calls):
@@ -127,6 +130,7 @@ def main():
             f"transport {args.transport}"
         )
         print(f"wall {wall:.2f} ms per call; web side CPU {cpu:.2f} ms; SQL: {statements}")
+        print(f"runtime host CPU {host_cpu:.3f} ms per call, its workers {workers_cpu:.3f} ms")
         stats = pstats.Stats(profiler)
         stats.sort_stats("tottime").print_stats(args.top)
         stats.sort_stats("cumulative").print_stats(args.top)

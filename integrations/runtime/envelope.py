@@ -4,11 +4,12 @@ parse and check it, from an HTTP request (``HttpRequest``) or from a frame's fie
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from io import BytesIO
 
 import multipart
 from docplatform_sdk import signing
+from docplatform_sdk.framing import RawJSON
 
 from .protocol import (
     BUNDLE_HASH,
@@ -42,11 +43,21 @@ class Envelope:
     environment: dict
     fetch_body: bytes | None
     bundle: bytes | None
+    #: The event and environment parts as they came (checked: each the JSON object above).
+    event_json: bytes = field(repr=False)
+    environment_json: bytes = field(repr=False)
 
     @property
     def bundle_hash(self) -> str:
         """The SHA-256 of the integration's code, as the platform signed it."""
         return self.environment["integration"][BUNDLE_HASH]
+
+    def call(self) -> RawJSON:
+        """A worker's ``call``: the event and the environment, sent as they came (checked,
+        not encoded again)."""
+        return RawJSON(
+            b'{"event":' + self.event_json + b',"environment":' + self.environment_json + b"}"
+        )
 
 
 def read_body(environ: dict, limit: int) -> bytes:
@@ -111,9 +122,11 @@ def _read_parts(body: bytes, content_type: str) -> dict[str, bytes]:
 
 
 def _json_object(parts: dict[str, bytes], name: str) -> dict:
+    """The part's JSON object; UTF-8 alone (``json.loads`` of bytes would take UTF-16 or a
+    byte order mark too), as the worker's frame carries the part as it came."""
     try:
-        value = json.loads(parts[name])
-    except ValueError as error:
+        value = json.loads(bytes(parts[name]).decode())
+    except ValueError as error:  # UnicodeDecodeError among them
         raise _malformed(name, f"the {name} part is not valid JSON: {error}") from error
     if not isinstance(value, dict):
         raise _malformed(name, f"the {name} part is not a JSON object")
@@ -181,7 +194,14 @@ def check_parts(parts: dict[str, bytes], integration_name: str) -> Envelope:
     _check_event(event)
     environment = _json_object(parts, ENVIRONMENT_PART)
     _check_environment(environment, integration_name)
-    return Envelope(event, environment, parts.get(FETCH_BODY_PART), parts.get(BUNDLE_PART))
+    return Envelope(
+        event,
+        environment,
+        parts.get(FETCH_BODY_PART),
+        parts.get(BUNDLE_PART),
+        bytes(parts[EVENT_PART]),
+        bytes(parts[ENVIRONMENT_PART]),
+    )
 
 
 class HttpRequest:

@@ -256,7 +256,7 @@ class RuntimeHost:
                 )
             pool = self.pools.create(key, installation, bundle)
         message = {
-            "call": {"event": received.event, "environment": received.environment},
+            "call": received.call(),  # the checked JSON as it came
             "body": received.fetch_body,  # carried raw (bytes), or None
         }
         return Call(pool, message, self.egress.for_call(name, received.environment))

@@ -18,12 +18,17 @@ def forbid_inspection():
 
 
 def log_to_stderr():
-    """The host's log lines on stderr (``runtime ...``), unless logging is configured."""
+    """The host's log lines on stderr (``runtime ...``), unless logging is configured. Its
+    format names no thread, process or source line, so no record gathers them (the logging
+    module's documented switches): a line per call, on the event loop."""
     if not logging.getLogger().handlers and not logger.handlers:
         handler = logging.StreamHandler()
         handler.setFormatter(logging.Formatter("runtime %(message)s"))
         logger.addHandler(handler)
         logger.setLevel(logging.INFO)
+        logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
+        logging.logAsyncioTasks = False
+        logging._srcfile = None  # no stack walk for the caller's file and line
 
 
 class ThreadingWSGIServer(socketserver.ThreadingMixIn, WSGIServer):

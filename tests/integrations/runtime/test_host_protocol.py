@@ -166,6 +166,22 @@ def test_async_fetch_reads_request_and_environment(client):
     }
 
 
+def test_the_event_and_environment_reach_the_code_as_the_platform_wrote_them(client):
+    """The host passes the parts it checked to the worker as they came, whitespace and
+    escapes included: what the code reads is what was signed."""
+    environment = environment_for("async-app", ASYNC_APP, client.host.url)
+    environment["installation"]["id"] = "inst-\u00e9\u2603"
+    event = json.dumps(FETCH_EVENT, indent=4).encode()
+    written = b"\n  " + json.dumps(environment, indent="\t", ensure_ascii=True).encode() + b" \n"
+    parts = envelope_parts(event, written, b'{"hello": "w\\u00f6rld"}')
+    answer = client.post("async-app", parts)
+    if answer.status_code == 409:  # its code, once
+        answer = client.post("async-app", parts | envelope_parts(bundle=bundle_of(ASYNC_APP)))
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["payload"] == {"hello": "w\u00f6rld"}
+    assert answer.json()["installation"] == "inst-\u00e9\u2603"
+
+
 def test_an_event_with_a_handler_is_handled(client):
     event = {
         "type": "space_content_updated",
@@ -373,6 +389,12 @@ GOOD_ENVIRONMENT = environment_for("echo", ECHO)
         (envelope_parts(event=FETCH_EVENT), "environment"),
         (envelope_parts(b"{not json", GOOD_ENVIRONMENT), "event"),
         (envelope_parts(FETCH_EVENT, b"\xff\xfe"), "environment"),
+        # JSON, but not UTF-8: the worker's frame carries a part as it came, in UTF-8
+        (envelope_parts(json.dumps(FETCH_EVENT).encode("utf-16"), GOOD_ENVIRONMENT), "event"),
+        (
+            envelope_parts(FETCH_EVENT, b"\xef\xbb\xbf" + json.dumps(GOOD_ENVIRONMENT).encode()),
+            "environment",
+        ),
         (envelope_parts([FETCH_EVENT], GOOD_ENVIRONMENT), "event"),
         (envelope_parts({"eventId": "no type"}, GOOD_ENVIRONMENT), "event"),
         (envelope_parts({"type": "fetch"}, GOOD_ENVIRONMENT), "event"),

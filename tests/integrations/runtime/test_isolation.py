@@ -224,13 +224,25 @@ def test_the_platform_sees_each_call_with_its_own_environment(client):
 
 
 @pytest.mark.slow
-def test_workers_end_with_their_host(tmp_path_factory):
-    host = start_host(tmp_path_factory, RUNTIME_WORKERS_PER_VERSION="1", RUNTIME_CALL_TIMEOUT="30")
+@pytest.mark.parametrize("sandbox", ["bwrap", "off"])
+def test_workers_end_with_their_host(tmp_path_factory, sandbox):
+    """Even in the middle of a hung call: the kernel ends a worker whose parent is gone (its
+    parent-death signal), with no thread in the worker to watch for it, so between calls a
+    worker is one thread (the host reads that one thread's files after each call)."""
+    host = start_host(
+        tmp_path_factory,
+        RUNTIME_WORKERS_PER_VERSION="1",
+        RUNTIME_CALL_TIMEOUT="30",
+        RUNTIME_SANDBOX=sandbox,
+    )
     client = EnvelopeClient(host)
     script = hostile("import time\ntime.sleep(600)")
     worker_pid(client, "orphan", script)
     started = descendants(host.process.pid)
     assert started
+    # the innermost process of each worker's chain (bwrap's two, then Python's)
+    interpreters = [pid for pid in started if not descendants(pid)]
+    assert {pid: threads_of(pid) for pid in interpreters} == dict.fromkeys(interpreters, 1)
 
     def hang():
         with contextlib.suppress(requests.ConnectionError):
@@ -244,6 +256,11 @@ def test_workers_end_with_their_host(tmp_path_factory):
     while time.monotonic() < deadline and any(process_exists(pid) for pid in started):
         time.sleep(0.1)
     assert not [pid for pid in started if process_exists(pid)]
+
+
+def threads_of(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as stat:
+        return int(stat.read().rpartition(")")[2].split()[17])
 
 
 def descendants(root: int) -> set[int]:
