@@ -60,7 +60,8 @@ def read_usage(roots: list[int], files: "ProcFiles | None" = None) -> dict[int, 
         while pending:
             pid = pending.pop()
             try:
-                # After the command's name (which may hold anything): state, ppid, ...
+                # After the command's name (which may hold anything): state, ppid, ...; the
+                # CPU ticks are fields 11 to 14 of these (utime, stime, cutime, cstime)
                 fields = read(pid, "stat").rpartition(b")")[2].split()
                 below = children_of(pid, int(fields[17]), files)
             except OSError:  # gone meanwhile
@@ -69,7 +70,7 @@ def read_usage(roots: list[int], files: "ProcFiles | None" = None) -> dict[int, 
                 continue
             processes += 1
             threads += int(fields[17])
-            ticks += sum(int(value) for value in fields[11:15])  # utime stime cutime cstime
+            ticks += int(fields[11]) + int(fields[12]) + int(fields[13]) + int(fields[14])
             address_space = max(address_space, int(fields[20]))  # vsize
             pending += below
         else:
@@ -203,6 +204,19 @@ def innermost(root: int) -> int:
     return pid
 
 
+def namespace_init(sandbox: int) -> int:
+    """The first process of the process namespace the sandbox started as ``sandbox`` made
+    (bubblewrap's second process, or the command unshare forked): the only child of
+    ``sandbox``, and the parent every orphan of the namespace is given, so its tree holds
+    every process of the worker but the sandbox's first (which runs none of its code);
+    ``sandbox`` itself when it has no child (gone meanwhile)."""
+    with contextlib.suppress(OSError):
+        below = children_of(sandbox)
+        if len(below) == 1:
+            return below[0]
+    return sandbox
+
+
 def memory_of(root: int, private_tmp: str | None) -> int:
     """What a worker holds of the host's memory: the anonymous resident memory of the
     processes below ``root`` (``statm``'s resident less its file-backed pages, which the
@@ -266,9 +280,10 @@ def exhausted(
 
 class IdleWatch:
     """Every ``IDLE_TICK`` seconds, reads the CPU time of the idle workers it watches and
-        stops (``worker.stop_idle(reason)``) those that used over ``IDLE_CPU_SECONDS`` in the last
-        ``IDLE_WINDOW``. A worker tells whether it is idle (``worker.idle()``) and how many calls it
-    has served (``worker.calls``): the CPU time of a call between two readings is not idle's."""
+    stops (``worker.stop_idle(reason)``) those that used over ``IDLE_CPU_SECONDS`` in the last
+    ``IDLE_WINDOW``. A worker tells whether it is idle (``worker.idle()``), how many calls it
+    has served (``worker.calls``: the CPU time of a call between two readings is not idle's)
+    and the root of its processes' tree (``worker.accounted``)."""
 
     def __init__(self):
         self._workers: weakref.WeakSet = weakref.WeakSet()
@@ -300,10 +315,10 @@ class IdleWatch:
         for worker in workers:
             if worker not in idle:
                 self._samples.pop(worker, None)
-        usages = read_usage([worker.pid for worker in idle])
+        usages = read_usage([worker.accounted for worker in idle])
         now = time.monotonic()
         for worker in idle:
-            usage = usages.get(worker.pid)
+            usage = usages.get(worker.accounted)
             if usage is None:
                 continue
             samples = self._samples.setdefault(worker, deque())

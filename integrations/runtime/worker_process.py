@@ -34,6 +34,7 @@ from .process_accounts import (
     idle_watch,
     innermost,
     memory_of,
+    namespace_init,
     usage_of,
 )
 from .worker_pipes import HAND_OFF, HandOff, WorkerPipes
@@ -91,6 +92,9 @@ class Worker(WorkerPipes):
         self._stopped: str | None = None  # why the host stopped it between calls
         self.calls = 0
         self._interpreter: int | None = None  # the sandbox's interpreter, once loaded
+        #: The root of what is accounted for after each call, once loaded: the first process
+        #: of the sandbox's own process namespace (``process_accounts.namespace_init``).
+        self.accounted = self.pid
         self._proc_files = ProcFiles()  # its processes' /proc files, kept open
 
     def load(self, name: str, script: str):
@@ -112,8 +116,9 @@ class Worker(WorkerPipes):
                 error=_error_text(loaded.get("error")),
                 output=loaded.get("output", ""),
             )
-        self._baseline = usage_of(self.pid, self._proc_files)
         self._interpreter = innermost(self.pid)
+        self.accounted = namespace_init(self.pid) if self._confined() else self.pid
+        self._baseline = usage_of(self.accounted, self._proc_files)
         idle_watch.watch(self)
         # What the code printed while loading goes with the first call this worker serves.
         self._keep_printed = True
@@ -217,7 +222,7 @@ class Worker(WorkerPipes):
         thread of the call that may still be exiting: ``left_work_behind``)."""
         if self._stopped:
             return self._stopped
-        usage = usage_of(self.pid, self._proc_files)
+        usage = usage_of(self.accounted, self._proc_files)
         if usage is None:
             return "it is gone"
         if usage.cpu_seconds > self.settings.cpu_seconds / 2:
@@ -239,9 +244,12 @@ class Worker(WorkerPipes):
         """What the worker holds of the host's memory (``process_accounts.memory_of``)."""
         return memory_of(self.pid, self._private_tmp())
 
+    def _confined(self) -> bool:
+        return self.settings.sandbox.mode != "off"
+
     def _private_tmp(self) -> str | None:
         """Where the host sees the worker's ``/tmp`` (None: unconfined, it has none)."""
-        if self._interpreter is None or self.settings.sandbox.mode == "off":
+        if self._interpreter is None or not self._confined():
             return None
         return f"/proc/{self._interpreter}/root/tmp"
 
@@ -251,19 +259,19 @@ class Worker(WorkerPipes):
         holds more and a moment's wait would tell whether they are on their way out."""
         if self._wrote_out_of_turn():
             return True
-        usage = usage or usage_of(self.pid, self._proc_files)
+        usage = usage or usage_of(self.accounted, self._proc_files)
         if usage is None or self._baseline is None:
             return usage is None
         if usage.exceeds(self._baseline):
             if not wait:
                 return None
             time.sleep(SETTLE_SECONDS)  # a thread joined a moment ago may still be exiting
-            usage = usage_of(self.pid, self._proc_files)
+            usage = usage_of(self.accounted, self._proc_files)
         return usage is None or usage.exceeds(self._baseline)
 
     def cpu_seconds(self) -> float:
         """The CPU time the worker's sandbox has used, all its processes and threads."""
-        usage = usage_of(self.pid, self._proc_files)
+        usage = usage_of(self.accounted, self._proc_files)
         return usage.cpu_seconds if usage else 0.0
 
     def usable(self) -> bool:

@@ -102,7 +102,11 @@ INTRUDER = textwrap.dedent(
     def survivor(asked):
         if os.fork() == 0:
             os.setsid()
+            if asked.get("orphaned") and os.fork() != 0:
+                os._exit(0)  # its parent gone: the sandbox's first process adopts it
             os.execv("/usr/bin/sleep", ["sleep", asked["seconds"]])
+        if asked.get("orphaned"):
+            os.wait()
         return {"started": True}
 
     def memory(asked):
@@ -346,8 +350,12 @@ def test_a_huge_file_is_capped_and_nothing_is_written_outside_tmp(attack):
     assert not os.path.exists("/usr/planted") and not os.path.exists("/planted")
 
 
-def test_a_setsid_survivor_dies_with_its_worker(attack):
-    assert attack.call("/survivor", seconds=SURVIVOR_SECONDS).json() == {"started": True}
+@pytest.mark.parametrize("orphaned", [False, True])
+def test_a_setsid_survivor_dies_with_its_worker(attack, orphaned):
+    """Its child's or, orphaned (a daemon's double fork), the sandbox namespace's first
+    process's: the host's accounts after the call find it either way."""
+    asked = {"seconds": SURVIVOR_SECONDS, "orphaned": orphaned}
+    assert attack.call("/survivor", **asked).json() == {"started": True}
     # The call left a process behind: the worker is retired, and its sandbox with it.
     wait_until(lambda: not survivors(), timeout=10)
 
