@@ -67,6 +67,9 @@ class WorkerPipes:
         self._capture = OutputCapture()
         self._inbox = bytearray()  # an answer's first bytes, read on an event loop
         self._call_id = 0
+        # Asked before and after each call whether the worker wrote out of turn: made once.
+        self._output_poll = select.poll()
+        self._output_poll.register(self._output, select.POLLIN)
 
     def take_answer(self) -> dict | HandOff | None:
         """On an event loop, when the protocol pipe is readable: the call's answer, once it
@@ -113,7 +116,11 @@ class WorkerPipes:
         return self._printed is not None
 
     def _wrote_out_of_turn(self) -> bool:
-        return bool(_ready({self._output: select.POLLIN}, 0))
+        """Whether the protocol pipe holds bytes (or closed) between calls."""
+        try:
+            return bool(self._output_poll.poll(0))
+        except RuntimeError:  # another thread's poll() of it at this moment
+            return bool(_ready({self._output: select.POLLIN}, 0))
 
     def _drain_printed(self, until_closed: bool = False):
         """Read what the worker printed and is waiting in the pipe, ``DRAIN_READS`` reads at
