@@ -5,6 +5,7 @@ loses no other line of its batch; on SQLite each line is written once its answer
 
 import os
 import textwrap
+import threading
 import time
 
 import pytest
@@ -161,3 +162,46 @@ def test_a_batch_stores_every_value_as_given_whatever_its_characters(installed):
     assert (line.status, line.duration_ms, line.test, line.outcome) == (None, None, True, "error")
     assert line.time == installed.created_at
     assert line.version == installed.integration.versions.get().number
+
+
+@on_postgresql
+@pytest.mark.django_db(transaction=True)
+def test_only_the_writers_own_session_commits_without_waiting_for_the_disk(installed, settings):
+    """A log line is a diagnostic: the writer thread's session does not wait for the disk at
+    commit. A flush on a caller's thread sets it for its own transaction only: the caller's
+    connection keeps waiting, as every write of the platform must."""
+    record = CallRecord(
+        version=installed.integration.versions.get(),
+        installation=installed,
+        kind="fetch",
+        event="",
+        request="GET /by-the-writer",
+        started_at=installed.created_at,
+        outcome="ok",
+        status=200,
+        duration_ms=1,
+    )
+    seen = []
+
+    def as_the_writers_thread():  # its write, on a connection of this thread's own
+        try:
+            log_batches.writer._copy_unsynchronized([record])
+            with connection.cursor() as cursor:
+                cursor.execute("SHOW synchronous_commit")
+                seen.append(cursor.fetchone())
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=as_the_writers_thread)
+    thread.start()
+    thread.join(timeout=20)
+    assert seen == [("off",)]
+    assert fetch_lines(installed).filter(request="GET /by-the-writer").exists()
+
+    flushed = CallRecord(**{**record.__dict__, "request": "GET /by-a-flush"})
+    log_batches.writer.add([flushed])
+    log_batches.writer.flush()
+    assert fetch_lines(installed).filter(request="GET /by-a-flush").exists()
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        assert cursor.fetchone() == ("on",)
