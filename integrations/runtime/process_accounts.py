@@ -110,8 +110,9 @@ class ProcFiles:
     and a close. A descriptor keeps naming the process it was opened for; once that process
     is reaped its ``stat`` reads ESRCH, and every file of its pid is opened anew (another
     process may have the pid now: ``stat`` is read first, before its ``children``). At most
-    ``KEPT`` files (a sandbox's three processes, two files each), and none beyond the host's
-    ``kept_files_budget``: the others are read by their path. Closed with its worker."""
+    ``KEPT`` files (a sandbox namespace's two processes and one its code starts, two files
+    each), and none beyond the host's ``kept_files_budget``: the others are read by their
+    path. Closed with its worker."""
 
     KEPT = 6
     #: The files every worker's ``ProcFiles`` keep open now, and the most they may.
