@@ -339,4 +339,4 @@ def serve_frames(app, unix_path: str | None, tcp: tuple[str, int] | None, listen
         if unix_path:
             _remove_own_socket(unix_path, frame_server.socket_inode)
 
-    uvloop.run(run())  # libuv's event loop: a tenth of the host's CPU per call under load
+    uvloop.run(run())  # libuv's loop: under load, a tenth less of the host's CPU per call
