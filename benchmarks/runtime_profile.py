@@ -11,6 +11,10 @@ statements per call, and the web side's top functions by own CPU (cProfile, proc
 
     .venv/bin/python benchmarks/runtime_profile.py [--calls 2000] [--top 25]
 
+The shared cache is the database's unless ``CACHE_URL`` is set: production's and
+``public_endpoint.py``'s is Redis (``CACHE_URL=redis://127.0.0.1:6379/12``), without which the
+API's throttle and a block's kept markup each add a transaction to render and action.
+
 Needs PostgreSQL (``--postgres``, trust auth) on 127.0.0.1; it creates and drops a database
 of its own (``test_bench_runtime_profile``) and stops the host it started.
 """
