@@ -125,7 +125,7 @@ def _json_object(parts: dict[str, bytes], name: str) -> dict:
     """The part's JSON object; UTF-8 alone (``json.loads`` of bytes would take UTF-16 or a
     byte order mark too), as the worker's frame carries the part as it came."""
     try:
-        value = json.loads(bytes(parts[name]).decode())
+        value = json.loads(parts[name].decode())
     except ValueError as error:  # UnicodeDecodeError among them
         raise _malformed(name, f"the {name} part is not valid JSON: {error}") from error
     if not isinstance(value, dict):
@@ -199,8 +199,8 @@ def check_parts(parts: dict[str, bytes], integration_name: str) -> Envelope:
         environment,
         parts.get(FETCH_BODY_PART),
         parts.get(BUNDLE_PART),
-        bytes(parts[EVENT_PART]),
-        bytes(parts[ENVIRONMENT_PART]),
+        parts[EVENT_PART],
+        parts[ENVIRONMENT_PART],
     )
 
 

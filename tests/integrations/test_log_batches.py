@@ -52,6 +52,21 @@ def fetch_lines(installation):
     return IntegrationLog.objects.filter(installation=installation, kind="fetch")
 
 
+def answered_line(installation, request: str) -> CallRecord:
+    """The log line of a ``fetch`` of ``request`` answered 200."""
+    return CallRecord(
+        version=installation.integration.versions.get(),
+        installation=installation,
+        kind="fetch",
+        event="",
+        request=request,
+        started_at=installation.created_at,
+        outcome="ok",
+        status=200,
+        duration_ms=3,
+    )
+
+
 @on_postgresql
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
@@ -81,17 +96,7 @@ def test_the_endpoints_lines_show_once_the_interval_passed_written_together(
 def test_a_line_the_database_refuses_loses_no_other_line_of_its_batch(
     installed, caplog, settings, written_by
 ):
-    record = CallRecord(
-        version=installed.integration.versions.get(),
-        installation=installed,
-        kind="fetch",
-        event="",
-        request="GET /kept",
-        started_at=installed.created_at,
-        outcome="ok",
-        status=200,
-        duration_ms=3,
-    )
+    record = answered_line(installed, "GET /kept")
     orphan = Installation(pk="x" * 20)  # no such row: its line's reference is refused
     refused = CallRecord(**{**record.__dict__, "installation": orphan, "request": "GET /gone"})
     if written_by == "a flush":
@@ -166,21 +171,11 @@ def test_a_batch_stores_every_value_as_given_whatever_its_characters(installed):
 
 @on_postgresql
 @pytest.mark.django_db(transaction=True)
-def test_only_the_writers_own_session_commits_without_waiting_for_the_disk(installed, settings):
+def test_only_the_writers_own_session_commits_without_waiting_for_the_disk(installed):
     """A log line is a diagnostic: the writer thread's session does not wait for the disk at
     commit. A flush on a caller's thread sets it for its own transaction only: the caller's
     connection keeps waiting, as every write of the platform must."""
-    record = CallRecord(
-        version=installed.integration.versions.get(),
-        installation=installed,
-        kind="fetch",
-        event="",
-        request="GET /by-the-writer",
-        started_at=installed.created_at,
-        outcome="ok",
-        status=200,
-        duration_ms=1,
-    )
+    record = answered_line(installed, "GET /by-the-writer")
     seen = []
 
     def as_the_writers_thread():  # its write, on a connection of this thread's own
