@@ -27,11 +27,14 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def start(stack: ExitStack, command: list[str], *, env: dict, log: Path) -> subprocess.Popen:
-    """Start ``command`` in a session of its own; stopped (SIGTERM, then SIGKILL) on exit."""
+def start(
+    stack: ExitStack, command: list[str], *, env: dict, log: Path, cwd: Path = ROOT
+) -> subprocess.Popen:
+    """Start ``command`` in ``cwd`` (this checkout by default), in a session of its own;
+    stopped (SIGTERM, then SIGKILL) on exit."""
     output = stack.enter_context(log.open("wb"))
     process = subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True
+        command, cwd=cwd, env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True
     )
 
     def stop():

@@ -76,7 +76,14 @@ From a fresh clone:
     make install
     .venv/bin/python benchmarks/public_endpoint.py [--concurrency 8] [--seconds 10] \
         [--rounds 3] [--serial 500] [--events 50] [--cold-starts 10] \
-        [--breadth 1,16,64,100] [--breadth-calls 300]
+        [--breadth 1,16,64,100] [--breadth-calls 300] [--profile DIR] [--against PATH]
+
+``--against PATH`` adds a fourth contender to the load's rounds: the public endpoint served
+by another checkout's code (a web server and a sandboxed runtime host started from PATH, on
+the same database, so the two must have the same migrations), taking its turn with the
+others; the report adds its row and its ratio to this checkout's. The machine's drift
+between two runs (a tenth of the rate) is larger than most single changes: this compares
+them in one.
 
 Needs PostgreSQL (``--postgres``, trust auth) and Redis (``--redis``, database 11 by default,
 which must be empty) on 127.0.0.1, and bubblewrap (``bwrap``). The benchmark creates and drops
@@ -91,11 +98,13 @@ import os
 import secrets
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import time
 from contextlib import ExitStack
 from pathlib import Path
+from subprocess import DEVNULL
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -121,14 +130,20 @@ def start_platform(
     workers: int | None,
     ports: tuple,
     transport: str,
+    root: Path = ROOT,
+    name: str | None = None,
 ) -> dict:
     """A web server (gunicorn) and its runtime host, whose workers run in ``sandbox``, spoken
-    to in frames on a Unix socket (``transport`` ``unix``) or over HTTP (``http``)."""
+    to in frames on a Unix socket (``transport`` ``unix``) or over HTTP (``http``); the code
+    of the checkout at ``root`` (``--against``: another's, with its SDK)."""
+    name = name or sandbox
+    if root != ROOT:
+        env = {**env, "PYTHONPATH": os.pathsep.join([str(root), str(root / "sdk"), str(HERE)])}
     web_port, runtime_port = ports
     web, runtime = f"http://127.0.0.1:{web_port}", f"http://127.0.0.1:{runtime_port}"
     command = [sys.executable, "manage.py", "runtime_host", "--port", str(runtime_port)]
     if transport == "unix":
-        socket_path = scratch / f"runtime-{sandbox}.sock"
+        socket_path = scratch / f"runtime-{name}.sock"
         runtime_url = f"unix://{socket_path}"
         command += ["--socket", str(socket_path)]
     else:
@@ -145,10 +160,11 @@ def start_platform(
         stack,
         command,
         env={**env, **pools, "RUNTIME_SANDBOX": sandbox},
-        log=scratch / f"runtime-{sandbox}.log",
+        log=scratch / f"runtime-{name}.log",
+        cwd=root,
     )
-    server = start_web(stack, scratch, env, web_port, sandbox)
-    wait_for(f"{runtime}/health", host, scratch / f"runtime-{sandbox}.log")
+    server = start_web(stack, scratch, env, web_port, name, cwd=root)
+    wait_for(f"{runtime}/health", host, scratch / f"runtime-{name}.log")
     health = requests.get(f"{runtime}/health", timeout=10).json()
     if health["sandbox"] != sandbox:
         raise RuntimeError(f"the runtime host runs {health['sandbox']!r}, not {sandbox!r}")
@@ -162,7 +178,8 @@ def start_platform(
         f"{config.pools.spare_workers} spare"
     )
     return {"web": web, "integrations": f"http://localhost:{web_port}", "runtime": runtime,
-            "env": env, "host": host_line, "cpu": _cpu_groups(server, host)}  # fmt: skip
+            "env": env, "host": host_line, "cpu": _cpu_groups(server, host),
+            "profiled": {"web": server.pid, "runtime-host": host.pid}}  # fmt: skip
 
 
 def _cpu_groups(server, host) -> dict:
@@ -182,7 +199,7 @@ def _cpu_groups(server, host) -> dict:
 WEB = {"workers": 2, "threads": 8}
 
 
-def start_web(stack: ExitStack, scratch: Path, env: dict, port: int, name: str):
+def start_web(stack: ExitStack, scratch: Path, env: dict, port: int, name: str, cwd=ROOT):
     """A web server of the platform (gunicorn, as production runs it) on ``port``; its
     process."""
     web = f"http://127.0.0.1:{port}"
@@ -195,9 +212,41 @@ def start_web(stack: ExitStack, scratch: Path, env: dict, port: int, name: str):
          "--threads", str(WEB["threads"])],
         env=env,
         log=scratch / f"web-{name}.log",
+        cwd=cwd,
     )  # fmt: skip
     wait_for(f"{web}/bench/bare/", server, scratch / f"web-{name}.log")
     return server
+
+
+def start_profilers(directory: Path | None, pids: dict) -> list:
+    """With ``--profile DIR``: py-spy on each named process (the web server with its gunicorn
+    workers, sampling the thread that holds the interpreter's lock: where its Python spends
+    CPU, not its threads' waits; the runtime host, its own) until stopped: collapsed stacks in
+    DIR/<name>.txt (flame graph tools and ``grep`` read them)."""
+    if directory is None:
+        return []
+    directory.mkdir(parents=True, exist_ok=True)
+    py_spy = Path(sys.executable).parent / "py-spy"
+    if not py_spy.exists():
+        raise SystemExit(f"--profile needs py-spy: {py_spy.parent}/pip install py-spy")
+    profilers = []
+    for name, pid in pids.items():
+        command = [str(py_spy), "record", "--pid", str(pid), "--rate", "200", "--format", "raw"]
+        command += ["--output", str(directory / f"{name}.txt"), "--nonblocking"]
+        command += ["--subprocesses", "--gil"] if name == "web" else []
+        profilers.append(subprocess.Popen(command, stdout=DEVNULL, stderr=DEVNULL))
+    time.sleep(1.0)  # py-spy attaches
+    return profilers
+
+
+def stop_profilers(profilers: list) -> None:
+    for profiler in profilers:
+        profiler.send_signal(signal.SIGINT)
+    for profiler in profilers:
+        try:
+            profiler.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            profiler.kill()
 
 
 def expecting(expected: bytes):
@@ -259,6 +308,18 @@ def main():
         help="how the web servers reach the runtime host: frames on a Unix socket (the "
         "host's event loop) or HTTP (the host under gunicorn)",
     )
+    parser.add_argument(
+        "--against",
+        type=Path,
+        help="another checkout (PATH, with its SDK; same migrations): its sandboxed endpoint "
+        "in the same rounds, for a before and after on one machine at one time",
+    )
+    parser.add_argument(
+        "--profile",
+        type=Path,
+        help="record the sandboxed web server and runtime host with py-spy during the first "
+        "endpoint round (its figures include py-spy's share): DIR/web.txt, DIR/runtime-host.txt",
+    )
     parser.add_argument("--web-workers", type=int, default=WEB["workers"], help="gunicorn's")
     parser.add_argument("--web-threads", type=int, default=WEB["threads"], help="each")
     args = parser.parse_args()
@@ -312,6 +373,11 @@ def main():
                 )
                 for sandbox in ("bwrap", "off")
             }
+            if args.against:  # the other checkout's code, sandboxed, on the same database
+                platforms["against"] = start_platform(
+                    stack, scratch, env, "bwrap", args.workers, (free_port(), free_port()),
+                    args.transport, root=args.against, name="against",
+                )  # fmt: skip
             sandboxed = platforms["bwrap"]
             celery = str(Path(sys.executable).parent / "celery")
             worker = start(
@@ -328,18 +394,25 @@ def main():
                 "endpoint": sandboxed["integrations"] + endpoint,
                 "unconfined": platforms["off"]["integrations"] + endpoint,
             }
+            if args.against:
+                urls["against"] = platforms["against"]["integrations"] + endpoint
             bodies = {name: requests.get(url, timeout=20).content for name, url in urls.items()}
-            assert bodies["bare"] == bodies["endpoint"] == bodies["unconfined"], bodies
+            assert len(set(bodies.values())) == 1, bodies
             results = {name: ([], [], {}) for name in urls}
             meters = {"bare": sandboxed, "endpoint": sandboxed, "unconfined": platforms["off"]}
+            meters["against"] = platforms.get("against")
             for name, url in urls.items():  # warm-up: connections, pools, code paths
                 load(url, expecting(bodies[name]), args.concurrency, 2)
-            for _ in range(args.rounds):
+            for round_number in range(args.rounds):
                 for name, url in urls.items():
+                    profiled = name == "endpoint" and round_number == 0
+                    profilers = start_profilers(args.profile if profiled else None,
+                                                sandboxed["profiled"])  # fmt: skip
                     with CpuMeter(meters[name]["cpu"]) as meter:
                         latencies, rate = load(
                             url, expecting(bodies[name]), args.concurrency, args.seconds
                         )
+                    stop_profilers(profilers)
                     results[name][0].extend(latencies)
                     results[name][1].append(rate)
                     for group, used in meter.used.items():
@@ -391,7 +464,7 @@ def main():
                 args.serial // 2,
             )
         signal.alarm(0)
-        hosts = {sandbox: platform["host"] for sandbox, platform in platforms.items()}
+        hosts = {name: platform["host"] for name, platform in platforms.items()}
         report(args, results, serial, events, cold, fairness, started_at, load_before, hosts)
         if breadth is not None:
             breadth_phase.report(breadth)

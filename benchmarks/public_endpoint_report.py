@@ -52,13 +52,20 @@ def report(args, results, serial, events, cold, fairness, started_at, load_befor
         "bare": "bare Django view",
         "endpoint": "public endpoint, sandboxed",
         "unconfined": "public endpoint, unconfined",
+        "against": "endpoint, --against's code",
     }
     for name, (count, rate, p50, p99) in rows.items():
         print(f"| {labels[name]:<28} | {count:>8} | {rate:>7.0f} | {p50:>7.2f} | {p99:>7.2f} |")
-    for label, top, bottom in [
+    ratios = [
         ("sandboxed / bare", "endpoint", "bare"),
         ("sandboxed / unconfined", "endpoint", "unconfined"),
-    ]:
+    ]
+    if "against" in rows:
+        ratios += [
+            ("--against's / bare", "against", "bare"),
+            ("this / --against's", "endpoint", "against"),
+        ]
+    for label, top, bottom in ratios:
         a, b = rows[top], rows[bottom]
         print(
             f"| {'ratio ' + label:<28} | {'':>8} | {a[1] / b[1]:>7.2f} "

@@ -15,10 +15,11 @@ a reason to fail a call without trying.
 
 A host is spoken to over HTTP (``http://``: one keep-alive connection pool per host,
 urllib3) or in frames (``unix:///path`` on one machine, ``tcp://host:port`` across
-machines: one persistent connection per host that carries every call of the process's
-threads at once, ``runtime/frames.py``), shared by the process's threads.
+machines: one persistent connection per host and thread, ``runtime/frames.py``, on which
+the thread's calls read their own answers).
 """
 
+import functools
 import hashlib
 import os
 import threading
@@ -41,8 +42,10 @@ PROBE_TIMEOUT = 1.0
 POOL_SIZE = 32
 
 
+@functools.lru_cache(maxsize=16)
 def host_urls(setting: str) -> tuple[str, ...]:
-    """The hosts of ``RUNTIME_URL``: one URL, or several comma-separated."""
+    """The hosts of ``RUNTIME_URL``: one URL, or several comma-separated (read once per
+    setting: every call asks)."""
     return tuple(url.strip().rstrip("/") for url in setting.split(",") if url.strip())
 
 
@@ -53,6 +56,8 @@ def weight(host: str, key: str) -> int:
 
 def rendezvous_order(key: str, hosts: Sequence[str]) -> list[str]:
     """``hosts`` by decreasing weight for ``key``: the first is the key's host."""
+    if len(hosts) == 1:
+        return list(hosts)  # no weights to compare
     return sorted(hosts, key=lambda host: weight(host, key), reverse=True)
 
 
@@ -131,33 +136,49 @@ def speaks_frames(host: str) -> bool:
     return host.partition("://")[0] in frames.SCHEMES
 
 
-_connections: dict[str, frames.Connection] = {}
-_connections_lock = threading.Lock()
+class _ThreadConnections(threading.local):
+    """Each thread's connections, by host; ``forked`` counts the forks of this process, so
+    that a forked child's thread lets go of the connections its parent's thread made."""
+
+    forked = 0
+
+    def __init__(self):
+        self.by_host: dict[str, frames.Connection] = {}
+        self.made_after = _ThreadConnections.forked
+
+
+_thread_connections = _ThreadConnections()
 
 
 def connection(host: str) -> frames.Connection:
-    """The process's connection to ``host`` (frames), made again once it has ended;
-    frames.ConnectFailed when it cannot be made within ``RUNTIME_CONNECT_TIMEOUT``."""
-    found = _connections.get(host)
+    """The calling thread's connection to ``host`` (frames), made again once it has ended;
+    frames.ConnectFailed when it cannot be made within ``RUNTIME_CONNECT_TIMEOUT``. A
+    connection per thread: its calls read their own answers (``frames.Connection``)."""
+    mine = _thread_connections
+    if mine.made_after != _ThreadConnections.forked:
+        _forget(mine)
+    found = mine.by_host.get(host)
     if found is None or found.broken:
-        with _connections_lock:
-            found = _connections.get(host)
-            if found is None or found.broken:
-                found = _connections[host] = frames.Connection(
-                    host, runtime_signing_key(), settings.RUNTIME_CONNECT_TIMEOUT
-                )
+        found = mine.by_host[host] = frames.Connection(
+            host, runtime_signing_key(), settings.RUNTIME_CONNECT_TIMEOUT
+        )
     return found
 
 
-def _forget_inherited_connections():
+def _forget(mine: _ThreadConnections):
     """A forked child (a Celery prefork worker, a preloading server's worker) opens its own:
     frames of two processes on one connection would interleave."""
-    for inherited in _connections.values():
+    for inherited in mine.by_host.values():
         inherited.abandon()
-    _connections.clear()
+    mine.by_host.clear()
+    mine.made_after = _ThreadConnections.forked
 
 
-os.register_at_fork(after_in_child=_forget_inherited_connections)
+def _count_fork():
+    _ThreadConnections.forked += 1
+
+
+os.register_at_fork(after_in_child=_count_fork)
 
 
 def health(host: str, timeout: float) -> tuple[int, bytes] | None:

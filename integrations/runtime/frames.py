@@ -1,8 +1,9 @@
-"""The runtime's framing: the platform's calls to the runtime host over one persistent
-connection per host and web process (``RUNTIME_URL`` ``unix:///path`` on one machine,
-``tcp://host:port`` across machines), many calls at once, each by its id. No HTTP server in
-the path: the host's event loop (``socket_server.py``) reads frames and hands them to the
-same dispatch its HTTP application calls.
+"""The runtime's framing: the platform's calls to the runtime host over persistent
+connections (``RUNTIME_URL`` ``unix:///path`` on one machine, ``tcp://host:port`` across
+machines), each frame with its call id: the host takes many calls at once on a connection and
+answers each as it is ready; the platform keeps one per host and thread (``Connection``). No
+HTTP server in the path: the host's event loop (``socket_server.py``) reads frames and hands
+them to the same dispatch its HTTP application calls.
 
 On connecting, the host says ``HELLO`` and a random nonce of its own for this connection.
 Then every frame is a 4-byte big-endian length and that many bytes:
@@ -31,7 +32,9 @@ import hashlib
 import hmac
 import itertools
 import json
+import math
 import os
+import select
 import socket
 import struct
 import threading
@@ -54,6 +57,8 @@ PATH, TRACEPARENT, TRACESTATE, EVENT, ENVIRONMENT, FETCH_BODY, BUNDLE, BODY = ra
 REQUEST_FIELDS = 8
 #: Room for an answer's headers (what the code printed, its error) beside its body's limit.
 ANSWER_HEADROOM = 1024 * 1024
+#: Bytes read from a connection at a time.
+CHUNK = 256 * 1024
 #: The schemes of ``RUNTIME_URL`` spoken in frames; ``http://`` is HTTP.
 SCHEMES = ("unix", "tcp")
 
@@ -216,28 +221,6 @@ class Answer:
     body: bytes
 
 
-class _Waiting:
-    """A call waiting for its answer: the reader thread sets ``answer`` or ``failure`` and
-    then ``finish``es it, once (it took the call out of ``Connection._waiting`` first)."""
-
-    __slots__ = ("_done", "answer", "failure", "limit")
-
-    def __init__(self, limit: int):
-        # A bare lock, held until the answer came: the cheapest hand-off between two threads
-        # (an Event is a condition, a lock and a list of waiters).
-        self._done = threading.Lock()
-        self._done.acquire()
-        self.answer: Answer | None = None
-        self.failure: Exception | None = None
-        self.limit = limit
-
-    def finish(self):
-        self._done.release()
-
-    def wait(self, timeout: float) -> bool:
-        return self._done.acquire(timeout=timeout)
-
-
 def address_of(url: str) -> tuple[int, str | tuple[str, int]]:
     """The socket family and address of a ``unix:///path`` or ``tcp://host:port`` URL."""
     scheme, _, rest = url.partition("://")
@@ -250,11 +233,13 @@ def address_of(url: str) -> tuple[int, str | tuple[str, int]]:
 
 
 class Connection:
-    """A connection to a runtime host, shared by a process's threads: ``call`` sends a
-    request and waits for its answer while other threads' calls go and come on the same
-    connection (a reader thread hands each answer to its caller by call id). When the
-    connection ends, the calls waiting on it fail (ConnectionBroken) and it is not used
-    again (``broken``)."""
+    """A connection to a runtime host for one thread's calls: ``call`` sends a request and
+    reads what comes until its own answer, on the caller's thread (no reader thread, no
+    hand-off of the answer from one thread to another: the platform keeps a connection per
+    thread, ``gateway.hosts.connection``). Calls from several threads on one connection
+    take turns. An answer that comes after its caller stopped waiting is dropped by its call
+    id when the next call reads. When the connection ends, the call on it fails
+    (ConnectionBroken) and it is not used again (``broken``)."""
 
     def __init__(self, url: str, key: str, connect_timeout: float):
         family, address = address_of(url)
@@ -271,50 +256,58 @@ class Connection:
         if not hello.startswith(HELLO):
             sock.close()
             raise ConnectFailed(f"{url} is not a runtime host speaking frames")
+        # Blocking, without a timeout: the waits are the poller's (a socket's own timeout
+        # polls before each read, and changing it is a system call).
         sock.settimeout(None)
         self.url, self._key, self._nonce = url, key.encode(), hello[len(HELLO) :]
         self._socket = sock
-        self._send_lock = threading.Lock()
+        self._poller = select.poll()
+        self._poller.register(sock, select.POLLIN)
+        self._buffer = bytearray()
+        self._unread = 0  # bytes of a dropped frame still to come
+        self._turn = threading.Lock()
         self._ids = itertools.count(1)
         self._sequence = 0
-        self._waiting: dict[int, _Waiting] = {}
         self.broken = False
-        threading.Thread(target=self._read, name=f"runtime frames {url}", daemon=True).start()
 
     def call(self, fields: list[bytes | None], *, timeout: float, answer_limit: int) -> Answer:
         """Send the request of ``fields`` and wait up to ``timeout`` s for its answer.
         ConnectFailed when the connection was unusable before the request went (nothing
         reached the host), ConnectionBroken or AnswerTimeout when it may have reached it,
         AnswerTooLarge when the answer's frame is over ``answer_limit`` bytes and headroom."""
-        waiting = _Waiting(answer_limit + ANSWER_HEADROOM)
-        with self._send_lock:
+        with self._turn:
+            if not self.broken:
+                self._take_in_idle()
             if self.broken:
                 raise ConnectFailed(f"{self.url}: the connection had ended")
             call_id = next(self._ids) & 0xFFFFFFFF
             self._sequence += 1
             frame = encode_request(call_id, self._sequence, self._nonce, self._key, fields)
-            self._waiting[call_id] = waiting
             try:
                 self._socket.sendall(frame)
             except OSError as error:
                 # Not all of the frame went: the host never runs a frame it did not read whole.
-                self._waiting.pop(call_id, None)
                 self._break()
                 raise ConnectFailed(f"{self.url}: {error}") from error
-        if not waiting.wait(timeout):
-            self._waiting.pop(call_id, None)
-            raise AnswerTimeout(f"no answer within {timeout:g} s")
-        if waiting.failure is not None:
-            raise waiting.failure
-        assert waiting.answer is not None
-        return waiting.answer
+            deadline = time.monotonic() + timeout
+            try:
+                return self._answer(call_id, deadline, answer_limit + ANSWER_HEADROOM)
+            except AnswerTimeout:
+                raise  # the connection serves on: the late answer is dropped when it comes
+            except (OSError, FrameError, ValueError, TypeError) as error:
+                self._break()
+                raise ConnectionBroken(f"{self.url}: {error}") from error
 
     def close(self):
         self._break()
 
+    def __del__(self):  # a thread's connections end with it
+        with contextlib.suppress(Exception):
+            self._socket.close()
+
     def abandon(self):
         """In a forked child: let go of the parent's connection without ending it (its
-        descriptor closed here only; the parent's reader thread is not in this process)."""
+        descriptor closed here only)."""
         self.broken = True
         self._socket.close()
 
@@ -332,44 +325,65 @@ class Connection:
             self._socket.shutdown(socket.SHUT_RDWR)
         self._socket.close()
 
-    def _read(self):
-        sock, buffer = self._socket, bytearray()
+    def _take_in_idle(self):
+        """What came while no call waited, without waiting: a late answer's bytes (dropped
+        when read), or the host's end of the connection, found before a frame is sent on it
+        (the call then goes on a new connection: nothing reached the host)."""
         try:
-            while True:
-                while len(buffer) < LENGTH.size + ANSWER_HEAD.size:
-                    buffer += _chunk(sock)
-                (length,) = LENGTH.unpack_from(buffer)
-                call_id = call_id_of(bytes(buffer[4:8]))
-                waiting = self._waiting.pop(call_id, None)
-                if waiting is not None and length > waiting.limit:
-                    del buffer[:4]
-                    _skip(sock, buffer, length)
-                    waiting.failure = AnswerTooLarge(f"an answer of {length} bytes")
-                    waiting.finish()
-                    continue
-                while len(buffer) < LENGTH.size + length:
-                    buffer += _chunk(sock)
-                frame = memoryview(bytes(buffer[4 : 4 + length]))
-                del buffer[: 4 + length]
-                if waiting is None:
-                    continue  # its caller stopped waiting
-                _, status = ANSWER_HEAD.unpack_from(frame)
-                headers_field, body = _read_fields(frame, ANSWER_HEAD.size)
-                headers = [(str(n), str(v)) for n, v in json.loads(headers_field or b"[]")]
-                waiting.answer = Answer(status, headers, body or b"")
-                waiting.finish()
-        except (OSError, FrameError, ValueError, TypeError) as error:
-            failure = error if isinstance(error, FrameError) else FrameError(str(error))
-        self._break()
-        with self._send_lock:
-            waiting_calls, self._waiting = list(self._waiting.values()), {}
-        for waiting in waiting_calls:
-            waiting.failure = ConnectionBroken(f"{self.url}: {failure}")
-            waiting.finish()
+            if self._poller.poll(0):
+                data = self._socket.recv(CHUNK)
+                if not data:
+                    self._break()
+                self._buffer += data
+        except OSError:
+            self._break()
+
+    def _read_more(self, deadline: float):
+        left = deadline - time.monotonic()
+        if left <= 0 or not self._poller.poll(math.ceil(left * 1000)):
+            raise AnswerTimeout(f"no answer within the time given ({self.url})")
+        self._buffer += _chunk(self._socket)
+
+    def _fill(self, size: int, deadline: float):
+        while len(self._buffer) < size:
+            self._read_more(deadline)
+
+    def _drop_unread(self, deadline: float):
+        """Drop what is left of a frame no call waits for (or one over its caller's limit),
+        as it comes: a frame cut by a timeout is dropped on by the next call."""
+        buffer = self._buffer
+        while self._unread:
+            if not buffer:
+                self._read_more(deadline)
+            dropped = min(self._unread, len(buffer))
+            del buffer[:dropped]
+            self._unread -= dropped
+
+    def _answer(self, call_id: int, deadline: float, limit: int) -> Answer:
+        buffer = self._buffer
+        while True:
+            self._drop_unread(deadline)
+            self._fill(LENGTH.size + ANSWER_HEAD.size, deadline)
+            (length,) = LENGTH.unpack_from(buffer)
+            answer_id = call_id_of(bytes(buffer[4:8]))
+            if answer_id != call_id or length > limit:
+                del buffer[: LENGTH.size]
+                self._unread = length
+                self._drop_unread(deadline)
+                if answer_id == call_id:
+                    raise AnswerTooLarge(f"an answer of {length} bytes")
+                continue  # a call that stopped waiting: its answer dropped
+            self._fill(LENGTH.size + length, deadline)
+            frame = memoryview(bytes(buffer[4 : 4 + length]))
+            del buffer[: 4 + length]
+            _, status = ANSWER_HEAD.unpack_from(frame)
+            headers_field, body = _read_fields(frame, ANSWER_HEAD.size)
+            headers = [(str(n), str(v)) for n, v in json.loads(headers_field or b"[]")]
+            return Answer(status, headers, body or b"")
 
 
 def _chunk(sock: socket.socket) -> bytes:
-    data = sock.recv(256 * 1024)
+    data = sock.recv(CHUNK)
     if not data:
         raise FrameError("the host closed the connection")
     return data
@@ -380,20 +394,6 @@ def _receive(sock: socket.socket, size: int) -> bytes:
     while len(data) < size:
         data += _chunk(sock)
     return data
-
-
-def _skip(sock: socket.socket, buffer: bytearray, length: int):
-    """Drop the ``length`` bytes of one frame (``buffer`` holds its first bytes)."""
-    if len(buffer) >= length:
-        del buffer[:length]
-        return
-    remaining = length - len(buffer)
-    buffer.clear()
-    while remaining > 0:
-        data = _chunk(sock)
-        if len(data) > remaining:
-            buffer += data[remaining:]
-        remaining -= len(data)
 
 
 def new_nonce() -> bytes:

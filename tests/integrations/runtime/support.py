@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -144,7 +145,7 @@ class EnvelopeClient:
         self.host = host
         self.transport = transport
         self.session = requests.Session()
-        self._connection: frames.Connection | None = None
+        self._connections = threading.local()  # one per thread, as the platform keeps them
 
     def post(self, name, parts, version="v1", signature=None, sign=True, timeout=30):
         framed = self.transport == "frames" and sign and signature is None
@@ -165,10 +166,12 @@ class EnvelopeClient:
         for name, position in FRAME_PARTS.items():
             if name in parts:
                 fields[position] = parts[name][1]
-        if self._connection is None or self._connection.broken:
-            self._connection = frames.Connection(self.host.frames_url, self.host.signing_key, 5)
+        connection = getattr(self._connections, "now", None)
+        if connection is None or connection.broken:
+            connection = frames.Connection(self.host.frames_url, self.host.signing_key, 5)
+            self._connections.now = connection
         try:
-            answer = self._connection.call(fields, timeout=timeout, answer_limit=64 * 1024**2)
+            answer = connection.call(fields, timeout=timeout, answer_limit=64 * 1024**2)
         except frames.FrameError as error:  # the host gone: as requests says it over HTTP
             raise requests.ConnectionError(str(error)) from error
         return FramedAnswer(answer)

@@ -1,8 +1,9 @@
-"""The platform's persistent connection to the runtime host (frames, ``RUNTIME_URL``
-``unix:///path``), through a real host process and real sockets: many calls at once on one
-connection, each answered to its caller; a forged, stale, replayed or oversized frame
-refused; a half-written frame never run; a connection dropped mid-call failing only its own
-calls."""
+"""The platform's persistent connections to the runtime host (frames, ``RUNTIME_URL``
+``unix:///path``), through a real host process and real sockets: the host answers many calls
+at once on one connection, each by its id, a quick one before a slow one; a forged, stale,
+replayed or oversized frame refused; a half-written frame never run; a connection dropped
+mid-call failing only its own call; a late answer dropped; a connection the host ended while
+idle found before a frame is sent on it."""
 
 import contextlib
 import json
@@ -118,15 +119,37 @@ class RawConnection:
         self.socket.close()
 
 
-def test_many_calls_at_once_on_one_connection_each_get_their_own_answer(connect):
-    with connect() as connection, ThreadPoolExecutor(24) as calls:
-        answers = list(
-            calls.map(
-                lambda n: connection.call(fields_for(f"n={n}"), timeout=30, answer_limit=LIMIT),
-                range(24),
-            )
+def test_many_calls_at_once_on_one_connection_are_each_answered_by_their_id(runtime_host):
+    raw = RawConnection(runtime_host)
+    try:
+        sent = {call_id: f"n={call_id * 7}" for call_id in range(1, 25)}
+        raw.socket.sendall(
+            b"".join(raw.frame(call_id, call_id, fields_for(q)) for call_id, q in sent.items())
         )
-    assert [(a.status, body_of(a)["n"]) for a in answers] == [(200, str(n)) for n in range(24)]
+        answers = [raw.answer() for _ in sent]
+    finally:
+        raw.close()
+    assert {call_id: (status, json.loads(body)["n"]) for call_id, status, _, body in answers} == {
+        call_id: (200, str(call_id * 7)) for call_id in sent
+    }
+
+
+def test_a_quick_call_is_answered_before_a_slow_one_sent_first_on_the_same_connection(
+    runtime_host,
+):
+    raw = RawConnection(runtime_host)
+    try:
+        raw.socket.sendall(raw.frame(1, 1, fields_for("n=slow&sleep=1.5")))
+        time.sleep(0.2)  # the slow call on its worker first
+        started = time.monotonic()
+        raw.socket.sendall(raw.frame(2, 2, fields_for("n=quick")))
+        first = raw.answer()
+        quick_took = time.monotonic() - started
+        second = raw.answer()
+    finally:
+        raw.close()
+    assert [(first[0], first[1]), (second[0], second[1])] == [(2, 200), (1, 200)]
+    assert quick_took < 1.3, quick_took
 
 
 def host_threads(host) -> int:
@@ -142,14 +165,18 @@ def test_calls_without_the_bundle_are_carried_on_the_event_loop_not_a_thread_eac
     thread per call, kept for the next ones, was the way before)."""
     host = start_host(tmp_path_factory, RUNTIME_QUEUE_TIMEOUT="10")
     try:
-        with frames.Connection(host.frames_url, host.signing_key, 5) as connection:
-            first = connection.call(fields_for("n=load"), timeout=30, answer_limit=LIMIT)
+        with contextlib.ExitStack() as stack:
+            connections = [
+                stack.enter_context(frames.Connection(host.frames_url, host.signing_key, 5))
+                for _ in range(20)
+            ]
+            first = connections[0].call(fields_for("n=load"), timeout=30, answer_limit=LIMIT)
             assert first.status == 200  # the code sent once, with the bundle
             before = host_threads(host)
 
-            def call(n):
+            def call(n):  # each thread's calls on a connection of its own, as the platform's
                 fields = fields_for(f"n={n}&sleep=0.05", bundle=False)
-                return connection.call(fields, timeout=30, answer_limit=LIMIT)
+                return connections[n].call(fields, timeout=30, answer_limit=LIMIT)
 
             with ThreadPoolExecutor(20) as calls:
                 for _ in range(2):
@@ -159,21 +186,6 @@ def test_calls_without_the_bundle_are_carried_on_the_event_loop_not_a_thread_eac
             assert host_threads(host) <= before + 1
     finally:
         host.stop()
-
-
-def test_a_quick_call_is_not_held_behind_a_slow_one_on_the_same_connection(connect):
-    with connect() as connection:
-        slow_done = threading.Event()
-
-        def slow():
-            connection.call(fields_for("n=slow&sleep=1.5"), timeout=30, answer_limit=LIMIT)
-            slow_done.set()
-
-        threading.Thread(target=slow).start()
-        time.sleep(0.2)  # the slow call sent first
-        quick = connection.call(fields_for("n=quick"), timeout=30, answer_limit=LIMIT)
-        assert body_of(quick)["n"] == "quick" and not slow_done.is_set()
-        assert slow_done.wait(10)
 
 
 def test_a_frame_signed_with_another_key_is_refused_and_the_connection_closed(
@@ -259,12 +271,19 @@ def test_a_half_written_frame_waits_for_its_rest_and_is_never_run_without_it(run
 
 
 class Proxy:
-    """A Unix socket relaying one connection to the host's, which the test can cut."""
+    """A Unix socket (or, without ``path``, a TCP port) relaying one connection to the host's,
+    which the test can cut; ``url`` is its frames URL."""
 
-    def __init__(self, host, path):
-        self.target, self.path = str(host.socket_path), str(path)
-        self.listener = socket.socket(socket.AF_UNIX)
-        self.listener.bind(self.path)
+    def __init__(self, host, path=None):
+        self.target = str(host.socket_path)
+        if path is None:
+            self.listener = socket.socket(socket.AF_INET)
+            self.listener.bind(("127.0.0.1", 0))
+            self.url = f"tcp://127.0.0.1:{self.listener.getsockname()[1]}"
+        else:
+            self.listener = socket.socket(socket.AF_UNIX)
+            self.listener.bind(str(path))
+            self.url = f"unix://{path}"
         self.listener.listen(1)
         self.sockets: list[socket.socket] = []
         threading.Thread(target=self._accept, daemon=True).start()
@@ -292,15 +311,15 @@ class Proxy:
         self.listener.close()
 
 
-def test_a_connection_dropped_mid_call_fails_only_the_calls_on_it(runtime_host, connect, tmp_path):
+def test_a_connection_dropped_mid_call_fails_only_the_call_on_it(runtime_host, connect, tmp_path):
     proxy = Proxy(runtime_host, tmp_path / "proxy.sock")
-    cut = connect(f"unix://{proxy.path}")
+    cut = connect(proxy.url)
     kept = connect()
     outcomes: dict[str, object] = {}
 
     def call(name, connection):
         try:
-            # "kept" in a pool of its own: the two others hold the workers of theirs.
+            # "kept" in a pool of its own: the other holds a worker of its own.
             fields = fields_for(f"n={name}&sleep=1", name=f"{NAME}-{name.split('-')[0]}")
             answer = connection.call(fields, timeout=30, answer_limit=LIMIT)
             outcomes[name] = body_of(answer)["n"]
@@ -309,7 +328,7 @@ def test_a_connection_dropped_mid_call_fails_only_the_calls_on_it(runtime_host, 
 
     threads = [
         threading.Thread(target=call, args=(name, connection))
-        for name, connection in (("cut-1", cut), ("cut-2", cut), ("kept", kept))
+        for name, connection in (("cut", cut), ("kept", kept))
     ]
     for thread in threads:
         thread.start()
@@ -317,11 +336,7 @@ def test_a_connection_dropped_mid_call_fails_only_the_calls_on_it(runtime_host, 
     proxy.cut()
     for thread in threads:
         thread.join(10)
-    assert outcomes == {
-        "cut-1": "ConnectionBroken",
-        "cut-2": "ConnectionBroken",
-        "kept": "kept",
-    }
+    assert outcomes == {"cut": "ConnectionBroken", "kept": "kept"}
     assert cut.broken and not kept.broken
     with pytest.raises(frames.ConnectFailed):  # never used again: nothing is sent on it
         cut.call(fields_for("n=after"), timeout=5, answer_limit=LIMIT)
@@ -343,3 +358,41 @@ def test_the_host_asks_for_the_bundle_in_frames_as_over_http(connect):
         answer = connection.call(unknown, timeout=30, answer_limit=LIMIT)
         assert answer.status == 409
         assert ("X-Runtime-Outcome", "bundle_required") in answer.headers
+
+
+def test_an_answer_that_comes_after_its_caller_gave_up_is_dropped_and_the_connection_serves_on(
+    connect,
+):
+    with connect() as connection:
+        with pytest.raises(frames.AnswerTimeout):
+            connection.call(fields_for("n=late&sleep=0.6"), timeout=0.2, answer_limit=LIMIT)
+        assert not connection.broken
+        time.sleep(1.0)  # the late answer has come: it is read, and dropped, first
+        after = connection.call(fields_for("n=after-late"), timeout=30, answer_limit=LIMIT)
+        assert body_of(after)["n"] == "after-late"
+        with pytest.raises(frames.AnswerTimeout):  # and one still on its way meanwhile
+            connection.call(fields_for("n=late-2&sleep=0.6"), timeout=0.2, answer_limit=LIMIT)
+        during = connection.call(fields_for("n=during&sleep=0.8"), timeout=30, answer_limit=LIMIT)
+        assert body_of(during)["n"] == "during"
+
+
+@pytest.mark.parametrize("family", ["unix", "tcp"])
+def test_a_connection_the_host_ended_while_idle_is_found_before_a_frame_is_sent_on_it(
+    runtime_host, connect, tmp_path, family
+):
+    """Nothing of the next call reaches the host: it fails as a connection not made
+    (ConnectFailed: the platform makes a new one, or goes to the next host), not as one broken
+    mid-call (which may have reached it). Over TCP a frame written to a connection its peer
+    closed is sent without an error: the end must be read first."""
+    proxy = Proxy(runtime_host, tmp_path / "idle.sock" if family == "unix" else None)
+    ended = connect(proxy.url)
+    assert body_of(ended.call(fields_for("n=before"), timeout=30, answer_limit=LIMIT)) == {
+        "n": "before"
+    }
+    before = served(runtime_host)
+    proxy.cut()
+    time.sleep(0.2)
+    with pytest.raises(frames.ConnectFailed):
+        ended.call(fields_for("n=never"), timeout=5, answer_limit=LIMIT)
+    assert ended.broken
+    assert served(runtime_host) == before
