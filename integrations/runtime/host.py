@@ -48,7 +48,13 @@ from .pool import RETRY_AFTER_SECONDS, installation_of
 from .registry import PoolRegistry
 from .replies import Reply, phrase, reply_from
 from .sandbox import SandboxUnavailable, make_sandbox
-from .serving import QuietRequestHandler, ThreadingWSGIServer, forbid_inspection, log_to_stderr
+from .serving import (
+    QuietRequestHandler,
+    ThreadingWSGIServer,
+    forbid_inspection,
+    log_to_stderr,
+    open_files_raised,
+)
 from .socket_server import CannotListen, serve_frames
 from .worker_start import WorkerSettings
 
@@ -325,6 +331,7 @@ def create_app() -> RuntimeHost:
     """The application, configured from the environment (gunicorn's entry point)."""
     log_to_stderr()
     forbid_inspection()
+    open_files_raised()  # before the default number of workers is read from it
     try:
         config = HostConfig.from_environ()
     except RuntimeError as error:  # a setting missing or malformed: its message names it

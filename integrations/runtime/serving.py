@@ -5,6 +5,7 @@ the host's own logging, and the process hardening done before any key is read.""
 import contextlib
 import ctypes
 import logging
+import resource
 import socketserver
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer
 
@@ -15,6 +16,17 @@ def forbid_inspection():
     """No other process of this user may read this host's memory or /proc files (its key)."""
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE
+
+
+def open_files_raised():
+    """The open files' soft limit raised to the hard one (the operator's bound, ``ulimit
+    -Hn``): each thread of each platform process keeps a connection to this host, its
+    workers three pipes each; a soft limit of 1,024 would refuse connections long before the
+    machine runs short. The workers keep limits of their own (``RUNTIME_*``)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != hard:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
 
 def log_to_stderr():

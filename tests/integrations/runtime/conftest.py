@@ -17,9 +17,9 @@ HOST_ENVIRONMENT = {
 }
 
 
-def start_host(tmp_path_factory, **overrides) -> RunningHost:
+def start_host(tmp_path_factory, open_files=None, **overrides) -> RunningHost:
     log = tmp_path_factory.mktemp("runtime") / "host.log"
-    return RunningHost("test-runtime-key", log, **{**HOST_ENVIRONMENT, **overrides})
+    return RunningHost("test-runtime-key", log, open_files, **{**HOST_ENVIRONMENT, **overrides})
 
 
 @pytest.fixture(scope="module")

@@ -4,10 +4,12 @@ platform does (reusable by the platform's end-to-end tests)."""
 import hashlib
 import json
 import os
+import resource
 import subprocess
 import sys
 import threading
 import time
+from functools import partial
 from pathlib import Path
 
 import requests
@@ -27,7 +29,14 @@ class RunningHost:
     a host never takes another's socket); its log goes to ``log_path`` and its temporary
     directories beside it."""
 
-    def __init__(self, signing_key: str, log_path: Path, **environment: str):
+    def __init__(
+        self,
+        signing_key: str,
+        log_path: Path,
+        open_files: int | None = None,
+        **environment: str,
+    ):
+        """``open_files``: the soft limit of open files the host starts under."""
         self.signing_key = signing_key
         self.log_path = log_path
         self.port = free_port()
@@ -47,6 +56,7 @@ class RunningHost:
             },
             stdout=self._log,
             stderr=subprocess.STDOUT,
+            preexec_fn=None if open_files is None else partial(_soft_open_files, open_files),
         )
         wait_for_health(self.url, self.process)  # its socket listens by then
 
@@ -132,6 +142,11 @@ def envelope_parts(event=None, environment=None, fetch_body=None, bundle=None) -
     if bundle is not None:
         parts["bundle"] = ("bundle.json", bundle, "application/json")
     return parts
+
+
+def _soft_open_files(limit: int):
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    resource.setrlimit(resource.RLIMIT_NOFILE, (limit, hard))
 
 
 class EnvelopeClient:

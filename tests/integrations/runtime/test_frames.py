@@ -8,6 +8,7 @@ idle found before a frame is sent on it."""
 import contextlib
 import json
 import os
+import resource
 import socket
 import threading
 import time
@@ -396,3 +397,37 @@ def test_a_connection_the_host_ended_while_idle_is_found_before_a_frame_is_sent_
         ended.call(fields_for("n=never"), timeout=5, answer_limit=LIMIT)
     assert ended.broken
     assert served(runtime_host) == before
+
+
+def open_files_limits(pid: int) -> tuple[int, int]:
+    with open(f"/proc/{pid}/limits") as limits:
+        line = next(line for line in limits if line.startswith("Max open files"))
+    soft, hard = line.split()[3:5]
+    return int(soft), int(hard)
+
+
+@pytest.mark.slow
+def test_a_host_started_under_a_low_open_files_limit_serves_a_connection_per_thread_past_it(
+    tmp_path_factory,
+):
+    """The platform keeps a connection per thread: a host started with a soft limit of 128
+    open files (the default is often 1,024) raises it to the hard one, and answers 300
+    connections at once."""
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    if hard != resource.RLIM_INFINITY and hard < 1024:
+        pytest.skip(f"the open files' hard limit is {hard}")
+    host = start_host(tmp_path_factory, open_files=128)
+    try:
+        health: list[bytes | None] = [None] * frames.REQUEST_FIELDS
+        health[frames.PATH] = b"/health"
+        with contextlib.ExitStack() as stack:
+            connections = [
+                stack.enter_context(frames.Connection(host.frames_url, host.signing_key, 5))
+                for _ in range(300)
+            ]
+            answers = [c.call(health, timeout=10, answer_limit=LIMIT) for c in connections]
+        assert {answer.status for answer in answers} == {200}
+        soft, hard = open_files_limits(host.process.pid)
+        assert soft == hard
+    finally:
+        host.stop()
