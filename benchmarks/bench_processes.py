@@ -8,6 +8,7 @@ import os
 import signal
 import socket
 import subprocess
+import sys
 import threading
 import time
 from contextlib import ExitStack
@@ -171,3 +172,35 @@ class CpuMeter:
         for name, group in self.groups.items():
             after, before = cpu_seconds(group()), self.before[name]
             self.used[name] = sum(after[pid] - before.get(pid, 0.0) for pid in after)
+
+
+def start_profilers(directory: Path | None, pids: dict) -> list:
+    """py-spy on each named process until stopped (none without ``directory``): collapsed
+    stacks in DIR/<name>.txt (flame graph tools and ``grep`` read them). ``web`` is recorded
+    with its worker processes, sampling the thread that holds the interpreter's lock (where
+    its Python spends CPU, not its threads' waits); any other name, its own process."""
+    if directory is None:
+        return []
+    directory.mkdir(parents=True, exist_ok=True)
+    py_spy = Path(sys.executable).parent / "py-spy"
+    if not py_spy.exists():
+        raise SystemExit(f"--profile needs py-spy: {py_spy.parent}/pip install py-spy")
+    profilers = []
+    for name, pid in pids.items():
+        command = [str(py_spy), "record", "--pid", str(pid), "--rate", "200", "--format", "raw"]
+        command += ["--output", str(directory / f"{name}.txt"), "--nonblocking"]
+        command += ["--subprocesses", "--gil"] if name == "web" else []
+        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+        profilers.append(subprocess.Popen(command, **quiet))
+    time.sleep(1.0)  # py-spy attaches
+    return profilers
+
+
+def stop_profilers(profilers: list) -> None:
+    for profiler in profilers:
+        profiler.send_signal(signal.SIGINT)
+    for profiler in profilers:
+        try:
+            profiler.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            profiler.kill()

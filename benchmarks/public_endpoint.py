@@ -98,13 +98,11 @@ import os
 import secrets
 import shutil
 import signal
-import subprocess
 import sys
 import tempfile
 import time
 from contextlib import ExitStack
 from pathlib import Path
-from subprocess import DEVNULL
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -114,139 +112,20 @@ import breadth_phase
 import fairness_phase
 import requests
 import runtime_paths
-from bench_processes import CpuMeter, free_port, load, postgres_pids, process_tree, start, wait_for
+from bench_processes import (
+    CpuMeter,
+    free_port,
+    load,
+    start,
+    start_profilers,
+    stop_profilers,
+)
+from platform_servers import WEB, start_platform, start_web
 from public_endpoint_report import report
 
 DATABASE = "bench_public_endpoint"  # create_test_db() makes test_bench_public_endpoint
 #: The Procfile's worker.
 CELERY_WORKER = ["worker", "--queues", "default,webhooks,runtime", "--concurrency", "2"]
-
-
-def start_platform(
-    stack: ExitStack,
-    scratch: Path,
-    env: dict,
-    sandbox: str,
-    workers: int | None,
-    ports: tuple,
-    transport: str,
-    root: Path = ROOT,
-    name: str | None = None,
-) -> dict:
-    """A web server (gunicorn) and its runtime host, whose workers run in ``sandbox``, spoken
-    to in frames on a Unix socket (``transport`` ``unix``) or over HTTP (``http``); the code
-    of the checkout at ``root`` (``--against``: another's, with its SDK)."""
-    name = name or sandbox
-    if root != ROOT:
-        env = {**env, "PYTHONPATH": os.pathsep.join([str(root), str(root / "sdk"), str(HERE)])}
-    web_port, runtime_port = ports
-    web, runtime = f"http://127.0.0.1:{web_port}", f"http://127.0.0.1:{runtime_port}"
-    command = [sys.executable, "manage.py", "runtime_host", "--port", str(runtime_port)]
-    if transport == "unix":
-        socket_path = scratch / f"runtime-{name}.sock"
-        runtime_url = f"unix://{socket_path}"
-        command += ["--socket", str(socket_path)]
-    else:
-        runtime_url = runtime
-        command += ["--gunicorn", "1"]
-    env = {
-        **env,
-        "PLATFORM_URL": web,
-        "INTEGRATIONS_URL": f"http://localhost:{web_port}",
-        "RUNTIME_URL": runtime_url,
-    }
-    pools = {"RUNTIME_WORKERS_MAX": str(workers)} if workers else {}
-    host = start(
-        stack,
-        command,
-        env={**env, **pools, "RUNTIME_SANDBOX": sandbox},
-        log=scratch / f"runtime-{name}.log",
-        cwd=root,
-    )
-    server = start_web(stack, scratch, env, web_port, name, cwd=root)
-    wait_for(f"{runtime}/health", host, scratch / f"runtime-{name}.log")
-    health = requests.get(f"{runtime}/health", timeout=10).json()
-    if health["sandbox"] != sandbox:
-        raise RuntimeError(f"the runtime host runs {health['sandbox']!r}, not {sandbox!r}")
-    from integrations.runtime.config import HostConfig
-
-    config = HostConfig.from_environ({**env, **pools, "RUNTIME_SANDBOX": sandbox})
-    host_line = (
-        f"{runtime_url.split('://')[0]}, sandbox {health['sandbox']}, "
-        f"seccomp {health.get('seccomp')}, "
-        f"{config.pools.workers_max} workers per version at most, "
-        f"{config.pools.spare_workers} spare"
-    )
-    return {"web": web, "integrations": f"http://localhost:{web_port}", "runtime": runtime,
-            "env": env, "host": host_line, "cpu": _cpu_groups(server, host),
-            "profiled": {"web": server.pid, "runtime-host": host.pid}}  # fmt: skip
-
-
-def _cpu_groups(server, host) -> dict:
-    """The processes whose CPU a load round counts: the web server's, the runtime host's, its
-    workers' (with their sandboxes), PostgreSQL's, and this process's (the client)."""
-    return {
-        "web": lambda: process_tree(server.pid),
-        "runtime host": lambda: [host.pid],
-        "workers": lambda: process_tree(host.pid)[1:],
-        "PostgreSQL": postgres_pids,
-        "client": lambda: [os.getpid()],
-    }
-
-
-#: The web servers' gunicorn processes and threads each (``--web-workers``, ``--web-threads``):
-#: ``deploy/Procfile.web``'s by default.
-WEB = {"workers": 2, "threads": 8}
-
-
-def start_web(stack: ExitStack, scratch: Path, env: dict, port: int, name: str, cwd=ROOT):
-    """A web server of the platform (gunicorn, as production runs it) on ``port``; its
-    process."""
-    web = f"http://127.0.0.1:{port}"
-    env = {**env, "PLATFORM_URL": web, "INTEGRATIONS_URL": f"http://localhost:{port}"}
-    server = start(
-        stack,
-        [str(Path(sys.executable).parent / "gunicorn"), "docplatform.wsgi",
-         "--bind", f"127.0.0.1:{port}",
-         "--workers", str(WEB["workers"]), "--worker-class", "gthread",
-         "--threads", str(WEB["threads"])],
-        env=env,
-        log=scratch / f"web-{name}.log",
-        cwd=cwd,
-    )  # fmt: skip
-    wait_for(f"{web}/bench/bare/", server, scratch / f"web-{name}.log")
-    return server
-
-
-def start_profilers(directory: Path | None, pids: dict) -> list:
-    """With ``--profile DIR``: py-spy on each named process (the web server with its gunicorn
-    workers, sampling the thread that holds the interpreter's lock: where its Python spends
-    CPU, not its threads' waits; the runtime host, its own) until stopped: collapsed stacks in
-    DIR/<name>.txt (flame graph tools and ``grep`` read them)."""
-    if directory is None:
-        return []
-    directory.mkdir(parents=True, exist_ok=True)
-    py_spy = Path(sys.executable).parent / "py-spy"
-    if not py_spy.exists():
-        raise SystemExit(f"--profile needs py-spy: {py_spy.parent}/pip install py-spy")
-    profilers = []
-    for name, pid in pids.items():
-        command = [str(py_spy), "record", "--pid", str(pid), "--rate", "200", "--format", "raw"]
-        command += ["--output", str(directory / f"{name}.txt"), "--nonblocking"]
-        command += ["--subprocesses", "--gil"] if name == "web" else []
-        profilers.append(subprocess.Popen(command, stdout=DEVNULL, stderr=DEVNULL))
-    time.sleep(1.0)  # py-spy attaches
-    return profilers
-
-
-def stop_profilers(profilers: list) -> None:
-    for profiler in profilers:
-        profiler.send_signal(signal.SIGINT)
-    for profiler in profilers:
-        try:
-            profiler.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            profiler.kill()
 
 
 def expecting(expected: bytes):
@@ -376,7 +255,7 @@ def main():
             if args.against:  # the other checkout's code, sandboxed, on the same database
                 platforms["against"] = start_platform(
                     stack, scratch, env, "bwrap", args.workers, (free_port(), free_port()),
-                    args.transport, root=args.against, name="against",
+                    args.transport, root=args.against.resolve(), name="against",
                 )  # fmt: skip
             sandboxed = platforms["bwrap"]
             celery = str(Path(sys.executable).parent / "celery")
