@@ -17,6 +17,8 @@ from django.http.request import split_domain_port
 from django.middleware.security import SecurityMiddleware
 from django.urls import resolve, set_urlconf
 
+from docplatform.change_feed import feed
+
 URLCONF = "integrations.urls"
 
 
@@ -46,7 +48,10 @@ class IntegrationsOriginMiddleware:
         # Error pages (404, 500) come from the integrations URLconf's handlers.
         request.urlconf = URLCONF
         set_urlconf(URLCONF)
-        return self.serve_endpoint(request)
+        # The kept installation vouched for as of the request's arrival: a change feed's
+        # round trip begun since, another request's, serves it too (``feed.serving``).
+        with feed.serving():
+            return self.serve_endpoint(request)
 
     @staticmethod
     def endpoint(request):
