@@ -8,13 +8,11 @@ Subscribers (``subscribe``) are told each one, and ``*`` whenever the feed canno
 what came before (its connection made, lost or closed).
 
 ``synced()`` is the feed's promise, strict: once it returns an epoch, every change committed
-before it was called has reached the subscribers (inside ``serving()``, every change
-committed before the request being served arrived). It sends an empty statement on the
+before it was called has reached the subscribers. It sends an empty statement on the
 feed's own connection and waits for the answer: PostgreSQL sends a listening session's
 pending notifications before it says it is ready again. Calls that come while another's is
-on its way wait for the next one; a call that finds one begun after it came (or after its
-request arrived) takes its answer: a request served while another's round trip began needs
-none of its own. None when the feed cannot promise: off (``DATABASE_CHANGE_FEED``, SQLite), its
+on its way wait for the next one; a call that finds one begun after it came takes its
+answer. None when the feed cannot promise: off (``DATABASE_CHANGE_FEED``, SQLite), its
 connection lost (tried again after ``RETRY_SECONDS``), or its own test notification did not
 come back (a pooler that does not keep a session's ``LISTEN``: PgBouncer in transaction
 mode). A subscriber then reads the database as if it kept nothing.
@@ -30,7 +28,6 @@ import select
 import threading
 import time
 from collections.abc import Callable
-from contextlib import contextmanager
 
 import psycopg
 from django.conf import settings
@@ -70,7 +67,6 @@ class ChangeFeed:
         self._used_at = 0.0
         self._syncs_begun = 0
         self._syncs_done = 0
-        self._arrivals = threading.local()  # the round trips begun when a request arrived
         self._probe: str | None = None
         self._probe_seen = False
 
@@ -80,26 +76,12 @@ class ChangeFeed:
         call the feed."""
         self._subscribers.append(callback)
 
-    @contextmanager
-    def serving(self):
-        """While a request is served on this thread: its ``synced()`` calls vouch for the
-        changes committed before it arrived (now), and take the answer of any round trip
-        begun since, another thread's too."""
-        self._arrivals.begun = self._syncs_begun
-        try:
-            yield
-        finally:
-            self._arrivals.begun = None
-
     def synced(self) -> int | None:
-        """The feed's epoch once every change committed before this call (or this thread's
-        request, ``serving``) has reached the subscribers; None when the feed cannot say
-        (module docstring)."""
+        """The feed's epoch once every change committed before this call has reached the
+        subscribers; None when the feed cannot say (module docstring)."""
         if not self.enabled():
             return None
-        arrived = getattr(self._arrivals, "begun", None)
-        if arrived is None:
-            arrived = self._syncs_begun
+        arrived = self._syncs_begun
         with self._lock:
             if self._connection is None and not self._connect():
                 return None
@@ -107,11 +89,6 @@ class ChangeFeed:
             if self._syncs_done > arrived:  # begun after this call came, and answered
                 return self._epoch
             return self._epoch if self._sync() else None
-
-    @property
-    def round_trips(self) -> int:
-        """How many round trips this feed has begun: what its promise has cost."""
-        return self._syncs_begun
 
     def close(self) -> None:
         """Close its connection (a test's end, before its database is dropped); the next

@@ -13,8 +13,7 @@ decrypted, as the kept versions' secrets are: the process holds the keys that de
 Building the instances again from the kept rows, each JSON value parsed and each secret
 decrypted, was a tenth of a web process's CPU under load; a copy is a few dictionaries. The
 kept instances are used again while the feed vouches for them: each use first asks
-``feed.synced()``, after which every change committed before the request arrived is known
-here (``integrations.middleware`` marks its arrival: ``feed.serving``), so a
+``feed.synced()``, after which every change committed before the request is known here, so a
 paused, resumed, reconfigured or uninstalled installation, a changed space selection or a
 newly released version is read at the very next request, in every process. Changes reach
 this module as ``installation:ID`` (the installation's row, or its selected spaces; it drops

@@ -17,8 +17,6 @@ from django.http.request import split_domain_port
 from django.middleware.security import SecurityMiddleware
 from django.urls import resolve, set_urlconf
 
-from docplatform.change_feed import feed
-
 URLCONF = "integrations.urls"
 
 
@@ -48,10 +46,7 @@ class IntegrationsOriginMiddleware:
         # Error pages (404, 500) come from the integrations URLconf's handlers.
         request.urlconf = URLCONF
         set_urlconf(URLCONF)
-        # The kept installation vouched for as of the request's arrival: a change feed's
-        # round trip begun since, another request's, serves it too (``feed.serving``).
-        with feed.serving():
-            return self.serve_endpoint(request)
+        return self.serve_endpoint(request)
 
     @staticmethod
     def endpoint(request):

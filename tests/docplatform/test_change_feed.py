@@ -1,11 +1,9 @@
 """The change feed (``docplatform.change_feed``): every committed change is heard by the next
-``synced()``, with no wait (a request's, by a round trip begun since it arrived, another's
-too); an uncommitted one is not; a lost connection vouches for nothing
+``synced()``, with no wait; an uncommitted one is not; a lost connection vouches for nothing
 until the feed connects again; closed, it connects again when asked; off, it never connects.
 (The tables' triggers: ``tests/integrations/test_kept_installations.py``.)"""
 
 import os
-import threading
 
 import psycopg
 import pytest
@@ -56,13 +54,6 @@ def notify(change: str) -> None:
         cursor.execute("SELECT pg_notify(%s, %s)", [CHANNEL, change])
 
 
-def trips_of_a_sync(feed: ChangeFeed) -> int:
-    """The round trips one ``synced()`` made (it vouched)."""
-    before = feed.round_trips
-    assert feed.synced() is not None
-    return feed.round_trips - before
-
-
 def test_a_committed_change_is_heard_by_the_next_sync_with_no_wait(heard):
     feed, changes = heard
     for n in range(20):
@@ -80,37 +71,6 @@ def test_a_change_is_heard_once_committed_not_before(heard):
         assert things(changes) == []
     feed.synced()
     assert things(changes) == ["thing:1"]
-
-
-def test_a_request_takes_the_answer_of_a_round_trip_begun_after_it_arrived(heard):
-    """Served (``serving``), a request's sync is another request's round trip when that
-    began after it arrived: what was committed before it came has been heard."""
-    feed, changes = heard
-    with feed.serving():
-        notify("thing:before-its-turn")  # committed after it came, before the other's trip
-        other = threading.Thread(target=feed.synced)
-        other.start()
-        other.join()
-        assert trips_of_a_sync(feed) == 0  # none of its own
-        assert things(changes) == ["thing:before-its-turn"]
-
-
-def test_a_round_trip_begun_before_a_request_arrived_does_not_vouch_for_it(heard):
-    feed, changes = heard
-    assert feed.synced() is not None
-    notify("thing:between")  # committed after that trip began, before the request came
-    with feed.serving():
-        assert trips_of_a_sync(feed) == 1
-    assert things(changes) == ["thing:between"]
-
-
-def test_once_its_request_is_served_a_thread_syncs_as_of_each_call_again(heard):
-    feed, changes = heard
-    with feed.serving():
-        feed.synced()
-    notify("thing:after")
-    assert trips_of_a_sync(feed) == 1
-    assert things(changes) == ["thing:after"]
 
 
 def test_a_lost_connection_vouches_for_nothing(heard):
