@@ -137,14 +137,10 @@ def speaks_frames(host: str) -> bool:
 
 
 class _ThreadConnections(threading.local):
-    """Each thread's connections, by host; ``forked`` counts the forks of this process, so
-    that a forked child's thread lets go of the connections its parent's thread made."""
-
-    forked = 0
+    """Each thread's connections, by host."""
 
     def __init__(self):
         self.by_host: dict[str, frames.Connection] = {}
-        self.made_after = _ThreadConnections.forked
 
 
 _thread_connections = _ThreadConnections()
@@ -154,31 +150,25 @@ def connection(host: str) -> frames.Connection:
     """The calling thread's connection to ``host`` (frames), made again once it has ended;
     frames.ConnectFailed when it cannot be made within ``RUNTIME_CONNECT_TIMEOUT``. A
     connection per thread: its calls read their own answers (``frames.Connection``)."""
-    mine = _thread_connections
-    if mine.made_after != _ThreadConnections.forked:
-        _forget(mine)
-    found = mine.by_host.get(host)
+    mine = _thread_connections.by_host
+    found = mine.get(host)
     if found is None or found.broken:
-        found = mine.by_host[host] = frames.Connection(
+        found = mine[host] = frames.Connection(
             host, runtime_signing_key(), settings.RUNTIME_CONNECT_TIMEOUT
         )
     return found
 
 
-def _forget(mine: _ThreadConnections):
+def _forget_inherited_connections():
     """A forked child (a Celery prefork worker, a preloading server's worker) opens its own:
-    frames of two processes on one connection would interleave."""
-    for inherited in mine.by_host.values():
+    frames of two processes on one connection would interleave. The forking thread's are let
+    go of here; the other threads' ended with them (the child has none of their state)."""
+    for inherited in _thread_connections.by_host.values():
         inherited.abandon()
-    mine.by_host.clear()
-    mine.made_after = _ThreadConnections.forked
+    _thread_connections.by_host.clear()
 
 
-def _count_fork():
-    _ThreadConnections.forked += 1
-
-
-os.register_at_fork(after_in_child=_count_fork)
+os.register_at_fork(after_in_child=_forget_inherited_connections)
 
 
 def health(host: str, timeout: float) -> tuple[int, bytes] | None:

@@ -15,6 +15,7 @@ import pytest
 from integrations.gateway import client, hosts
 from integrations.gateway.failures import IntegrationFault, PlatformFault
 from integrations.gateway.hosts import HostMarks, host_urls, rendezvous_order
+from tests.conftest import wait_until
 
 MEBIBYTE = 1024 * 1024
 HOSTS = [f"http://runtime-{n}:8100" for n in range(1, 5)]
@@ -270,18 +271,36 @@ def test_a_forked_child_opens_a_connection_of_its_own_and_leaves_its_parents(
     settings.RUNTIME_CONNECT_TIMEOUT = 10
     parent = hosts.connection(url)
     assert hosts.health(url, 10) == (200, ANY)
+    # Another thread's connection, open while the fork happens: none of the child's.
+    others, forked = [], threading.Event()
+
+    def other_thread():  # its connection held by its thread alone
+        others.append(hosts.connection(url)._socket.fileno())
+        forked.wait(30)
+
+    other = threading.Thread(target=other_thread)
+    other.start()
+    wait_until(lambda: others, timeout=10)
+    other_descriptor = others[0]
     child = os.fork()
     if child == 0:  # the child: no pytest from here on
         code = 1  # an exception (its traceback on the captured stderr)
         try:
-            own = hosts.connection(url)
-            answered = hosts.health(url, 10)
-            code = 2 if own is parent else 0 if answered and answered[0] == 200 else 3
+            try:
+                os.fstat(other_descriptor)
+                code = 4  # the other thread's connection still open here
+            except OSError:
+                own = hosts.connection(url)
+                answered = hosts.health(url, 10)
+                code = 2 if own is parent else 0 if answered and answered[0] == 200 else 3
         except BaseException:
             os.write(2, traceback.format_exc().encode())
         finally:
             os._exit(code)
+    forked.set()
+    other.join()
     _, status = os.waitpid(child, 0)
-    assert os.waitstatus_to_exitcode(status) == 0  # 1: it raised, 2: the parent's, 3: no answer
+    # 1: it raised, 2: the parent's, 3: no answer, 4: another thread's kept open
+    assert os.waitstatus_to_exitcode(status) == 0
     assert hosts.connection(url) is parent and not parent.broken
     assert hosts.health(url, 10) == (200, ANY)
