@@ -8,10 +8,9 @@ from contextlib import ExitStack
 from pathlib import Path
 
 import requests
-from bench_processes import postgres_pids, process_tree, start, wait_for
+from bench_processes import ROOT, postgres_pids, process_tree, start, wait_for
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
+HERE = ROOT / "benchmarks"
 
 
 def start_platform(

@@ -202,6 +202,8 @@ def main():
     parser.add_argument("--web-workers", type=int, default=WEB["workers"], help="gunicorn's")
     parser.add_argument("--web-threads", type=int, default=WEB["threads"], help="each")
     args = parser.parse_args()
+    if args.against and not (args.against / "manage.py").is_file():
+        parser.error(f"--against {args.against}: not a checkout of this project (no manage.py)")
     WEB.update(workers=args.web_workers, threads=args.web_threads)
     timeout = args.timeout or 3 * args.rounds * args.seconds + 720
     signal.signal(signal.SIGTERM, _stop)
