@@ -8,6 +8,7 @@ log rows, only while the lease is still held, and queues the retry. A consumer n
 delivery row itself. ``delivery_redeliver`` starts a finished delivery anew.
 """
 
+import hashlib
 import logging
 from collections import Counter, defaultdict
 from collections.abc import Collection
@@ -55,7 +56,10 @@ def delivery_claim(delivery_id: int, *, reads=ClaimReads()) -> Delivery | None:
     claimed = (
         Delivery.objects.filter(pk=delivery_id, status__in=Delivery.OPEN_STATUSES)
         .filter(Q(lease_expires_at__isnull=True) | Q(lease_expires_at__lt=now))
-        .update(lease_expires_at=now + timedelta(seconds=settings.DELIVERY_LEASE_SECONDS))
+        .update(
+            lease_expires_at=now + timedelta(seconds=settings.DELIVERY_LEASE_SECONDS),
+            attempt_started_at=None,
+        )
     )
     if not claimed:
         return None
@@ -121,7 +125,7 @@ def _lease_statement(limit: int) -> PreparedSQL:
         table = connection.ops.quote_name(Delivery._meta.db_table)
         pk = connection.ops.quote_name(Delivery._meta.pk.column)
         _lease_statements[alias, limit] = PreparedSQL(
-            f"UPDATE {table} SET lease_expires_at = %s "  # noqa: S608
+            f"UPDATE {table} SET lease_expires_at = %s, attempt_started_at = NULL "  # noqa: S608
             f"WHERE {pk} {chosen} RETURNING {pk}",
             [_UNTIL, *parameters],
             using=alias,
@@ -138,21 +142,52 @@ def _read_statement(reads: ClaimReads, count: int) -> Prepared:
     return _read_statements[key]
 
 
-def deliveries_held_before(delivery: Delivery, **same) -> int:
-    """How many deliveries of ``delivery``'s consumer that share ``same`` (field lookups) are
-    held by workers now and were claimed before it (an earlier lease; the same lease: a
-    smaller id): what a consumer bounds its work in flight by, across processes."""
-    lease = delivery.lease_expires_at
-    return (
-        Delivery.objects.filter(
-            consumer=delivery.consumer,
-            status__in=Delivery.OPEN_STATUSES,
-            lease_expires_at__gt=timezone.now(),
-            **same,
+def delivery_take_turn(delivery: Delivery, *, limit: int, **same) -> bool:
+    """Begin the attempt of a claimed delivery if fewer than ``limit`` deliveries of its
+    consumer that share ``same`` (field lookups) are being attempted now (held, their attempt
+    begun): what a consumer bounds its work in flight by, across processes. False: not its
+    turn (or its lease was lost); the caller postpones it. Settling it ends the attempt.
+
+    The count and the turn are one transaction under a lock of the group (PostgreSQL: an
+    advisory lock on the consumer and ``same``; SQLite's transactions are serial), so two
+    workers never both take the last turn: counting leases taken earlier instead let two
+    claims whose stamps were in one order and whose commits in the other both pass."""
+    now = timezone.now()
+    alias = Delivery.objects.db
+    with transaction.atomic(using=alias):
+        _lock_group(alias, delivery.consumer, same)
+        in_flight = (
+            Delivery.objects.filter(
+                consumer=delivery.consumer,
+                status__in=Delivery.OPEN_STATUSES,
+                lease_expires_at__gt=now,
+                attempt_started_at__isnull=False,
+                **same,
+            )
+            .exclude(pk=delivery.pk)
+            .count()
         )
-        .filter(Q(lease_expires_at__lt=lease) | Q(lease_expires_at=lease, pk__lt=delivery.pk))
-        .count()
-    )
+        if in_flight >= limit:
+            return False
+        held = Delivery.objects.filter(
+            pk=delivery.pk, lease_expires_at=delivery.lease_expires_at
+        ).update(attempt_started_at=now)
+    if held:
+        delivery.attempt_started_at = now
+    return bool(held)
+
+
+def _lock_group(alias: str, consumer: str, same: dict) -> None:
+    """Hold, until the transaction ends, PostgreSQL's advisory lock of a consumer's group of
+    deliveries (a 64-bit key hashed from its name and ``same``). SQLite needs none: its
+    transactions begin IMMEDIATE (docplatform.settings.database), one writer at a time."""
+    connection = connections[alias]
+    if connection.vendor != "postgresql":
+        return
+    named = repr((consumer, sorted(same.items()))).encode()
+    key = int.from_bytes(hashlib.blake2b(named, digest_size=8).digest(), "big", signed=True)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(%s)", [key])
 
 
 def _claimed(reads: ClaimReads) -> QuerySet:
@@ -269,7 +304,7 @@ class Result:
 
     def changes(self, now: datetime) -> dict:
         """The delivery's columns this result sets (the lease is released in every case)."""
-        changes = {"lease_expires_at": None}
+        changes = {"lease_expires_at": None, "attempt_started_at": None}
         if self.status is None:
             changes["next_attempt_at"] = now + timedelta(seconds=self.retry_in or 0.0)
             return changes | ({"last_error": self.error[:500]} if self.error else {})

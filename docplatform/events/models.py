@@ -99,6 +99,12 @@ class Delivery(models.Model):
     )
     queued_at = models.DateTimeField(null=True, blank=True)
     lease_expires_at = models.DateTimeField(null=True, blank=True)
+    attempt_started_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the lease's holder began its attempt (a consumer bounding its work in "
+        "flight took its turn); cleared when the delivery is claimed or settled.",
+    )
     next_attempt_at = models.DateTimeField(null=True, blank=True)
     last_error = models.TextField(blank=True)
     duration_ms = models.PositiveIntegerField(

@@ -9,9 +9,9 @@ from docplatform.events import retries
 from docplatform.events.leases import (
     ClaimReads,
     Result,
-    deliveries_held_before,
     delivery_settle,
     delivery_start,
+    delivery_take_turn,
 )
 from docplatform.observability.metrics import attempt_observed
 from docplatform.observability.tracing import span
@@ -70,8 +70,8 @@ def runtime_deliver(delivery_id: int) -> None:
             delivery, Result.succeeded(outcome="the integration has no script: nothing to run")
         )
         return
-    held = deliveries_held_before(delivery, installation__integration_id=integration.pk)
-    if held >= settings.RUNTIME_INTEGRATION_CONCURRENCY:
+    limit = settings.RUNTIME_INTEGRATION_CONCURRENCY
+    if not delivery_take_turn(delivery, limit=limit, installation__integration_id=integration.pk):
         delay = settings.RUNTIME_RETRY_BASE_DELAY * random.uniform(0.5, 1.5)  # noqa: S311
         delivery_settle(delivery, Result.postponed(retry_in=delay, requeue=True))
         return

@@ -1,5 +1,7 @@
 """Claiming due deliveries: one statement takes the leases, concurrent drains never take the
-same delivery, and what is not due (leased, waiting for its retry, closed) is left."""
+same delivery, and what is not due (leased, waiting for its retry, closed) is left. Taking
+turns: no more than a consumer's bound of claimed deliveries are attempted at once, however
+many workers claim them together."""
 
 import threading
 from datetime import timedelta
@@ -9,7 +11,14 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from docplatform.events.leases import ClaimReads, deliveries_claim_due
+from docplatform.events.leases import (
+    ClaimReads,
+    Result,
+    deliveries_claim_due,
+    delivery_claim,
+    delivery_settle,
+    delivery_take_turn,
+)
 from docplatform.events.models import Delivery
 from docplatform.models import Revision
 from docplatform.revisions import space_content_update
@@ -119,3 +128,53 @@ def test_concurrent_claims_take_each_delivery_once(due):
         thread.join(timeout=60)
     assert errors == []
     assert sorted(taken) == due
+
+
+def test_turns_stop_at_the_bound_and_a_settled_attempt_gives_its_turn_back(due):
+    claimed = deliveries_claim_due("webhook", limit=4)
+    same = {"installation_id": claimed[0].installation_id}
+    turns = [delivery_take_turn(delivery, limit=2, **same) for delivery in claimed]
+    assert turns == [True, True, False, False]
+
+    delivery_settle(claimed[0], Result.succeeded(attempts=1))
+    assert delivery_take_turn(claimed[3], limit=2, **same) is True
+    assert Delivery.objects.get(pk=claimed[0].pk).attempt_started_at is None
+
+
+def test_an_attempt_whose_lease_ran_out_takes_no_turn(due):
+    first, second = deliveries_claim_due("webhook", limit=2)
+    assert delivery_take_turn(first, limit=1) is True
+    # Its worker died: the lease runs out and another worker claims the delivery again.
+    Delivery.objects.filter(pk=first.pk).update(lease_expires_at=timezone.now())
+    again = delivery_claim(first.pk)
+    assert again.attempt_started_at is None
+    assert delivery_take_turn(second, limit=1) is True
+    assert delivery_take_turn(again, limit=1) is False
+    # The first worker, back, finds its lease gone: no turn, whatever the bound.
+    assert delivery_take_turn(first, limit=10) is False
+
+
+@pytest.mark.parametrize("round_", range(3))
+def test_workers_claiming_together_never_take_more_turns_than_the_bound(due, round_):
+    """Eight workers claim a delivery each at once and ask for a turn of a group bounded to
+    two: two get one, whatever the order their claims' stamps and commits came in."""
+    turns, errors = [], []
+    start = threading.Barrier(8, timeout=30)
+
+    def worker(pk):
+        try:
+            start.wait()
+            delivery = delivery_claim(pk)
+            turns.append(delivery_take_turn(delivery, limit=2))
+        except Exception as exc:
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=worker, args=(pk,)) for pk in due[:8]]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert errors == []
+    assert sorted(turns) == [False] * 6 + [True] * 2
