@@ -197,7 +197,8 @@ def main():
         "--profile",
         type=Path,
         help="record the sandboxed web server and runtime host with py-spy during the first "
-        "endpoint round (its figures include py-spy's share): DIR/web.txt, DIR/runtime-host.txt",
+        "endpoint round (its figures include py-spy's share): DIR/web.txt, DIR/runtime-host.txt; "
+        "and during the serial requests: DIR/serial/web.txt, DIR/serial/runtime-host.txt",
     )
     parser.add_argument("--web-workers", type=int, default=WEB["workers"], help="gunicorn's")
     parser.add_argument("--web-threads", type=int, default=WEB["threads"], help="each")
@@ -303,7 +304,10 @@ def main():
                 sandboxed["web"], sandboxed["integrations"], data, bodies["bare"]
             )
             client.rounds(50, 50)  # warm-up; the component instances made
+            profilers = start_profilers(args.profile and args.profile / "serial",
+                                        sandboxed["profiled"])  # fmt: skip
             serial = client.rounds(args.serial, args.serial_block)
+            stop_profilers(profilers)
             client.close()
             events = {}
             if args.events:

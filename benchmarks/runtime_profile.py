@@ -9,7 +9,7 @@ wall ms per call, the CPU ms per call in this process (the web side), in the run
 process and in its workers (``/proc``, user and system, over the same calls), the SQL
 statements per call, and the web side's top functions by own CPU (cProfile, process time).
 
-    .venv/bin/python benchmarks/runtime_profile.py [--calls 2000] [--top 25]
+    .venv/bin/python benchmarks/runtime_profile.py [--calls 2000] [--top 25] [--save FILE]
 
 The shared cache is the database's unless ``CACHE_URL`` is set: production's and
 ``public_endpoint.py``'s is Redis (``CACHE_URL=redis://127.0.0.1:6379/12``), without which the
@@ -59,6 +59,9 @@ def main():
         help="frames on a Unix socket (the host's event loop) or HTTP (the host under gunicorn)",
     )
     parser.add_argument("--database", default=DATABASE, help="its name (test_ is prefixed)")
+    parser.add_argument(
+        "--save", type=Path, help="write the profile there too (pstats: callers, snakeviz)"
+    )
     args = parser.parse_args()
 
     scratch = Path(tempfile.mkdtemp(prefix="bench-runtime-profile-"))
@@ -136,6 +139,8 @@ def main():
         print(f"wall {wall:.2f} ms per call; web side CPU {cpu:.2f} ms; SQL: {statements}")
         print(f"runtime host CPU {host_cpu:.3f} ms per call, its workers {workers_cpu:.3f} ms")
         stats = pstats.Stats(profiler)
+        if args.save:
+            stats.dump_stats(args.save)
         stats.sort_stats("tottime").print_stats(args.top)
         stats.sort_stats("cumulative").print_stats(args.top)
     finally:

@@ -72,7 +72,7 @@ MIDDLEWARE = [
     "docplatform.audit.context.AuditAddressMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
-    "csp.middleware.CSPMiddleware",
+    "docplatform.content_policy.ContentPolicyMiddleware",
     # Last, as django-axes asks: it answers a locked-out login with the lockout page.
     "axes.middleware.AxesMiddleware",
 ]
