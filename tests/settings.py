@@ -103,3 +103,7 @@ OAUTH2_PROVIDER = {"SCOPES": {"projects:read": "Read your projects"}, "PKCE_REQU
 # rules (tests read it at once); the batches' writer is tested on its own
 # (tests/integrations/test_log_batches.py).
 RUNTIME_LOG_BATCH_SECONDS = 0
+# Likewise, what a request leaves for after its answer is done by its own thread (tests read
+# the kept markup at once); the thread is tested on its own (tests/integrations/
+# test_later_work.py).
+RUNTIME_AFTER_ANSWER_THREAD = False

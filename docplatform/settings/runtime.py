@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 from django.core.exceptions import ImproperlyConfigured
 
 from .celery import CELERY_BEAT_SCHEDULE
-from .environment import env, env_number, env_positive, origin_host
+from .environment import env, env_flag, env_number, env_positive, origin_host
 
 
 def runtime_host_url(url: str) -> str:
@@ -59,6 +59,10 @@ RUNTIME_INTEGRATION_CONCURRENCY = env_positive(int, "RUNTIME_INTEGRATION_CONCURR
 # is below what a person opening the page notices; under load, 0.05 cost the web processes a
 # tenth more CPU per call and PostgreSQL twice as much (a commit per batch).
 RUNTIME_LOG_BATCH_SECONDS = env_number(float, "RUNTIME_LOG_BATCH_SECONDS", 0.25)
+# What a request leaves for after its answer (a component's markup kept for the next render)
+# is done by a thread of the web process, so the next request on the connection does not
+# wait for it (PostgreSQL only; off: by the request's own thread, after its answer).
+RUNTIME_AFTER_ANSWER_THREAD = env_flag("RUNTIME_AFTER_ANSWER_THREAD", True)
 # Requests relayed to an integration's public endpoint: body size and answer size limits.
 PUBLIC_ENDPOINT_MAX_BODY = env_positive(int, "PUBLIC_ENDPOINT_MAX_BODY", 1024 * 1024)
 # How long an OAuth state issued to an integration stays valid (seconds).

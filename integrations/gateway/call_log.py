@@ -20,6 +20,7 @@ from ..models import Installation, IntegrationLog, IntegrationVersion
 from ..runtime.protocol import ERROR_HEADER, OUTPUT_HEADER
 from . import log_batches
 from .failures import HOST_OUTCOMES, RuntimeFailure
+from .later_work import hands_off, later_work, run_all
 from .log_store import CallRecord, integration_log_record
 
 #: The outcome of a failed call in the log, by the failure's code (else ``error``).
@@ -156,8 +157,7 @@ class Held:
         self.work: list[Callable[[], object]] = []
 
     def run_work(self):
-        for task in self.work:
-            task()
+        run_all(self.work)
 
 
 @contextmanager
@@ -192,12 +192,14 @@ def after_answer(response, held: Held):
     """Write ``held``'s lines, then run its work, when ``response`` has been sent: among its
     closers, which Django runs when the server closes it, before ``request_finished`` (and
     its closing of the database connection); the lines handed to the process's writer of
-    batches when it batches (``log_batches``)."""
+    batches when it batches (``log_batches``), the work to its thread of later work when it
+    has one (``later_work``)."""
     if held.lines:
         write = log_batches.writer.add if log_batches.batching() else _write_lines
         response._resource_closers.append(functools.partial(write, held.lines))
     if held.work:
-        response._resource_closers.append(held.run_work)
+        run = functools.partial(later_work.add, held.work) if hands_off() else held.run_work
+        response._resource_closers.append(run)
     return response
 
 
