@@ -16,6 +16,7 @@ class DocplatformConfig(AppConfig):
             OrganizationRefConverter,
         )
         from .api.schema import register_api_tag
+        from .change_feed import feed
         from .conversations.services import conversations_rematch_on_change
         from .documents.changes.services import change_request_propose
         from .events import checks  # noqa: F401 - registers the outbox's system checks
@@ -33,6 +34,7 @@ class DocplatformConfig(AppConfig):
         from .openapi.operation_block import BUILTIN_BLOCK
         from .reading.blocks import register_builtin
         from .search_index import search_language_exists  # noqa: F401 - registers its check
+        from .selectors import kept_tokens
         from .sites.selectors import feedback_context
         from .teams.converters import UsernameConverter
 
@@ -55,6 +57,7 @@ class DocplatformConfig(AppConfig):
         # here, so that every process (web, worker, commands) starts them before it serves.
         tracing_start()
         collector_register(OutboxCollector())  # the outbox's backlog, read at each scrape
+        feed.subscribe(kept_tokens.changed)  # the personal tokens requests keep read
         post_migrate.connect(cache_tables_create, sender=self)
 
 

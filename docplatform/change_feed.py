@@ -1,5 +1,5 @@
 """Which rows changed, as PostgreSQL tells each process (``LISTEN``/``NOTIFY``): for what a
-process keeps read across requests (``integrations.kept_installations``).
+process keeps read across requests (``docplatform.kept_reads``).
 
 A table's rows tell the feed of their changes through the trigger ``notify_change(kind,
 column)`` (its migration: ``docplatform/migrations/0026_change_feed.py``): each row written,

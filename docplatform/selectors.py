@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from . import page_versions
 from .events.models import Event
+from .kept_reads import KeptReads
 from .models import (
     ApiToken,
     Organization,
@@ -16,7 +17,7 @@ from .models import (
     WorkerPing,
     hash_token,
 )
-from .queries import Prepared, stand_in, stand_in_time
+from .queries import Prepared, stand_in
 
 
 def organization_by_ref(ref: str) -> Organization | None:
@@ -38,35 +39,47 @@ def organization_events(organization: Organization, *, event_type: str | None = 
     return events
 
 
-def _working_tokens(now) -> QuerySet:
-    return ApiToken.objects.filter(revoked_at__isnull=True).filter(
-        Q(expires_at__isnull=True) | Q(expires_at__gt=now)
-    )
-
-
-_TOKEN_HASH, _NOW = stand_in("token"), stand_in_time(1)
+_TOKEN_HASH = stand_in("token")
 _token_queries: dict[str, Prepared] = {}
 #: ``last_used_at`` is kept to the minute: a token used again within it writes nothing.
 LAST_USED_PRECISION = timedelta(minutes=1)
+#: How many personal tokens a process keeps read, with their users.
+TOKENS_KEPT = 4096
+#: The tokens a process read, with their users, kept while the change feed vouches for them
+#: (``docplatform.kept_reads``): a revocation, a user made inactive or deleted (their rows'
+#: triggers) is read at the very next request, in every process.
+kept_tokens = KeptReads(TOKENS_KEPT)
 
 
 def api_token_working(raw: str) -> ApiToken | None:
-    """The personal token ``raw`` is, with its user, while it works: not revoked, not expired,
-    and its user active; else None. Records that it was used (to the minute). Compiled once
-    per database: every API request with a token asks."""
+    """The personal token ``raw`` is, with its user, while it works: not revoked, not expired
+    (``api_token_status``), and its user active; else None. Records that it was used (to the
+    minute). Every API request with a token asks: the token is read by a statement compiled
+    once per database, and kept (``kept_tokens``)."""
     now = timezone.now()
-    key = ApiToken.objects.db
-    if key not in _token_queries:
-        _token_queries[key] = Prepared(
-            _working_tokens(_NOW).select_related("user").filter(token_hash=_TOKEN_HASH).order_by()
-        )
-    found = _token_queries[key].instances({_TOKEN_HASH: hash_token(raw), _NOW: now})
-    token = found[0] if found else None
-    if token is None or not token.user.is_active:
+    token_hash = hash_token(raw)
+    alias = ApiToken.objects.db
+    token = kept_tokens.read(token_hash, lambda: _token_read(token_hash), _token_tags, alias=alias)
+    if token is None or not token.user.is_active or api_token_status(token, now) != "active":
         return None
     if token.last_used_at is None or now - token.last_used_at >= LAST_USED_PRECISION:
         ApiToken.objects.filter(pk=token.pk).update(last_used_at=now)
     return token
+
+
+def _token_read(token_hash: str) -> ApiToken | None:
+    key = ApiToken.objects.db
+    if key not in _token_queries:
+        _token_queries[key] = Prepared(
+            ApiToken.objects.select_related("user").filter(token_hash=_TOKEN_HASH).order_by()
+        )
+    found = _token_queries[key].instances({_TOKEN_HASH: token_hash})
+    return found[0] if found else None
+
+
+def _token_tags(token: ApiToken) -> list[str]:
+    """The changes that make a kept token stale: its row's, its user's (their triggers)."""
+    return [f"apitoken:{token.pk}", f"user:{token.user_id}"]
 
 
 def api_token_user(raw: str):

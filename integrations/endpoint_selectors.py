@@ -30,7 +30,7 @@ from django.db.models.functions import Coalesce
 from docplatform.access import is_person, remember_role, role_subquery
 from docplatform.queries import Prepared, stand_in, stand_ins
 
-from .kept_installations import kept_installations
+from .kept_installations import installation_tags, kept_installations
 from .models import ComponentState, Installation, Integration, IntegrationVersion
 from .selectors import installations_visible_to
 
@@ -133,7 +133,10 @@ def installation_for_call(installation_id: str, *, kept: bool = False) -> Instal
         return found[0]
 
     if kept:
-        return kept_installations.installation(prepared, values, installation_id, build)
+        read = lambda: build(prepared.execute(values))  # noqa: E731
+        return kept_installations.read(
+            installation_id, read, installation_tags, alias=prepared.alias
+        )
     return build(prepared.execute(values))
 
 

@@ -102,7 +102,7 @@ def test_a_call_through_the_host_leaves_the_kept_values_as_read(runtime, install
     for _ in range(2):  # the first keeps it, the second runs on a copy of the kept one
         answer = requests.get(installation_public_endpoint(installed) + "/x", timeout=20)
         assert answer.status_code == 200
-    kept = kept_installations._kept[installed.pk].installation
+    kept = kept_installations._kept[installed.pk].instance
     read = installation_for_call(installed.pk)  # read now, not kept
     for held, fresh in (
         (kept, read),
