@@ -234,6 +234,32 @@ class ChangeFeed:
         self._epoch += 1
 
 
+def triggers_create(schema_editor, triggers) -> None:
+    """In a migration: make each table of ``triggers`` ((table, kind, column), ...) tell the
+    feed of its changes (``kind:column's value`` for each row written, ``*`` when truncated).
+    PostgreSQL only: SQLite has no feed."""
+    if schema_editor.connection.vendor != "postgresql":
+        return
+    for table, kind, column in triggers:
+        schema_editor.execute(
+            f"CREATE TRIGGER {table}_changed AFTER INSERT OR UPDATE OR DELETE ON {table} "
+            f"FOR EACH ROW EXECUTE FUNCTION docplatform_notify_change('{kind}', '{column}')"
+        )
+        schema_editor.execute(
+            f"CREATE TRIGGER {table}_truncated AFTER TRUNCATE ON {table} "
+            "FOR EACH STATEMENT EXECUTE FUNCTION docplatform_notify_change()"
+        )
+
+
+def triggers_drop(schema_editor, triggers) -> None:
+    """In a migration: undo ``triggers_create``."""
+    if schema_editor.connection.vendor != "postgresql":
+        return
+    for table, _kind, _column in triggers:
+        schema_editor.execute(f"DROP TRIGGER IF EXISTS {table}_changed ON {table}")
+        schema_editor.execute(f"DROP TRIGGER IF EXISTS {table}_truncated ON {table}")
+
+
 def session_name() -> str:
     """This process's feed session's ``application_name``."""
     return f"{NAME} (process {os.getpid()})"

@@ -6,6 +6,8 @@ of either, everything. PostgreSQL only."""
 from django.conf import settings
 from django.db import migrations
 
+from docplatform.change_feed import triggers_create, triggers_drop
+
 
 def _triggers(apps):
     user = apps.get_model(settings.AUTH_USER_MODEL)
@@ -16,25 +18,11 @@ def _triggers(apps):
 
 
 def create(apps, schema_editor):
-    if schema_editor.connection.vendor != "postgresql":
-        return
-    for table, kind, column in _triggers(apps):
-        schema_editor.execute(
-            f"CREATE TRIGGER {table}_changed AFTER INSERT OR UPDATE OR DELETE ON {table} "
-            f"FOR EACH ROW EXECUTE FUNCTION docplatform_notify_change('{kind}', '{column}')"
-        )
-        schema_editor.execute(
-            f"CREATE TRIGGER {table}_truncated AFTER TRUNCATE ON {table} "
-            "FOR EACH STATEMENT EXECUTE FUNCTION docplatform_notify_change()"
-        )
+    triggers_create(schema_editor, _triggers(apps))
 
 
 def drop(apps, schema_editor):
-    if schema_editor.connection.vendor != "postgresql":
-        return
-    for table, _kind, _column in _triggers(apps):
-        schema_editor.execute(f"DROP TRIGGER IF EXISTS {table}_changed ON {table}")
-        schema_editor.execute(f"DROP TRIGGER IF EXISTS {table}_truncated ON {table}")
+    triggers_drop(schema_editor, _triggers(apps))
 
 
 class Migration(migrations.Migration):

@@ -5,6 +5,8 @@ its selected spaces (``installation:`` the installation's id), an integration's 
 
 from django.db import migrations
 
+from docplatform.change_feed import triggers_create, triggers_drop
+
 #: (table, kind, column) of each row trigger.
 TRIGGERS = (
     ("integrations_installation", "installation", "id"),
@@ -14,25 +16,11 @@ TRIGGERS = (
 
 
 def create(apps, schema_editor):
-    if schema_editor.connection.vendor != "postgresql":
-        return
-    for table, kind, column in TRIGGERS:
-        schema_editor.execute(
-            f"CREATE TRIGGER {table}_changed AFTER INSERT OR UPDATE OR DELETE ON {table} "
-            f"FOR EACH ROW EXECUTE FUNCTION docplatform_notify_change('{kind}', '{column}')"
-        )
-        schema_editor.execute(
-            f"CREATE TRIGGER {table}_truncated AFTER TRUNCATE ON {table} "
-            "FOR EACH STATEMENT EXECUTE FUNCTION docplatform_notify_change()"
-        )
+    triggers_create(schema_editor, TRIGGERS)
 
 
 def drop(apps, schema_editor):
-    if schema_editor.connection.vendor != "postgresql":
-        return
-    for table, _kind, _column in TRIGGERS:
-        schema_editor.execute(f"DROP TRIGGER IF EXISTS {table}_changed ON {table}")
-        schema_editor.execute(f"DROP TRIGGER IF EXISTS {table}_truncated ON {table}")
+    triggers_drop(schema_editor, TRIGGERS)
 
 
 class Migration(migrations.Migration):
