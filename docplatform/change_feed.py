@@ -34,6 +34,8 @@ from django.conf import settings
 from django.db import connections
 from psycopg import pq
 
+from .queries import is_postgresql
+
 logger = logging.getLogger("docplatform.change_feed")
 
 CHANNEL = "docplatform_changes"
@@ -98,7 +100,7 @@ class ChangeFeed:
                 self._close()
 
     def enabled(self) -> bool:
-        return settings.DATABASE_CHANGE_FEED and connections[self.alias].vendor == "postgresql"
+        return settings.DATABASE_CHANGE_FEED and is_postgresql(self.alias)
 
     # With the lock held:
 

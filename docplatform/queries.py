@@ -10,6 +10,7 @@ of the query kept at compile time. ``PreparedSQL`` is a statement written by han
 same way.
 """
 
+import functools
 import json
 import zlib
 from collections.abc import Hashable, Mapping, Sequence
@@ -42,6 +43,14 @@ def stand_ins(name: str, count: int, *, numbers: bool = False) -> list:
 def stand_in_values(name: str, values: Sequence, *, numbers: bool = False) -> dict:
     """The values of a run for the query compiled with ``stand_ins(name, len(values))``."""
     return dict(zip(stand_ins(name, len(values), numbers=numbers), values, strict=True))
+
+
+@functools.cache
+def is_postgresql(alias: str = "default") -> bool:
+    """Whether database ``alias`` is PostgreSQL: asked on paths every request takes, where
+    looking the connection up (a thread's own, through asgiref's ``Local``) cost more than
+    the answer; a process's databases do not change."""
+    return connections[alias].vendor == "postgresql"
 
 
 def values_of(name: str, db_type: str, *, using: str = "default") -> RawSQL:

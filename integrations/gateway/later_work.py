@@ -24,7 +24,8 @@ import threading
 from collections.abc import Callable
 
 from django.conf import settings
-from django.db import connection
+
+from docplatform.queries import is_postgresql
 
 logger = logging.getLogger(__name__)
 
@@ -34,7 +35,7 @@ MOST_WAITING = 1000
 
 def hands_off() -> bool:
     """Whether this process's later work goes to its thread (module docstring)."""
-    return settings.RUNTIME_AFTER_ANSWER_THREAD and connection.vendor == "postgresql"
+    return settings.RUNTIME_AFTER_ANSWER_THREAD and is_postgresql()
 
 
 class LaterWork:

@@ -32,6 +32,8 @@ from django.conf import settings
 from django.db import DatabaseError, IntegrityError, connection, transaction
 from psycopg import sql
 
+from docplatform.queries import is_postgresql
+
 from ..models import IntegrationLog
 from .log_store import CallRecord, integration_log_record, line_values, synchronous_commit_off
 
@@ -48,7 +50,7 @@ def batching() -> bool:
     """Whether this process's lines go to the writer: on PostgreSQL, with an interval set
     (SQLite, the embedded default, has one writer at a time: a thread of its own would
     contend with the requests' own writes)."""
-    return settings.RUNTIME_LOG_BATCH_SECONDS > 0 and connection.vendor == "postgresql"
+    return settings.RUNTIME_LOG_BATCH_SECONDS > 0 and is_postgresql()
 
 
 class LogWriter:
