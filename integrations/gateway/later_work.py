@@ -5,9 +5,10 @@ sent, not by the request's own thread.
 Done by the request's thread after its answer (as response closers are), it still held up
 the next request on the same keep-alive connection: a server thread hands the connection
 back to its poller only once the response is closed. A component action paid a round trip
-to the cache for it, a twelfth of its time serially (``benchmarks/RESULTS.md``, "Issue 35,
-session 26"). The work is only ever a keep for later requests, never what an answer depends
-on: a render that comes before it is done calls the runtime as if nothing were kept.
+to the cache for it, 0.30 ms of its 4 ms in the web process (``benchmarks/RESULTS.md``,
+"Issue 35, session 26"). The work is only ever a keep for later requests, never what an
+answer depends on: a render that comes before it is done calls the runtime as if nothing
+were kept.
 
 With ``RUNTIME_AFTER_ANSWER_THREAD`` on (the default) on PostgreSQL; off, or on SQLite (one
 writer at a time, and the embedded default's cache is its database), the request's thread
