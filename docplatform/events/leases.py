@@ -25,6 +25,7 @@ from ..observability.metrics import deliveries_settled
 from ..queries import (
     Prepared,
     PreparedSQL,
+    is_postgresql,
     stand_in,
     stand_in_time,
     stand_in_values,
@@ -181,12 +182,11 @@ def _lock_group(alias: str, consumer: str, same: dict) -> None:
     """Hold, until the transaction ends, PostgreSQL's advisory lock of a consumer's group of
     deliveries (a 64-bit key hashed from its name and ``same``). SQLite needs none: its
     transactions begin IMMEDIATE (docplatform.settings.database), one writer at a time."""
-    connection = connections[alias]
-    if connection.vendor != "postgresql":
+    if not is_postgresql(alias):
         return
     named = repr((consumer, sorted(same.items()))).encode()
     key = int.from_bytes(hashlib.blake2b(named, digest_size=8).digest(), "big", signed=True)
-    with connection.cursor() as cursor:
+    with connections[alias].cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(%s)", [key])
 
 

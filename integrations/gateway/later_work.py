@@ -25,6 +25,7 @@ import threading
 from collections.abc import Callable
 
 from django.conf import settings
+from django.db import connection
 
 from docplatform.queries import is_postgresql
 
@@ -44,13 +45,19 @@ class LaterWork:
         self._lock = threading.Lock()
         self._waiting: queue.SimpleQueue = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
+        self._dropping = False  # warned of the drops since the queue last had room
 
     def add(self, tasks: list[Callable[[], object]]) -> None:
         """Hand a request's tasks to the thread (started at the first); dropped when too
         many wait."""
         if self._waiting.qsize() >= MOST_WAITING:
-            logger.warning("later work dropped: %d requests' work already waiting", MOST_WAITING)
+            if not self._dropping:  # once until there is room again, not once a request
+                self._dropping = True
+                logger.warning(
+                    "later work dropped: %d requests' work already waiting", MOST_WAITING
+                )
             return
+        self._dropping = False
         with self._lock:
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="later work", daemon=True)
@@ -60,6 +67,9 @@ class LaterWork:
     def _run(self) -> None:
         while True:
             run_all(self._waiting.get())
+            # The thread's own database connection (a database cache's), as a request's end
+            # would: one broken or past its age is not kept for the next task.
+            connection.close_if_unusable_or_obsolete()
 
     def forget(self) -> None:
         """In a forked child: the parent's waiting work and thread are the parent's."""
